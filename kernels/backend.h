@@ -1,0 +1,94 @@
+// The compute primitives behind every layer, as one interface with a CPU implementation
+// (kernels/cpu, OpenBLAS) and a CUDA implementation (kernels/cuda, cuBLAS and own kernels).
+//
+// Conventions for every op:
+// - Tensors are dense, row-major float32 (labels int32) in the backend's memory: host memory for
+//   the CPU backend, device memory of the backend's GPU for the CUDA backend. Shapes use the
+//   glossary B batch, D input features, H hidden units, K classes, P parameters.
+// - Ops are enqueued in order on the backend's stream; results are visible to later ops of the
+//   same backend. Host code must call Synchronize() (or a CopyToHost, which synchronizes) before
+//   reading results. The CPU backend runs every op to completion before returning.
+// - Thread-safety: a Backend belongs to one worker thread. Distinct Backend objects may be used
+//   concurrently from different threads.
+// - Errors: a bad size returns kInvalidArgument; a failed device call returns a status naming the
+//   call, the file:line and the device; allocation failure returns kResourceExhausted.
+#ifndef HOGWILD_KERNELS_BACKEND_H_
+#define HOGWILD_KERNELS_BACKEND_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace hogwild {
+
+enum class Transpose { kNo, kYes };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // "cpu" or "cuda:<device>".
+  virtual std::string name() const = 0;
+
+  // ---- Memory ----------------------------------------------------------------------------------
+  // Allocates `bytes` of backend memory (never managed memory on a GPU). Free() releases it;
+  // Free(nullptr) is a no-op. Errors: kResourceExhausted with the bytes asked and free.
+  virtual absl::StatusOr<void*> Allocate(size_t bytes) = 0;
+  virtual void Free(void* ptr) = 0;
+  // Copies between host memory and backend memory. CopyToHost waits for all enqueued work.
+  virtual absl::Status CopyToDevice(void* dst, const void* src_host, size_t bytes) = 0;
+  virtual absl::Status CopyToHost(void* dst_host, const void* src, size_t bytes) = 0;
+  // Copies within backend memory.
+  virtual absl::Status CopyOnDevice(void* dst, const void* src, size_t bytes) = 0;
+  // Sets `count` floats to `value`.
+  virtual absl::Status Fill(int64_t count, float value, float* x) = 0;
+  // Waits until every enqueued op has finished; returns the first asynchronous error.
+  virtual absl::Status Synchronize() = 0;
+
+  // ---- Dense algebra ---------------------------------------------------------------------------
+  // C = alpha * op(A) * op(B) + beta * C, BLAS sgemm on row-major matrices.
+  //   op(A): [m, k] (A stored [m, k], or [k, m] when trans_a == kYes)
+  //   op(B): [k, n] (B stored [k, n], or [n, k] when trans_b == kYes)
+  //   C:     [m, n]; with beta == 0 C is write-only (NaNs in it are not propagated).
+  // m, n or k == 0 is allowed (C is scaled by beta, or untouched when k == 0 and beta == 1).
+  virtual absl::Status Gemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float* a, const float* b, float beta,
+                            float* c) = 0;
+
+  // x[r, c] += bias[c].   x: [rows, cols], bias: [cols].
+  virtual absl::Status AddBias(int64_t rows, int64_t cols, const float* bias, float* x) = 0;
+
+  // db[c] = sum_r dy[r, c] (the bias gradient; a column sum).   dy: [rows, cols], db: [cols].
+  virtual absl::Status SumRows(int64_t rows, int64_t cols, const float* dy, float* db) = 0;
+
+  // y = max(x, 0) element-wise; y may alias x.   x, y: [n].
+  virtual absl::Status Relu(int64_t n, const float* x, float* y) = 0;
+
+  // dx = dy * (y > 0), the ReLU gradient from the forward *output* y; dx may alias dy.
+  virtual absl::Status ReluGrad(int64_t n, const float* y, const float* dy, float* dx) = 0;
+
+  // Softmax cross-entropy with its gradient (kernels/functors.h SoftmaxCrossEntropyRow per row).
+  //   logits:   [rows, classes] float32
+  //   labels:   [rows] int32 in [0, classes) (checked by the dataset reader, not here)
+  //   scale:    gradient scale, typically 1 / (global batch size)
+  //   dlogits:  [rows, classes] out, scale * (softmax - onehot)
+  //   loss_sum: [1] out, the sum over rows of the unscaled per-row loss
+  virtual absl::Status SoftmaxCrossEntropy(int64_t rows, int64_t classes, const float* logits,
+                                           const int32_t* labels, float scale, float* dlogits,
+                                           float* loss_sum) = 0;
+
+  // y += x element-wise (the gradient reduction of the synchronous mode).   x, y: [n].
+  virtual absl::Status Accumulate(int64_t n, const float* x, float* y) = 0;
+
+  // One SGD step (kernels/functors.h SgdMomentumFn) on n elements. `velocity` may be null when
+  // momentum == 0.   params, grad, velocity: [n].
+  virtual absl::Status SgdUpdate(int64_t n, float lr, float momentum, float weight_decay,
+                                 const float* grad, float* velocity, float* params) = 0;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_KERNELS_BACKEND_H_

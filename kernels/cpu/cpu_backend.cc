@@ -1,0 +1,153 @@
+#include "kernels/cpu/cpu_backend.h"
+
+#include <cblas.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+#include "kernels/functors.h"
+
+namespace hogwild {
+namespace {
+
+// 64 bytes: a cache line, and the widest vector load (AVX-512) OpenBLAS may use.
+constexpr size_t kAlignment = 64;
+
+absl::Status CheckSizes(const char* op, int64_t a, int64_t b = 0, int64_t c = 0) {
+  if (a < 0 || b < 0 || c < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: negative size (%d, %d, %d)", op, a, b, c));
+  }
+  // cblas takes int (blasint) sizes.
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (a > kMax || b > kMax || c > kMax) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: size over the BLAS limit %d: (%d, %d, %d)", op, kMax, a, b, c));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<void*> CpuBackend::Allocate(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* ptr = std::aligned_alloc(kAlignment, rounded);
+  if (ptr == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cpu: could not allocate %d bytes of host memory", bytes));
+  }
+  return ptr;
+}
+
+void CpuBackend::Free(void* ptr) { std::free(ptr); }
+
+absl::Status CpuBackend::CopyToDevice(void* dst, const void* src_host, size_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src_host, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::CopyToHost(void* dst_host, const void* src, size_t bytes) {
+  if (bytes > 0) std::memcpy(dst_host, src, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::CopyOnDevice(void* dst, const void* src, size_t bytes) {
+  if (bytes > 0) std::memmove(dst, src, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Fill(int64_t count, float value, float* x) {
+  for (int64_t i = 0; i < count; ++i) x[i] = value;
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Gemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n,
+                              int64_t k, float alpha, const float* a, const float* b, float beta,
+                              float* c) {
+  if (auto s = CheckSizes("Gemm", m, n, k); !s.ok()) return s;
+  if (m == 0 || n == 0) return absl::OkStatus();
+  if (k == 0) {
+    // BLAS leaves C alone for k == 0 only when beta == 1; make beta == 0 write zeros (the
+    // contract says C is write-only then) so an empty shard yields a zero gradient.
+    for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+    return absl::OkStatus();
+  }
+  const bool ta = trans_a == Transpose::kYes;
+  const bool tb = trans_b == Transpose::kYes;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+              static_cast<int>(ta ? m : k), b, static_cast<int>(tb ? k : n), beta, c,
+              static_cast<int>(n));
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::AddBias(int64_t rows, int64_t cols, const float* bias, float* x) {
+  if (auto s = CheckSizes("AddBias", rows, cols); !s.ok()) return s;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = x + r * cols;
+    for (int64_t c = 0; c < cols; ++c) row[c] += bias[c];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::SumRows(int64_t rows, int64_t cols, const float* dy, float* db) {
+  if (auto s = CheckSizes("SumRows", rows, cols); !s.ok()) return s;
+  for (int64_t c = 0; c < cols; ++c) db[c] = 0.0f;
+  // Row by row (not column by column) so the inner loop is contiguous and vectorizes.
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = dy + r * cols;
+    for (int64_t c = 0; c < cols; ++c) db[c] += row[c];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Relu(int64_t n, const float* x, float* y) {
+  const ReluFn f;
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::ReluGrad(int64_t n, const float* y, const float* dy, float* dx) {
+  const ReluGradFn f;
+  for (int64_t i = 0; i < n; ++i) dx[i] = f(y[i], dy[i]);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::SoftmaxCrossEntropy(int64_t rows, int64_t classes, const float* logits,
+                                             const int32_t* labels, float scale, float* dlogits,
+                                             float* loss_sum) {
+  if (auto s = CheckSizes("SoftmaxCrossEntropy", rows, classes); !s.ok()) return s;
+  if (classes == 0) return absl::InvalidArgumentError("SoftmaxCrossEntropy: 0 classes");
+  // The sum is accumulated in double: it is a scalar, and this keeps the reported loss
+  // independent of the row count's rounding.
+  double sum = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    sum += SoftmaxCrossEntropyRow(logits + r * classes, static_cast<int>(classes), labels[r],
+                                  scale, dlogits + r * classes);
+  }
+  *loss_sum = static_cast<float>(sum);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Accumulate(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::SgdUpdate(int64_t n, float lr, float momentum, float weight_decay,
+                                   const float* grad, float* velocity, float* params) {
+  if (momentum != 0.0f && velocity == nullptr) {
+    return absl::InvalidArgumentError("SgdUpdate: momentum != 0 needs a velocity buffer");
+  }
+  const SgdMomentumFn f{lr, momentum, weight_decay};
+  float unused = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    params[i] = f(params[i], grad[i], momentum != 0.0f ? velocity[i] : unused);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hogwild

@@ -1,0 +1,40 @@
+// The CPU backend: GEMM through the serial OpenBLAS (one worker per core, so BLAS must not start
+// threads of its own), element-wise ops as plain loops over the functors in kernels/functors.h.
+// Every op runs to completion before it returns; memory is ordinary 64-byte-aligned host memory.
+// Thread-safety: one CpuBackend per worker thread; distinct objects are independent.
+#ifndef HOGWILD_KERNELS_CPU_CPU_BACKEND_H_
+#define HOGWILD_KERNELS_CPU_CPU_BACKEND_H_
+
+#include "kernels/backend.h"
+
+namespace hogwild {
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+
+  absl::StatusOr<void*> Allocate(size_t bytes) override;
+  void Free(void* ptr) override;
+  absl::Status CopyToDevice(void* dst, const void* src_host, size_t bytes) override;
+  absl::Status CopyToHost(void* dst_host, const void* src, size_t bytes) override;
+  absl::Status CopyOnDevice(void* dst, const void* src, size_t bytes) override;
+  absl::Status Fill(int64_t count, float value, float* x) override;
+  absl::Status Synchronize() override { return absl::OkStatus(); }
+
+  absl::Status Gemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k,
+                    float alpha, const float* a, const float* b, float beta, float* c) override;
+  absl::Status AddBias(int64_t rows, int64_t cols, const float* bias, float* x) override;
+  absl::Status SumRows(int64_t rows, int64_t cols, const float* dy, float* db) override;
+  absl::Status Relu(int64_t n, const float* x, float* y) override;
+  absl::Status ReluGrad(int64_t n, const float* y, const float* dy, float* dx) override;
+  absl::Status SoftmaxCrossEntropy(int64_t rows, int64_t classes, const float* logits,
+                                   const int32_t* labels, float scale, float* dlogits,
+                                   float* loss_sum) override;
+  absl::Status Accumulate(int64_t n, const float* x, float* y) override;
+  absl::Status SgdUpdate(int64_t n, float lr, float momentum, float weight_decay,
+                         const float* grad, float* velocity, float* params) override;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_KERNELS_CPU_CPU_BACKEND_H_

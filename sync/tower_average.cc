@@ -1,0 +1,64 @@
+#include "sync/tower_average.h"
+
+#include "absl/base/internal/raw_logging.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "kernels/functors.h"
+
+namespace hogwild {
+
+TowerAverage::TowerAverage(ParameterStore* store, int num_workers, SgdOptions options)
+    : store_(store),
+      num_workers_(num_workers),
+      options_(options),
+      barrier_(num_workers),
+      tower_grads_(num_workers, nullptr) {
+  ABSL_RAW_CHECK(num_workers >= 1, "TowerAverage: num_workers must be >= 1");
+  if (options_.momentum != 0.0f) velocity_.assign(store->size(), 0.0f);
+}
+
+absl::StatusOr<absl::Span<const float>> TowerAverage::BeginStep(int /*worker*/) {
+  if (barrier_.cancelled()) return absl::CancelledError("training was cancelled");
+  // Nobody writes the array between the closing barrier of the last step and the opening
+  // barrier of this one, so every tower reads it in place: no copy.
+  return store_->unsafe_values();
+}
+
+absl::StatusOr<StepStats> TowerAverage::FinishStep(int worker, absl::Span<const float> grad,
+                                                   float lr) {
+  const int64_t num_params = store_->size();
+  if (static_cast<int64_t>(grad.size()) != num_params) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TowerAverage::FinishStep: gradient has %d elements, the store %d", grad.size(),
+        num_params));
+  }
+  tower_grads_[worker] = grad.data();
+  HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+
+  const int64_t begin = num_params * worker / num_workers_;
+  const int64_t end = num_params * (worker + 1) / num_workers_;
+  float* params = store_->unsafe_values().data();
+  float* velocity = velocity_.empty() ? nullptr : velocity_.data();
+  const SgdMomentumFn sgd{lr, options_.momentum, options_.weight_decay};
+  // Blocked so the partial sums stay in L1 while all towers are added in worker order.
+  constexpr int64_t kBlock = 1024;
+  float sum[kBlock];
+  for (int64_t lo = begin; lo < end; lo += kBlock) {
+    const int64_t n = std::min(kBlock, end - lo);
+    const float* g0 = tower_grads_[0] + lo;
+    for (int64_t i = 0; i < n; ++i) sum[i] = g0[i];
+    for (int w = 1; w < num_workers_; ++w) {
+      const float* gw = tower_grads_[w] + lo;
+      for (int64_t i = 0; i < n; ++i) sum[i] += gw[i];
+    }
+    float unused = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      params[lo + i] = sgd(params[lo + i], sum[i], velocity ? velocity[lo + i] : unused);
+    }
+  }
+  if (worker == 0) store_->CompleteUpdate();
+  HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+  return StepStats{.staleness = 0, .applied_lr = lr};
+}
+
+}  // namespace hogwild

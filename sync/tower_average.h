@@ -1,0 +1,59 @@
+// The synchronous update policy: tower gradient averaging, as in TensorFlow's multi-GPU tower
+// model (cifar10_multi_gpu_train.py, `average_gradients(tower_grads)`) and
+// tf.distribute.MirroredStrategy.
+//
+// Every step all workers compute their tower gradient from the same parameter version (the
+// shared array, unchanged during the compute phase), then:
+//   1. arrive at the step barrier;
+//   2. worker w reduces its own slice [P*w/W, P*(w+1)/W) of the parameters: the sum of all
+//      workers' gradients in worker order 0..W-1 (fixed order: bitwise reproducible), which is
+//      the example-weighted average because each gradient is pre-scaled by 1/(global batch);
+//   3. applies SgdMomentumFn to its slice (one momentum buffer, sliced the same way);
+//   4. arrives at the barrier again, so no one reads the parameters of the next step before
+//      every slice is updated.
+// With W workers and global batch B the parameters equal those of 1 worker with batch B up to
+// float rounding (the gradient sums are associated differently), for any W including W > B.
+//
+// Thread-safety: each of the W workers calls BeginStep/FinishStep once per step from its own
+// thread. Cancel() releases every waiter; the no-hang guarantee depends on it.
+#ifndef HOGWILD_SYNC_TOWER_AVERAGE_H_
+#define HOGWILD_SYNC_TOWER_AVERAGE_H_
+
+#include <vector>
+
+#include "sync/parameter_store.h"
+#include "sync/step_barrier.h"
+#include "sync/update_policy.h"
+
+namespace hogwild {
+
+class TowerAverage final : public UpdatePolicy {
+ public:
+  // `store` must outlive this object. num_workers >= 1. options.staleness_aware_lr is ignored.
+  TowerAverage(ParameterStore* store, int num_workers, SgdOptions options);
+
+  std::string mode() const override { return "sync"; }
+  int num_workers() const override { return num_workers_; }
+  absl::StatusOr<absl::Span<const float>> BeginStep(int worker) override;
+  absl::StatusOr<StepStats> FinishStep(int worker, absl::Span<const float> grad,
+                                       float lr) override;
+  void Cancel() override { barrier_.Cancel(); }
+
+  // The momentum buffer ([P], empty when momentum == 0), for checkpoints.
+  // Not thread-safe: only while the workers are stopped.
+  std::vector<float>& velocity() { return velocity_; }
+
+ private:
+  ParameterStore* store_;
+  const int num_workers_;
+  SgdOptions options_;
+  StepBarrier barrier_;
+  // tower_grads_[w]: worker w's gradient of the current step, published before the first
+  // barrier and read by all workers between the two barriers.
+  std::vector<const float*> tower_grads_;
+  std::vector<float> velocity_;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_SYNC_TOWER_AVERAGE_H_
