@@ -12,7 +12,7 @@ packages=(
   libtbb-dev               # input pipeline, concurrent queue
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev               # gzip-compressed IDX files, crc32 of checkpoints
-  libopenblas-serial-dev   # single-threaded GEMM: one worker per core must not oversubscribe
+  libopenblas-pthread-dev  # GEMM; thread-safe build, pinned to 1 thread per call by the backend
   pkg-config
   dataset-fashion-mnist    # the default training data (/usr/share/datasets/fashion-mnist)
 )

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 
 #include "absl/strings/str_format.h"
 #include "kernels/functors.h"
@@ -30,6 +31,13 @@ absl::Status CheckSizes(const char* op, int64_t a, int64_t b = 0, int64_t c = 0)
 }
 
 }  // namespace
+
+CpuBackend::CpuBackend() {
+  // One GEMM thread per call: the trainer already runs one worker per core, and OpenBLAS's own
+  // threads would oversubscribe them. Process-wide setting, done once.
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
 
 absl::StatusOr<void*> CpuBackend::Allocate(size_t bytes) {
   if (bytes == 0) return nullptr;

@@ -1,5 +1,5 @@
-// The CPU backend: GEMM through the serial OpenBLAS (one worker per core, so BLAS must not start
-// threads of its own), element-wise ops as plain loops over the functors in kernels/functors.h.
+// The CPU backend: GEMM through OpenBLAS limited to one thread per call (one worker per core, so
+// BLAS must not add threads of its own), element-wise ops as plain loops over the functors in kernels/functors.h.
 // Every op runs to completion before it returns; memory is ordinary 64-byte-aligned host memory.
 // Thread-safety: one CpuBackend per worker thread; distinct objects are independent.
 #ifndef HOGWILD_KERNELS_CPU_CPU_BACKEND_H_
@@ -11,6 +11,9 @@ namespace hogwild {
 
 class CpuBackend final : public Backend {
  public:
+  // Sets OpenBLAS to one thread per call, process-wide (once).
+  CpuBackend();
+
   std::string name() const override { return "cpu"; }
 
   absl::StatusOr<void*> Allocate(size_t bytes) override;

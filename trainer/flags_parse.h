@@ -1,0 +1,27 @@
+// Parsers for the command line's structured flag values (kept out of main.cc so they are
+// tested). Each error message names the flag, the value and what is allowed.
+#ifndef HOGWILD_TRAINER_FLAGS_PARSE_H_
+#define HOGWILD_TRAINER_FLAGS_PARSE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace hogwild {
+
+// "256,128" -> {256, 128}. Errors: an empty list, a non-integer or a value outside [1, 65536].
+absl::StatusOr<std::vector<int64_t>> ParseHiddenSizes(const std::string& value);
+
+struct EvalEvery {
+  int64_t steps = 0;    // > 0: every that many global steps
+  double epochs = 0.0;  // > 0: every that many epochs
+};
+
+// "1epoch", "0.5epochs", "500", "500steps", or "0" (only at the end).
+absl::StatusOr<EvalEvery> ParseEvalEvery(const std::string& value);
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_FLAGS_PARSE_H_

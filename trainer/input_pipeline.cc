@@ -1,0 +1,134 @@
+#include "trainer/input_pipeline.h"
+
+#include <oneapi/tbb/concurrent_queue.h>
+
+#include <algorithm>
+#include <random>
+
+#include "absl/base/internal/raw_logging.h"
+
+namespace hogwild {
+
+const char* ModeName(Mode mode) { return mode == Mode::kSync ? "sync" : "async"; }
+
+BatchPlan::BatchPlan(int64_t num_examples, const PipelineOptions& options)
+    : num_examples_(num_examples), options_(options) {
+  ABSL_RAW_CHECK(options.num_workers >= 1 && options.batch_size >= 1, "BatchPlan: bad options");
+}
+
+std::vector<int64_t> BatchPlan::EpochPermutation(int64_t epoch) const {
+  std::vector<int64_t> perm(num_examples_);
+  for (int64_t i = 0; i < num_examples_; ++i) perm[i] = i;
+  // Mix the epoch into the seed (splitmix64 constant) so epochs are decorrelated.
+  std::mt19937_64 rng(options_.seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(epoch + 1)));
+  for (int64_t i = num_examples_ - 1; i > 0; --i) {
+    // Modulo bias is < 2^-40 for N < 2^24: irrelevant to SGD, and keeps the plan portable.
+    const int64_t j = static_cast<int64_t>(rng() % static_cast<uint64_t>(i + 1));
+    std::swap(perm[i], perm[j]);
+  }
+  return perm;
+}
+
+int64_t BatchPlan::StepsPerEpoch(int worker) const {
+  const int64_t w = options_.num_workers;
+  const int64_t b = options_.batch_size;
+  if (options_.mode == Mode::kSync) return (num_examples_ + b - 1) / b;
+  const int64_t shard = num_examples_ * (worker + 1) / w - num_examples_ * worker / w;
+  return (shard + b - 1) / b;
+}
+
+std::vector<std::pair<std::vector<int64_t>, int64_t>> BatchPlan::EpochBatches(
+    int worker, const std::vector<int64_t>& perm) const {
+  const int64_t w_count = options_.num_workers;
+  const int64_t b = options_.batch_size;
+  std::vector<std::pair<std::vector<int64_t>, int64_t>> batches;
+  if (options_.mode == Mode::kAsync) {
+    const int64_t begin = num_examples_ * worker / w_count;
+    const int64_t end = num_examples_ * (worker + 1) / w_count;
+    for (int64_t lo = begin; lo < end; lo += b) {
+      const int64_t hi = std::min(lo + b, end);
+      batches.emplace_back(std::vector<int64_t>(perm.begin() + lo, perm.begin() + hi), hi - lo);
+    }
+  } else {
+    for (int64_t lo = 0; lo < num_examples_; lo += b) {
+      const int64_t size = std::min(b, num_examples_ - lo);
+      const int64_t shard_lo = lo + size * worker / w_count;
+      const int64_t shard_hi = lo + size * (worker + 1) / w_count;
+      batches.emplace_back(std::vector<int64_t>(perm.begin() + shard_lo, perm.begin() + shard_hi),
+                           size);
+    }
+  }
+  return batches;
+}
+
+// std::nullopt in the queue marks the end of a worker's data.
+struct InputPipeline::WorkerQueue {
+  tbb::concurrent_bounded_queue<std::optional<Batch>> queue;
+};
+
+InputPipeline::InputPipeline(const Dataset* dataset, PipelineOptions options)
+    : dataset_(dataset), options_(options), plan_(dataset->size(), options) {
+  for (int w = 0; w < options_.num_workers; ++w) {
+    queues_.push_back(std::make_unique<WorkerQueue>());
+    queues_.back()->queue.set_capacity(std::max(1, options_.prefetch));
+  }
+  for (int w = 0; w < options_.num_workers; ++w) {
+    producers_.emplace_back([this, w] { Produce(w); });
+  }
+}
+
+InputPipeline::~InputPipeline() {
+  Cancel();
+  for (std::thread& t : producers_) t.join();
+}
+
+void InputPipeline::Cancel() {
+  if (cancelled_.exchange(true)) return;
+  // abort() wakes every thread blocked in push() or pop() of the queue with tbb::user_abort.
+  for (auto& q : queues_) q->queue.abort();
+}
+
+void InputPipeline::Produce(int worker) {
+  const int64_t dim = dataset_->feature_dim();
+  auto& queue = queues_[worker]->queue;
+  try {
+    int64_t step = 0;
+    for (int64_t epoch = 0; epoch < options_.epochs; ++epoch) {
+      const std::vector<int64_t> perm = plan_.EpochPermutation(epoch);
+      for (auto& [rows, global_size] : plan_.EpochBatches(worker, perm)) {
+        if (cancelled_.load(std::memory_order_relaxed)) return;
+        Batch batch;
+        batch.epoch = epoch;
+        batch.step = step++;
+        batch.global_size = global_size;
+        batch.indices = std::move(rows);
+        batch.features.resize(batch.indices.size() * dim);
+        batch.labels.resize(batch.indices.size());
+        for (size_t i = 0; i < batch.indices.size(); ++i) {
+          const int64_t row = batch.indices[i];
+          std::copy_n(dataset_->features.data() + row * dim, dim, batch.features.data() + i * dim);
+          batch.labels[i] = dataset_->labels[row];
+        }
+        queue.push(std::move(batch));
+      }
+    }
+    queue.push(std::nullopt);
+  } catch (const tbb::user_abort&) {
+    // Cancelled while the queue was full: nothing to hand over.
+  }
+}
+
+absl::StatusOr<std::optional<Batch>> InputPipeline::Next(int worker) {
+  if (cancelled_.load(std::memory_order_relaxed)) {
+    return absl::CancelledError("input pipeline cancelled");
+  }
+  std::optional<Batch> batch;
+  try {
+    queues_[worker]->queue.pop(batch);
+  } catch (const tbb::user_abort&) {
+    return absl::CancelledError("input pipeline cancelled");
+  }
+  return batch;
+}
+
+}  // namespace hogwild

@@ -1,0 +1,129 @@
+// The `train` command: trains a model on an MNIST-format dataset with one worker thread per
+// core, in the mode chosen at build time (--//sync:mode=async|sync, alias --config=sync).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "trainer/flags_parse.h"
+#include "trainer/mnist.h"
+#include "trainer/trainer.h"
+
+#if defined(HOGWILD_DEFAULT_MODE_SYNC)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSync;
+#else
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsync;
+#endif
+
+namespace {
+int DefaultWorkers() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+}  // namespace
+
+ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
+ABSL_FLAG(std::string, data_dir, "",
+          "directory with the IDX files; default: where tools/setup.sh installs the dataset");
+ABSL_FLAG(std::string, model, "mlp", "logreg or mlp");
+ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated");
+ABSL_FLAG(int32_t, workers, DefaultWorkers(),
+          "worker threads (one per core); default: the number of hardware threads");
+ABSL_FLAG(int64_t, batch_size, 64,
+          "examples per step: PER WORKER in async mode, the GLOBAL batch (split across "
+          "workers) in sync mode");
+ABSL_FLAG(int64_t, epochs, 8, "passes over the training set");
+ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
+ABSL_FLAG(std::string, lr_schedule, "constant",
+          "constant | exponential (lr * rate^(step/decay_steps)) | step "
+          "(lr * rate^floor(step/decay_steps))");
+ABSL_FLAG(double, lr_decay_rate, 1.0, "decay rate in (0, 1] for exponential and step schedules");
+ABSL_FLAG(int64_t, lr_decay_steps, 1000, "decay period in global steps, >= 1");
+ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
+ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
+ABSL_FLAG(bool, staleness_aware_lr, false,
+          "async: divide the learning rate by the update's staleness (Zhang et al. 2016)");
+ABSL_FLAG(uint64_t, seed, 1, "seed of initialization and data order");
+ABSL_FLAG(std::string, eval_every, "1epoch",
+          "test-set evaluation period: N (global steps), Nepoch(s), or 0 for only at the end");
+ABSL_FLAG(std::string, log, "",
+          "convergence log path: CSV, or JSON Lines when it ends in .jsonl (schema: README)");
+ABSL_FLAG(int64_t, log_every, 100, "convergence-log row per worker every N of its steps");
+ABSL_FLAG(int64_t, train_examples, 0, "use only the first N training examples (0: all)");
+
+namespace {
+
+absl::StatusOr<hogwild::TrainResult> Run() {
+  using namespace hogwild;
+  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
+  std::string dir = absl::GetFlag(FLAGS_data_dir);
+  if (dir.empty()) dir = info.default_dir;
+
+  TrainerOptions options;
+  options.mode = kBuildMode;
+  options.num_workers = absl::GetFlag(FLAGS_workers);
+  options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  options.epochs = absl::GetFlag(FLAGS_epochs);
+  options.seed = absl::GetFlag(FLAGS_seed);
+  options.model.name = absl::GetFlag(FLAGS_model);
+  HOGWILD_ASSIGN_OR_RETURN(options.model.hidden, ParseHiddenSizes(absl::GetFlag(FLAGS_hidden)));
+  HOGWILD_ASSIGN_OR_RETURN(options.lr.kind, ParseLrScheduleKind(absl::GetFlag(FLAGS_lr_schedule)));
+  options.lr.base_lr = static_cast<float>(absl::GetFlag(FLAGS_lr));
+  options.lr.decay_rate = static_cast<float>(absl::GetFlag(FLAGS_lr_decay_rate));
+  options.lr.decay_steps = absl::GetFlag(FLAGS_lr_decay_steps);
+  options.sgd.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
+  options.sgd.weight_decay = static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
+  options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
+  HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
+  options.eval_every_steps = eval_every.steps;
+  options.eval_every_epochs = eval_every.epochs;
+  options.log_path = absl::GetFlag(FLAGS_log);
+  options.log_every_steps = absl::GetFlag(FLAGS_log_every);
+  options.progress = true;
+  const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
+  if (train_examples < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
+  }
+  // Check the options before the (slower) dataset load, so a bad flag fails at once.
+  if (options.model.name == "logreg") options.model.hidden.clear();
+  HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
+
+  HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
+  HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));
+  if (train_examples > 0) train = train.Head(train_examples);
+  Normalize(train, test);
+
+  ModelSpec spec = options.model;
+  spec.input_shape = train.example_shape;
+  spec.num_classes = train.num_classes;
+  HOGWILD_ASSIGN_OR_RETURN(auto model, Model::Create(spec));
+  absl::PrintF("hogwild: %s mode, %d workers, %s (%d train / %d test examples)\n%s\n",
+                ModeName(options.mode), options.num_workers, info.name, train.size(), test.size(),
+                model->Describe());
+  std::fflush(stdout);
+  return Train(options, train, test);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
+      "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");
+  absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<hogwild::TrainResult> result = Run();
+  if (!result.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(result.status().message()).c_str());
+    return 1;
+  }
+  std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
+  return 0;
+}

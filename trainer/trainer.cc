@@ -1,0 +1,217 @@
+#include "trainer/trainer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <thread>
+#include <unistd.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "sync/hogwild.h"
+#include "sync/parameter_store.h"
+#include "sync/tower_average.h"
+#include "trainer/convergence_log.h"
+#include "trainer/evaluator.h"
+#include "trainer/training_metrics.h"
+#include "trainer/worker.h"
+
+namespace hogwild {
+namespace {
+
+// Collects the first real error of any worker and stops the others.
+class ErrorCollector {
+ public:
+  ErrorCollector(UpdatePolicy* policy, InputPipeline* pipeline)
+      : policy_(policy), pipeline_(pipeline) {}
+
+  void Report(absl::Status status) {
+    if (status.ok()) return;
+    {
+      absl::MutexLock lock(&mu_);
+      // A kCancelled from a worker released by someone else's failure is not the cause.
+      if (first_.ok() && status.code() != absl::StatusCode::kCancelled) first_ = status;
+      if (first_.ok() && fallback_.ok()) fallback_ = status;
+    }
+    policy_->Cancel();
+    pipeline_->Cancel();
+  }
+
+  absl::Status first() {
+    absl::MutexLock lock(&mu_);
+    return first_.ok() ? fallback_ : first_;
+  }
+
+ private:
+  UpdatePolicy* policy_;
+  InputPipeline* pipeline_;
+  absl::Mutex mu_;
+  absl::Status first_ ABSL_GUARDED_BY(mu_);
+  absl::Status fallback_ ABSL_GUARDED_BY(mu_);
+};
+
+void PrintProgress(const TrainingMetrics::Snapshot& s, int64_t epochs, bool tty, bool final) {
+  std::string acc = s.last_eval ? absl::StrFormat("%.2f%%", 100.0 * s.last_eval->accuracy) : "-";
+  const std::string line = absl::StrFormat(
+      "epoch %.2f/%d | %.0f examples/s | train loss %.4f | test acc %s | staleness %.2f",
+      s.epoch, epochs, s.wall_time_s > 0 ? s.examples_seen / s.wall_time_s : 0.0,
+      s.recent_train_loss, acc, s.staleness_mean);
+  if (tty) {
+    std::printf("\r\033[K%s%s", line.c_str(), final ? "\n" : "");
+  } else {
+    std::printf("%s\n", line.c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+absl::Status ValidateOptions(const TrainerOptions& o) {
+  if (o.num_workers < 1 || o.num_workers > 4096) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--workers=%d is out of range; it must be in [1, 4096]", o.num_workers));
+  }
+  if (o.batch_size < 1 || o.batch_size > (int64_t{1} << 24)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--batch_size=%d is out of range; it must be in [1, 16777216]", o.batch_size));
+  }
+  if (o.epochs < 1 || o.epochs > 1000000) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--epochs=%d is out of range; it must be in [1, 1000000]", o.epochs));
+  }
+  HOGWILD_RETURN_IF_ERROR(ValidateLrSchedule(o.lr));
+  if (!(o.sgd.momentum >= 0.0f && o.sgd.momentum < 1.0f)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--momentum=%g is out of range; it must be in [0, 1)", o.sgd.momentum));
+  }
+  if (!(o.sgd.weight_decay >= 0.0f) || !std::isfinite(o.sgd.weight_decay)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--weight_decay=%g is out of range; it must be >= 0", o.sgd.weight_decay));
+  }
+  if (o.eval_every_steps < 0 || !(o.eval_every_epochs >= 0.0)) {
+    return absl::InvalidArgumentError("--eval_every must be >= 0");
+  }
+  if (o.log_every_steps < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--log_every=%d is out of range; it must be >= 1", o.log_every_steps));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& train,
+                                  const Dataset& test) {
+  HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
+  if (train.size() == 0) return absl::InvalidArgumentError("the training set is empty");
+  ModelSpec spec = options.model;
+  spec.input_shape = train.example_shape;
+  spec.num_classes = train.num_classes;
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Create(spec));
+
+  ParameterStore store(model->num_params());
+  model->InitParams(options.seed, store.unsafe_values());
+
+  std::unique_ptr<UpdatePolicy> policy;
+  if (options.mode == Mode::kSync) {
+    policy = std::make_unique<TowerAverage>(&store, options.num_workers, options.sgd);
+  } else {
+    policy = std::make_unique<Hogwild>(&store, options.num_workers, options.sgd);
+  }
+
+  std::unique_ptr<ConvergenceLog> log;
+  if (!options.log_path.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(log, ConvergenceLog::Open(options.log_path));
+  }
+  TrainingMetrics metrics(options.num_workers, train.size(), log.get(), options.log_every_steps);
+
+  PipelineOptions pipeline_options{.mode = options.mode,
+                                   .num_workers = options.num_workers,
+                                   .batch_size = options.batch_size,
+                                   .epochs = options.epochs,
+                                   .seed = options.seed,
+                                   .prefetch = options.prefetch};
+  InputPipeline pipeline(&train, pipeline_options);
+
+  // Global steps per epoch, to turn --eval_every in epochs into steps.
+  int64_t steps_per_epoch = pipeline.plan().StepsPerEpoch(0);
+  if (options.mode == Mode::kAsync) {
+    steps_per_epoch = 0;
+    for (int w = 0; w < options.num_workers; ++w) steps_per_epoch += pipeline.plan().StepsPerEpoch(w);
+  }
+  CpuBackend eval_backend;
+  std::unique_ptr<Evaluator> evaluator;
+  if (test.size() > 0) {
+    HOGWILD_ASSIGN_OR_RETURN(evaluator, Evaluator::Create(model.get(), &test, &eval_backend));
+  }
+
+  WorkerContext context;
+  context.model = model.get();
+  context.store = &store;
+  context.policy = policy.get();
+  context.pipeline = &pipeline;
+  context.metrics = &metrics;
+  context.lr = options.lr;
+  context.max_batch = options.batch_size;
+  context.evaluator = evaluator.get();
+  context.eval_every_steps =
+      options.eval_every_epochs > 0
+          ? std::max<int64_t>(1, std::llround(options.eval_every_epochs * steps_per_epoch))
+          : options.eval_every_steps;
+  context.step_hook = options.step_hook;
+
+  ErrorCollector errors(policy.get(), &pipeline);
+  absl::Mutex done_mu;
+  int running = options.num_workers;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < options.num_workers; ++w) {
+    threads.emplace_back([&, w] {
+      errors.Report(RunWorker(w, context));
+      absl::MutexLock lock(&done_mu);
+      --running;
+    });
+  }
+  const bool tty = options.progress && isatty(fileno(stdout));
+  {
+    absl::MutexLock lock(&done_mu);
+    auto all_done = [&running]() { return running == 0; };
+    const absl::Duration period = absl::Milliseconds(tty ? 250 : 2000);
+    while (!done_mu.AwaitWithTimeout(absl::Condition(&all_done), period)) {
+      if (options.progress) PrintProgress(metrics.Get(), options.epochs, tty, false);
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  HOGWILD_RETURN_IF_ERROR(errors.first());
+
+  TrainResult result;
+  const TrainingMetrics::Snapshot snapshot = metrics.Get();
+  result.mode = ModeName(options.mode);
+  result.num_workers = options.num_workers;
+  result.wall_time_s = snapshot.wall_time_s;
+  result.examples = snapshot.examples_seen;
+  result.steps = static_cast<int64_t>(store.version());
+  result.examples_per_s = snapshot.wall_time_s > 0 ? snapshot.examples_seen / snapshot.wall_time_s : 0;
+  result.staleness_mean = snapshot.staleness_mean;
+  result.staleness_max = snapshot.staleness_max;
+  result.staleness_histogram = metrics.StalenessHistogram();
+  result.params.assign(store.unsafe_values().begin(), store.unsafe_values().end());
+  if (evaluator != nullptr) {
+    HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.params));
+    metrics.RecordEval(eval, result.steps);
+    result.final_test_loss = eval.loss;
+    result.final_test_accuracy = eval.accuracy;
+  }
+  if (options.progress) PrintProgress(metrics.Get(), options.epochs, tty, true);
+  return result;
+}
+
+std::string FormatSummary(const TrainResult& r) {
+  return absl::StrFormat(
+      "mode %s | workers %d | wall time %.2f s | %d examples, %d steps | %.0f examples/s\n"
+      "final test accuracy %.2f%% | test loss %.4f | staleness mean %.2f, max %d",
+      r.mode, r.num_workers, r.wall_time_s, r.examples, r.steps, r.examples_per_s,
+      100.0 * r.final_test_accuracy, r.final_test_loss, r.staleness_mean, r.staleness_max);
+}
+
+}  // namespace hogwild

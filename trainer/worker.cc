@@ -1,0 +1,70 @@
+#include "trainer/worker.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "trainer/tower.h"
+
+namespace hogwild {
+namespace {
+
+absl::Status Annotate(const absl::Status& status, int worker, int64_t step) {
+  if (status.ok() || status.code() == absl::StatusCode::kCancelled) return status;
+  return absl::Status(status.code(),
+                      absl::StrFormat("worker %d, step %d: %s", worker, step, status.message()));
+}
+
+absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
+  CpuBackend backend;
+  HOGWILD_ASSIGN_OR_RETURN(auto tower, Tower::Create(ctx.model, &backend, ctx.max_batch));
+  std::vector<float> grad(ctx.model->num_params());
+  int64_t next_eval = ctx.eval_every_steps;
+  while (true) {
+    HOGWILD_ASSIGN_OR_RETURN(std::optional<Batch> batch, ctx.pipeline->Next(worker));
+    if (!batch) return absl::OkStatus();
+    step = batch->step;
+    if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));
+    HOGWILD_ASSIGN_OR_RETURN(absl::Span<const float> params, ctx.policy->BeginStep(worker));
+    const float grad_scale = batch->global_size > 0 ? 1.0f / batch->global_size : 0.0f;
+    HOGWILD_ASSIGN_OR_RETURN(
+        double loss_sum,
+        tower->ForwardBackward(params.data(), batch->size(), batch->features.data(),
+                               batch->labels.data(), grad_scale, grad.data()));
+    // In sync mode the global step is the same for every tower of a step; in async mode it is
+    // the number of updates applied so far by all workers.
+    const int64_t global_step = static_cast<int64_t>(ctx.store->version());
+    const float lr = ctx.lr.At(global_step);
+    if (!std::isfinite(loss_sum)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "training diverged: the loss is %f at global step %d (learning rate %g); lower --lr",
+          loss_sum, global_step, lr));
+    }
+    HOGWILD_ASSIGN_OR_RETURN(StepStats stats,
+                             ctx.policy->FinishStep(worker, absl::MakeConstSpan(grad), lr));
+    ctx.metrics->RecordStep(worker, batch->size(), loss_sum, stats.staleness, stats.applied_lr,
+                            global_step + 1);
+    if (worker == 0 && ctx.evaluator != nullptr && ctx.eval_every_steps > 0 &&
+        global_step + 1 >= next_eval) {
+      // Sync: all slices are updated (the closing barrier passed) and the others only read the
+      // parameters until worker 0 reaches the next barrier, so this is the exact step-boundary
+      // state. Async: a consistent-enough snapshot, as any Hogwild reader sees.
+      std::vector<float> snapshot(ctx.store->size());
+      ctx.store->Read(absl::MakeSpan(snapshot));
+      HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, ctx.evaluator->Evaluate(snapshot));
+      ctx.metrics->RecordEval(eval, global_step + 1);
+      while (next_eval <= global_step + 1) next_eval += ctx.eval_every_steps;
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status RunWorker(int worker, const WorkerContext& context) {
+  int64_t step = 0;
+  return Annotate(RunSteps(worker, context, step), worker, step);
+}
+
+}  // namespace hogwild

@@ -1,0 +1,44 @@
+// One worker: a thread that owns its Backend and Tower and runs train steps until its input is
+// exhausted, an error occurs, or training is cancelled:
+//   batch <- pipeline.Next(w); params <- policy.BeginStep(w);
+//   loss, grad <- tower.ForwardBackward(params, batch, 1 / batch.global_size);
+//   policy.FinishStep(w, grad, lr(step)); metrics; (worker 0) evaluation when due.
+#ifndef HOGWILD_TRAINER_WORKER_H_
+#define HOGWILD_TRAINER_WORKER_H_
+
+#include <atomic>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "sync/parameter_store.h"
+#include "sync/update_policy.h"
+#include "trainer/evaluator.h"
+#include "trainer/input_pipeline.h"
+#include "trainer/lr_schedule.h"
+#include "trainer/model.h"
+#include "trainer/training_metrics.h"
+
+namespace hogwild {
+
+// Everything the workers share; owned by the trainer, outlives the worker threads.
+struct WorkerContext {
+  const Model* model = nullptr;
+  ParameterStore* store = nullptr;
+  UpdatePolicy* policy = nullptr;
+  InputPipeline* pipeline = nullptr;
+  TrainingMetrics* metrics = nullptr;
+  LrSchedule lr;
+  int64_t max_batch = 1;
+  // Worker 0 evaluates when the global step reaches a multiple of eval_every_steps (0: never).
+  Evaluator* evaluator = nullptr;
+  int64_t eval_every_steps = 0;
+  std::function<absl::Status(int, int64_t)> step_hook;
+};
+
+// Runs worker `worker` to completion on the calling thread. Returns OK when its data is
+// exhausted; otherwise the error, annotated with the worker id and step.
+absl::Status RunWorker(int worker, const WorkerContext& context);
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_WORKER_H_
