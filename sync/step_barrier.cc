@@ -9,7 +9,7 @@ StepBarrier::StepBarrier(int parties) : parties_(parties) {
 }
 
 absl::Status StepBarrier::ArriveAndWait() {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (cancelled_) return absl::CancelledError("step barrier cancelled");
   const uint64_t my_generation = generation_;
   if (++arrived_ == parties_) {
@@ -17,23 +17,25 @@ absl::Status StepBarrier::ArriveAndWait() {
     // be re-entered immediately without a waiter missing its wake-up.
     arrived_ = 0;
     ++generation_;
+    lock.unlock();
+    released_.notify_all();
     return absl::OkStatus();
   }
-  auto released = [this, my_generation]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return generation_ != my_generation || cancelled_;
-  };
-  mu_.Await(absl::Condition(&released));
+  released_.wait(lock, [&] { return generation_ != my_generation || cancelled_; });
   if (generation_ != my_generation) return absl::OkStatus();
   return absl::CancelledError("step barrier cancelled");
 }
 
 void StepBarrier::Cancel() {
-  absl::MutexLock lock(&mu_);
-  cancelled_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+  }
+  released_.notify_all();
 }
 
 bool StepBarrier::cancelled() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return cancelled_;
 }
 

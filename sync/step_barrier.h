@@ -12,14 +12,19 @@
 // Memory ordering: everything a thread wrote before ArriveAndWait() happens-before everything
 // any participant does after its ArriveAndWait() of the same generation returns (the mutex
 // provides the edges).
+//
+// std::mutex rather than absl::Mutex: Debian's Abseil is a prebuilt, uninstrumented shared
+// library, so ThreadSanitizer cannot see absl::Mutex's happens-before edges and would report
+// false races; std::mutex goes through pthreads, which TSan intercepts.
 #ifndef HOGWILD_SYNC_STEP_BARRIER_H_
 #define HOGWILD_SYNC_STEP_BARRIER_H_
 
 #include <cstdint>
 
-#include "absl/base/thread_annotations.h"
+#include <condition_variable>
+#include <mutex>
+
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 
 namespace hogwild {
 
@@ -41,10 +46,11 @@ class StepBarrier {
 
  private:
   const int parties_;
-  mutable absl::Mutex mu_;
-  int arrived_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  mutable std::mutex mu_;
+  std::condition_variable released_;
+  int arrived_ = 0;            // guarded by mu_
+  uint64_t generation_ = 0;    // guarded by mu_
+  bool cancelled_ = false;     // guarded by mu_
 };
 
 }  // namespace hogwild

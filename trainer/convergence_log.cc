@@ -26,13 +26,13 @@ absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::
 }
 
 ConvergenceLog::~ConvergenceLog() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   std::fclose(file_);
 }
 
 void ConvergenceLog::Write(const LogRow& r) {
   const char* kind = r.eval ? "eval" : "train";
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (json_) {
     auto opt = [](const std::optional<double>& v) {
       return v ? absl::StrFormat("%.6g", *v) : std::string("null");

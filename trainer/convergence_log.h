@@ -26,9 +26,9 @@
 #include <optional>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
+#include <mutex>
+
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 
 namespace hogwild {
 
@@ -61,8 +61,8 @@ class ConvergenceLog {
  private:
   ConvergenceLog(std::FILE* file, bool json) : file_(file), json_(json) {}
 
-  absl::Mutex mu_;
-  std::FILE* file_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  std::FILE* file_;  // guarded by mu_
   const bool json_;
 };
 

@@ -6,9 +6,10 @@
 #include <thread>
 #include <unistd.h>
 
-#include "absl/base/thread_annotations.h"
+#include <condition_variable>
+#include <mutex>
+
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "sync/hogwild.h"
@@ -31,7 +32,7 @@ class ErrorCollector {
   void Report(absl::Status status) {
     if (status.ok()) return;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       // A kCancelled from a worker released by someone else's failure is not the cause.
       if (first_.ok() && status.code() != absl::StatusCode::kCancelled) first_ = status;
       if (first_.ok() && fallback_.ok()) fallback_ = status;
@@ -41,16 +42,16 @@ class ErrorCollector {
   }
 
   absl::Status first() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return first_.ok() ? fallback_ : first_;
   }
 
  private:
   UpdatePolicy* policy_;
   InputPipeline* pipeline_;
-  absl::Mutex mu_;
-  absl::Status first_ ABSL_GUARDED_BY(mu_);
-  absl::Status fallback_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  absl::Status first_;     // guarded by mu_
+  absl::Status fallback_;  // guarded by mu_
 };
 
 void PrintProgress(const TrainingMetrics::Snapshot& s, int64_t epochs, bool tty, bool final) {
@@ -162,22 +163,25 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& 
   context.step_hook = options.step_hook;
 
   ErrorCollector errors(policy.get(), &pipeline);
-  absl::Mutex done_mu;
-  int running = options.num_workers;
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  int running = options.num_workers;  // guarded by done_mu
   std::vector<std::thread> threads;
   for (int w = 0; w < options.num_workers; ++w) {
     threads.emplace_back([&, w] {
       errors.Report(RunWorker(w, context));
-      absl::MutexLock lock(&done_mu);
-      --running;
+      {
+        std::lock_guard<std::mutex> lock(done_mu);
+        --running;
+      }
+      done_cv.notify_all();
     });
   }
   const bool tty = options.progress && isatty(fileno(stdout));
   {
-    absl::MutexLock lock(&done_mu);
-    auto all_done = [&running]() { return running == 0; };
-    const absl::Duration period = absl::Milliseconds(tty ? 250 : 2000);
-    while (!done_mu.AwaitWithTimeout(absl::Condition(&all_done), period)) {
+    std::unique_lock<std::mutex> lock(done_mu);
+    const auto period = std::chrono::milliseconds(tty ? 250 : 2000);
+    while (!done_cv.wait_for(lock, period, [&running] { return running == 0; })) {
       if (options.progress) PrintProgress(metrics.Get(), options.epochs, tty, false);
     }
   }

@@ -21,7 +21,7 @@ void TrainingMetrics::RecordStep(int worker, int64_t examples, double loss_sum,
                                  uint64_t staleness, float lr, int64_t global_step) {
   std::optional<LogRow> row;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     examples_seen_ += examples;
     ++updates_;
     staleness_sum_ += static_cast<double>(staleness);
@@ -67,7 +67,7 @@ double TrainingMetrics::RecentLossLocked() const {
 void TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step) {
   LogRow row;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     last_eval_ = eval;
     row = LogRow{.wall_time_s = ElapsedSeconds(),
                  .eval = true,
@@ -85,7 +85,7 @@ void TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step) {
 }
 
 TrainingMetrics::Snapshot TrainingMetrics::Get() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   Snapshot s;
   s.wall_time_s = ElapsedSeconds();
   s.examples_seen = examples_seen_;
@@ -99,7 +99,7 @@ TrainingMetrics::Snapshot TrainingMetrics::Get() const {
 }
 
 std::vector<uint64_t> TrainingMetrics::StalenessHistogram() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return histogram_;
 }
 

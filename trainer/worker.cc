@@ -64,7 +64,9 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
 
 absl::Status RunWorker(int worker, const WorkerContext& context) {
   int64_t step = 0;
-  return Annotate(RunSteps(worker, context, step), worker, step);
+  // Sequenced: `step` must be read after RunSteps has updated it.
+  const absl::Status status = RunSteps(worker, context, step);
+  return Annotate(status, worker, step);
 }
 
 }  // namespace hogwild
