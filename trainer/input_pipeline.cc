@@ -3,6 +3,7 @@
 #include <oneapi/tbb/concurrent_queue.h>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 
 #include "absl/base/internal/raw_logging.h"
@@ -62,8 +63,12 @@ std::vector<std::pair<std::vector<int64_t>, int64_t>> BatchPlan::EpochBatches(
 }
 
 // std::nullopt in the queue marks the end of a worker's data.
+// std::allocator, not TBB's default cache_aligned_allocator: that one allocates the queue's
+// pages from libtbbmalloc, which is not instrumented, so ThreadSanitizer cannot see a page freed
+// by the consumer and reused by a producer and reports a false race (--config=tsan). The pages
+// hold a few batches each; their alignment does not matter here.
 struct InputPipeline::WorkerQueue {
-  tbb::concurrent_bounded_queue<std::optional<Batch>> queue;
+  tbb::concurrent_bounded_queue<std::optional<Batch>, std::allocator<std::optional<Batch>>> queue;
 };
 
 InputPipeline::InputPipeline(const Dataset* dataset, PipelineOptions options)

@@ -95,6 +95,8 @@ absl::StatusOr<hogwild::TrainResult> Run() {
   // Check the options before the (slower) dataset load, so a bad flag fails at once.
   if (options.model.name == "logreg") options.model.hidden.clear();
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
+  // The model name and sizes too (with MNIST's shape), so --model=nope does not wait for the data.
+  HOGWILD_RETURN_IF_ERROR(Model::Create(options.model).status());
 
   HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
   HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));

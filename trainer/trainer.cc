@@ -93,7 +93,9 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
         "--weight_decay=%g is out of range; it must be >= 0", o.sgd.weight_decay));
   }
   if (o.eval_every_steps < 0 || !(o.eval_every_epochs >= 0.0)) {
-    return absl::InvalidArgumentError("--eval_every must be >= 0");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--eval_every=%d steps / %g epochs is out of range; it must be >= 0",
+        o.eval_every_steps, o.eval_every_epochs));
   }
   if (o.log_every_steps < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -1,0 +1,225 @@
+// The asynchronous update policy (sync/hogwild.h): invariant 4 of DESIGN.md (workers touching
+// disjoint parameters give the exact sequential result, however their steps interleave), the
+// staleness accounting, and the staleness-aware learning rate.
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/functors.h"
+#include "sync/hogwild.h"
+#include "sync/parameter_store.h"
+
+namespace hogwild {
+namespace {
+
+// Worker w minimizes 0.5 * ||p_S - t_S||^2 over its own set S_w = {i : i % W == w} (interleaved,
+// so the workers' elements share cache lines): its gradient is p_i - t_i on S_w and 0 elsewhere.
+// With no weight decay a zero gradient leaves an element bitwise unchanged, so no worker ever
+// writes another's element and there is nothing to lose: the result must equal running each
+// worker's steps one after another, bitwise, whatever the interleaving.
+TEST(Hogwild, DisjointWorkersMatchTheSequentialResultExactly) {
+  constexpr int kWorkers = 4, kSteps = 150;
+  constexpr int64_t kParams = 1031;
+  const SgdOptions options{.momentum = 0.5f, .weight_decay = 0.0f};
+  const float lr = 0.05f;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<float> init(kParams), target(kParams);
+  for (int64_t i = 0; i < kParams; ++i) init[i] = normal(rng), target[i] = normal(rng);
+
+  ParameterStore store(kParams);
+  std::copy(init.begin(), init.end(), store.unsafe_values().begin());
+  Hogwild policy(&store, kWorkers, options);
+  std::atomic<bool> go{false};
+  std::atomic<uint64_t> max_staleness{0};
+  std::vector<absl::Status> errors(kWorkers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWorkers; ++w) {
+    threads.emplace_back([&, w] {
+      std::vector<float> grad(kParams, 0.0f);
+      while (!go.load()) std::this_thread::yield();
+      for (int step = 0; step < kSteps; ++step) {
+        auto params = policy.BeginStep(w);
+        if (!params.ok()) return void(errors[w] = params.status());
+        for (int64_t i = w; i < kParams; i += kWorkers) grad[i] = (*params)[i] - target[i];
+        auto stats = policy.FinishStep(w, grad, lr);
+        if (!stats.ok()) return void(errors[w] = stats.status());
+        uint64_t seen = max_staleness.load();
+        while (stats->staleness > seen && !max_staleness.compare_exchange_weak(seen, stats->staleness)) {
+        }
+      }
+    });
+  }
+  go.store(true);
+  for (std::thread& t : threads) t.join();
+  for (const absl::Status& s : errors) ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(store.version(), uint64_t{kWorkers} * kSteps);
+  ::testing::Test::RecordProperty("max_staleness", static_cast<int>(max_staleness.load()));
+
+  // The sequential reference: each element follows its own worker's kSteps updates.
+  std::vector<float> expected = init;
+  const SgdMomentumFn sgd{lr, options.momentum, options.weight_decay};
+  for (int64_t i = 0; i < kParams; ++i) {
+    float velocity = 0.0f;
+    for (int step = 0; step < kSteps; ++step) {
+      expected[i] = sgd(expected[i], expected[i] - target[i], velocity);
+    }
+  }
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < kParams; ++i) {
+    mismatches += std::bit_cast<uint32_t>(store.unsafe_values()[i]) !=
+                  std::bit_cast<uint32_t>(expected[i]);
+  }
+  EXPECT_EQ(mismatches, 0);
+  // Not vacuous: the parameters moved most of the way to the targets.
+  double before = 0.0, after = 0.0;
+  for (int64_t i = 0; i < kParams; ++i) {
+    before += std::fabs(init[i] - target[i]);
+    after += std::fabs(store.unsafe_values()[i] - target[i]);
+  }
+  EXPECT_LT(after, 0.1 * before);
+}
+
+// Runs a fixed interleaving of two workers' BeginStep (B) and FinishStep (F) calls, each
+// worker on its own thread, taking turns in script order.
+struct Action {
+  int worker;
+  bool finish;               // false: BeginStep
+  uint64_t want_staleness;   // for finishes
+  float grad;                // every element of this worker's gradient, for finishes
+};
+
+class TurnTaker {
+ public:
+  void WaitFor(int turn) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return turn_ == turn; });
+  }
+  void Done() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++turn_;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int turn_ = 0;
+};
+
+// Returns the StepStats of every finish, in script order.
+std::vector<StepStats> RunScript(Hogwild& policy, const std::vector<Action>& script, int64_t size) {
+  std::vector<StepStats> stats(script.size());
+  TurnTaker turns;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < policy.num_workers(); ++w) {
+    threads.emplace_back([&, w] {
+      for (size_t i = 0; i < script.size(); ++i) {
+        if (script[i].worker != w) continue;
+        turns.WaitFor(static_cast<int>(i));
+        if (script[i].finish) {
+          const std::vector<float> grad(size, script[i].grad);
+          auto s = policy.FinishStep(w, grad, 0.3f);
+          EXPECT_TRUE(s.ok()) << s.status();
+          if (s.ok()) stats[i] = *s;
+        } else {
+          EXPECT_TRUE(policy.BeginStep(w).ok());
+        }
+        turns.Done();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return stats;
+}
+
+// Worker 1 reads at version 0 and 2; worker 0 updates once, then three times, in between.
+const std::vector<Action> kScript = {
+    {0, false, 0, 0}, {1, false, 0, 0}, {0, true, 0, 0.0f}, {1, true, 1, 1.0f},  // v: 0 -> 2
+    {1, false, 0, 0}, {0, false, 0, 0}, {0, true, 0, 0.0f},                      // v: 3
+    {0, false, 0, 0}, {0, true, 0, 0.0f}, {0, false, 0, 0}, {0, true, 0, 0.0f},  // v: 5
+    {1, true, 3, 1.0f},                                                          // v: 6
+    {0, false, 0, 0}, {0, true, 0, 0.0f},                                        // v: 7
+};
+
+TEST(Hogwild, StalenessCountsOtherWorkersUpdatesBetweenReadAndWrite) {
+  ParameterStore store(3);
+  Hogwild policy(&store, 2, SgdOptions{});
+  const std::vector<StepStats> stats = RunScript(policy, kScript, store.size());
+  for (size_t i = 0; i < kScript.size(); ++i) {
+    if (!kScript[i].finish) continue;
+    EXPECT_EQ(stats[i].staleness, kScript[i].want_staleness) << "script entry " << i;
+    EXPECT_EQ(stats[i].applied_lr, 0.3f) << "script entry " << i;
+  }
+  EXPECT_EQ(store.version(), 7u);
+  // Worker 1's two updates of -0.3 each (worker 0's gradient is 0).
+  EXPECT_EQ(store.unsafe_values()[0], (0.0f - 0.3f * 1.0f) - 0.3f * 1.0f);
+}
+
+TEST(Hogwild, OneWorkerAlwaysHasStalenessZero) {
+  ParameterStore store(5);
+  Hogwild policy(&store, 1, SgdOptions{.momentum = 0.9f});
+  const std::vector<float> grad(5, 1.0f);
+  for (int step = 0; step < 20; ++step) {
+    ASSERT_TRUE(policy.BeginStep(0).ok());
+    auto stats = policy.FinishStep(0, grad, 0.1f);
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->staleness, 0u) << "step " << step;
+  }
+  EXPECT_EQ(store.version(), 20u);
+}
+
+TEST(Hogwild, StalenessAwareLrDividesTheLearningRateByTheStaleness) {
+  ParameterStore store(3);
+  Hogwild policy(&store, 2, SgdOptions{.staleness_aware_lr = true});
+  const std::vector<StepStats> stats = RunScript(policy, kScript, store.size());
+  // Staleness 0 and 1 keep the learning rate (max(1, staleness)); staleness 3 divides it by 3.
+  for (size_t i = 0; i < kScript.size(); ++i) {
+    if (!kScript[i].finish) continue;
+    const float want = kScript[i].want_staleness > 1 ? 0.3f / kScript[i].want_staleness : 0.3f;
+    EXPECT_EQ(stats[i].applied_lr, want) << "script entry " << i;
+  }
+  // And the parameters moved by exactly the applied rate: -0.3 at staleness 1, -0.1 at 3.
+  float unused = 0.0f;
+  const float after_first = SgdMomentumFn{0.3f, 0.0f, 0.0f}(0.0f, 1.0f, unused);
+  const float after_second = SgdMomentumFn{0.3f / 3, 0.0f, 0.0f}(after_first, 1.0f, unused);
+  for (float v : store.unsafe_values()) EXPECT_EQ(v, after_second);
+  EXPECT_NE(after_second, (0.0f - 0.3f) - 0.3f);
+}
+
+TEST(Hogwild, CancelMakesLaterStepsReturnCancelled) {
+  ParameterStore store(2);
+  Hogwild policy(&store, 2, SgdOptions{});
+  ASSERT_TRUE(policy.BeginStep(0).ok());
+  policy.Cancel();
+  policy.Cancel();  // idempotent
+  EXPECT_EQ(policy.BeginStep(1).status().code(), absl::StatusCode::kCancelled);
+  const std::vector<float> grad(2, 1.0f);
+  EXPECT_EQ(policy.FinishStep(0, grad, 0.1f).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(store.version(), 0u);
+  EXPECT_EQ(store.unsafe_values()[0], 0.0f);
+}
+
+TEST(Hogwild, FinishStepRejectsAGradientOfTheWrongSize) {
+  ParameterStore store(4);
+  Hogwild policy(&store, 1, SgdOptions{});
+  ASSERT_TRUE(policy.BeginStep(0).ok());
+  const std::vector<float> grad(3, 1.0f);
+  const auto stats = policy.FinishStep(0, grad, 0.1f);
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(stats.status().message().find("3"), std::string::npos) << stats.status();
+}
+
+}  // namespace
+}  // namespace hogwild
