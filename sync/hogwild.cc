@@ -17,6 +17,15 @@ Hogwild::Hogwild(ParameterStore* store, int num_workers, SgdOptions options)
   }
 }
 
+absl::Status Hogwild::ReadParams(absl::Span<float> out) const {
+  if (static_cast<int64_t>(out.size()) != store_->size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "Hogwild::ReadParams: output has %d elements, the store %d", out.size(), store_->size()));
+  }
+  store_->Read(out);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<absl::Span<const float>> Hogwild::BeginStep(int worker) {
   if (cancelled_.load(std::memory_order_relaxed)) {
     return absl::CancelledError("training was cancelled");

@@ -30,6 +30,7 @@ class Hogwild final : public UpdatePolicy {
 
   std::string mode() const override { return "async"; }
   int num_workers() const override { return static_cast<int>(workers_.size()); }
+  absl::Status ReadParams(absl::Span<float> out) const override;
   absl::StatusOr<absl::Span<const float>> BeginStep(int worker) override;
   absl::StatusOr<StepStats> FinishStep(int worker, absl::Span<const float> grad,
                                        float lr) override;

@@ -16,7 +16,9 @@
 //   worker's Read() and its update (from the version counter). Zhang et al., "Staleness-aware
 //   Async-SGD for Distributed Deep Learning", IJCAI 2016.
 //
-// Memory: P floats of host memory, 64-byte aligned.
+// Memory: P floats of host memory, 64-byte aligned. (GPU workers keep the shared array in
+// device or pinned memory instead, with the device form of this contract: sync/device_hogwild.h.
+// There this store still holds the initial values and counts the updates.)
 #ifndef HOGWILD_SYNC_PARAMETER_STORE_H_
 #define HOGWILD_SYNC_PARAMETER_STORE_H_
 

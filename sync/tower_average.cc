@@ -17,6 +17,16 @@ TowerAverage::TowerAverage(ParameterStore* store, int num_workers, SgdOptions op
   if (options_.momentum != 0.0f) velocity_.assign(store->size(), 0.0f);
 }
 
+absl::Status TowerAverage::ReadParams(absl::Span<float> out) const {
+  if (static_cast<int64_t>(out.size()) != store_->size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TowerAverage::ReadParams: output has %d elements, the store %d", out.size(),
+        store_->size()));
+  }
+  store_->Read(out);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<absl::Span<const float>> TowerAverage::BeginStep(int /*worker*/) {
   if (barrier_.cancelled()) return absl::CancelledError("training was cancelled");
   // Nobody writes the array between the closing barrier of the last step and the opening

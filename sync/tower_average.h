@@ -34,6 +34,7 @@ class TowerAverage final : public UpdatePolicy {
 
   std::string mode() const override { return "sync"; }
   int num_workers() const override { return num_workers_; }
+  absl::Status ReadParams(absl::Span<float> out) const override;
   absl::StatusOr<absl::Span<const float>> BeginStep(int worker) override;
   absl::StatusOr<StepStats> FinishStep(int worker, absl::Span<const float> grad,
                                        float lr) override;

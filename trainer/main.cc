@@ -1,5 +1,6 @@
 // The `train` command: trains a model on an MNIST-format dataset with one worker thread per
-// core, in the mode chosen at build time (--//sync:mode=async|sync, alias --config=sync).
+// core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
+// (--//sync:mode=async|sync, alias --config=sync).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
+#include "trainer/device.h"
 #include "trainer/flags_parse.h"
 #include "trainer/mnist.h"
 #include "trainer/trainer.h"
@@ -35,7 +37,13 @@ ABSL_FLAG(std::string, data_dir, "",
 ABSL_FLAG(std::string, model, "mlp", "logreg or mlp");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated");
 ABSL_FLAG(int32_t, workers, DefaultWorkers(),
-          "worker threads (one per core); default: the number of hardware threads");
+          "CPU worker threads (one per core); default: the number of hardware threads. "
+          "Not used on GPUs (see --workers_per_device)");
+ABSL_FLAG(std::string, devices, "",
+          "cpu | gpu (every GPU) | gpu:0,1 (those GPUs); default: every GPU if there is one, "
+          "else cpu");
+ABSL_FLAG(int32_t, workers_per_device, 1,
+          "GPU workers per GPU (one stream each), in [1, 64]");
 ABSL_FLAG(int64_t, batch_size, 64,
           "examples per step: PER WORKER in async mode, the GLOBAL batch (split across "
           "workers) in sync mode");
@@ -69,6 +77,8 @@ absl::StatusOr<hogwild::TrainResult> Run() {
   TrainerOptions options;
   options.mode = kBuildMode;
   options.num_workers = absl::GetFlag(FLAGS_workers);
+  HOGWILD_ASSIGN_OR_RETURN(options.devices, ResolveDevices(absl::GetFlag(FLAGS_devices)));
+  options.workers_per_device = absl::GetFlag(FLAGS_workers_per_device);
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.epochs = absl::GetFlag(FLAGS_epochs);
   options.seed = absl::GetFlag(FLAGS_seed);
@@ -107,9 +117,9 @@ absl::StatusOr<hogwild::TrainResult> Run() {
   spec.input_shape = train.example_shape;
   spec.num_classes = train.num_classes;
   HOGWILD_ASSIGN_OR_RETURN(auto model, Model::Create(spec));
-  absl::PrintF("hogwild: %s mode, %d workers, %s (%d train / %d test examples)\n%s\n",
-                ModeName(options.mode), options.num_workers, info.name, train.size(), test.size(),
-                model->Describe());
+  absl::PrintF("hogwild: %s mode, %d workers on %s, %s (%d train / %d test examples)\n%s\n",
+                ModeName(options.mode), WorkerCount(options), DevicesToString(options.devices),
+                info.name, train.size(), test.size(), model->Describe());
   std::fflush(stdout);
   return Train(options, train, test);
 }

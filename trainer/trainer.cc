@@ -12,7 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "sync/device_hogwild.h"
 #include "sync/hogwild.h"
+#include "sync/nccl_tower_average.h"
 #include "sync/parameter_store.h"
 #include "sync/tower_average.h"
 #include "trainer/convergence_log.h"
@@ -70,7 +72,39 @@ void PrintProgress(const TrainingMetrics::Snapshot& s, int64_t epochs, bool tty,
 
 }  // namespace
 
+int WorkerCount(const TrainerOptions& options) {
+  if (options.devices.empty() || !options.devices[0].is_gpu()) return options.num_workers;
+  return static_cast<int>(options.devices.size()) * options.workers_per_device;
+}
+
+// The device checks of ValidateOptions.
+absl::Status ValidateDevices(const TrainerOptions& o) {
+  if (o.devices.empty()) return absl::InvalidArgumentError("--devices: no device given");
+  const bool gpu = o.devices[0].is_gpu();
+  for (size_t i = 0; i < o.devices.size(); ++i) {
+    const DeviceSpec& d = o.devices[i];
+    if (d.is_gpu() != gpu || (!gpu && o.devices.size() > 1) || d.index < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--devices: %s cannot be combined like this; give cpu alone or a list of distinct GPUs",
+          d.ToString()));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (o.devices[j] == d) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--devices: %s is listed twice; use --workers_per_device for several workers per GPU",
+            d.ToString()));
+      }
+    }
+  }
+  if (o.workers_per_device < 1 || o.workers_per_device > 64) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--workers_per_device=%d is out of range; it must be in [1, 64]", o.workers_per_device));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateOptions(const TrainerOptions& o) {
+  HOGWILD_RETURN_IF_ERROR(ValidateDevices(o));
   if (o.num_workers < 1 || o.num_workers > 4096) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--workers=%d is out of range; it must be in [1, 4096]", o.num_workers));
@@ -104,9 +138,22 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& train,
+absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset& train,
                                   const Dataset& test) {
-  HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
+  HOGWILD_RETURN_IF_ERROR(ValidateOptions(requested));
+  TrainerOptions options = requested;
+  options.num_workers = WorkerCount(requested);
+  // Worker w runs on worker_devices[w] (GPUs only; consecutive workers share a GPU).
+  std::vector<DeviceSpec> worker_devices;
+  std::vector<int> worker_gpus;
+  if (options.devices[0].is_gpu()) {
+    for (const DeviceSpec& d : options.devices) {
+      for (int k = 0; k < options.workers_per_device; ++k) {
+        worker_devices.push_back(d);
+        worker_gpus.push_back(d.index);
+      }
+    }
+  }
   if (train.size() == 0) return absl::InvalidArgumentError("the training set is empty");
   ModelSpec spec = options.model;
   spec.input_shape = train.example_shape;
@@ -117,7 +164,14 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& 
   model->InitParams(options.seed, store.unsafe_values());
 
   std::unique_ptr<UpdatePolicy> policy;
-  if (options.mode == Mode::kSync) {
+  if (!worker_gpus.empty()) {
+    if (options.mode == Mode::kSync) {
+      HOGWILD_ASSIGN_OR_RETURN(policy, NcclTowerAverage::Create(&store, worker_gpus, options.sgd));
+    } else {
+      HOGWILD_ASSIGN_OR_RETURN(policy, DeviceHogwild::Create(&store, worker_gpus, options.sgd,
+                                                             options.force_host_master));
+    }
+  } else if (options.mode == Mode::kSync) {
     policy = std::make_unique<TowerAverage>(&store, options.num_workers, options.sgd);
   } else {
     policy = std::make_unique<Hogwild>(&store, options.num_workers, options.sgd);
@@ -163,6 +217,7 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& 
           ? std::max<int64_t>(1, std::llround(options.eval_every_epochs * steps_per_epoch))
           : options.eval_every_steps;
   context.step_hook = options.step_hook;
+  context.worker_devices = worker_devices;
 
   ErrorCollector errors(policy.get(), &pipeline);
   std::mutex done_mu;
@@ -201,7 +256,8 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& 
   result.staleness_mean = snapshot.staleness_mean;
   result.staleness_max = snapshot.staleness_max;
   result.staleness_histogram = metrics.StalenessHistogram();
-  result.params.assign(store.unsafe_values().begin(), store.unsafe_values().end());
+  result.params.resize(store.size());
+  HOGWILD_RETURN_IF_ERROR(policy->ReadParams(absl::MakeSpan(result.params)));
   if (evaluator != nullptr) {
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.params));
     metrics.RecordEval(eval, result.steps);

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "sync/update_policy.h"
 #include "trainer/dataset.h"
+#include "trainer/device.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/lr_schedule.h"
 #include "trainer/model.h"
@@ -47,6 +48,16 @@ struct TrainerOptions {
   bool progress = false;          // print a progress line to stdout while training
   int prefetch = 4;               // batches queued per worker
 
+  // Where the workers run (trainer/device.h). {cpu}: num_workers CPU workers. A list of GPUs:
+  // workers_per_device workers on each (one stream each), so WorkerCount() = GPUs x
+  // workers_per_device and num_workers is not used. Parameter placement per DESIGN.md: async
+  // on GPUs uses sync/device_hogwild.h, sync uses sync/nccl_tower_average.h.
+  std::vector<DeviceSpec> devices = {DeviceSpec::Cpu()};
+  int workers_per_device = 1;  // >= 1, GPUs only
+  // Async on GPUs: keep the master parameters in pinned host memory even where a GPU could
+  // hold them (exercises the several-GPUs-without-peer-access path on one GPU).
+  bool force_host_master = false;
+
   // Called by each worker before each of its steps (worker id, its step index); a non-OK
   // status stops training like any worker error. For fault injection and custom callbacks.
   std::function<absl::Status(int worker, int64_t step)> step_hook;
@@ -66,6 +77,10 @@ struct TrainResult {
   std::vector<uint64_t> staleness_histogram;  // see TrainingMetrics::kStalenessBuckets
   std::vector<float> params;  // [P] final parameters
 };
+
+// The number of workers the options ask for: num_workers on the CPU, GPUs x workers_per_device
+// on GPUs.
+int WorkerCount(const TrainerOptions& options);
 
 // Validates options against the dataset; the message names the option and the allowed range.
 absl::Status ValidateOptions(const TrainerOptions& options);

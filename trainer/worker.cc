@@ -5,7 +5,9 @@
 
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/cpu_backend.h"
+#include "kernels/buffer.h"
+#include "trainer/batch_feed.h"
+#include "trainer/device.h"
 #include "trainer/tower.h"
 
 namespace hogwild {
@@ -18,12 +20,20 @@ absl::Status Annotate(const absl::Status& status, int worker, int64_t step) {
 }
 
 absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
-  CpuBackend backend;
-  HOGWILD_ASSIGN_OR_RETURN(auto tower, Tower::Create(ctx.model, &backend, ctx.max_batch));
-  std::vector<float> grad(ctx.model->num_params());
+  const DeviceSpec device =
+      ctx.worker_devices.empty() ? DeviceSpec::Cpu() : ctx.worker_devices[worker];
+  // Created here, on the worker's thread: a GPU backend binds its device to this thread.
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(device));
+  HOGWILD_RETURN_IF_ERROR(ctx.policy->AttachWorker(worker, backend.get()));
+  HOGWILD_ASSIGN_OR_RETURN(auto tower, Tower::Create(ctx.model, backend.get(), ctx.max_batch));
+  HOGWILD_ASSIGN_OR_RETURN(auto grad,
+                           BackendBuffer<float>::Create(backend.get(), ctx.model->num_params()));
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<BatchFeed> feed,
+                           CreateBatchFeed(device, backend.get(), ctx.pipeline, worker,
+                                           ctx.max_batch, ctx.model->input_features()));
   int64_t next_eval = ctx.eval_every_steps;
   while (true) {
-    HOGWILD_ASSIGN_OR_RETURN(std::optional<Batch> batch, ctx.pipeline->Next(worker));
+    HOGWILD_ASSIGN_OR_RETURN(std::optional<BatchView> batch, feed->Next());
     if (!batch) return absl::OkStatus();
     step = batch->step;
     if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));
@@ -31,8 +41,8 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     const float grad_scale = batch->global_size > 0 ? 1.0f / batch->global_size : 0.0f;
     HOGWILD_ASSIGN_OR_RETURN(
         double loss_sum,
-        tower->ForwardBackward(params.data(), batch->size(), batch->features.data(),
-                               batch->labels.data(), grad_scale, grad.data()));
+        tower->ForwardBackward(params.data(), batch->size, batch->features, batch->labels,
+                               grad_scale, grad.data()));
     // In sync mode the global step is the same for every tower of a step; in async mode it is
     // the number of updates applied so far by all workers.
     const int64_t global_step = static_cast<int64_t>(ctx.store->version());
@@ -42,17 +52,20 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
           "training diverged: the loss is %f at global step %d (learning rate %g); lower --lr",
           loss_sum, global_step, lr));
     }
-    HOGWILD_ASSIGN_OR_RETURN(StepStats stats,
-                             ctx.policy->FinishStep(worker, absl::MakeConstSpan(grad), lr));
-    ctx.metrics->RecordStep(worker, batch->size(), loss_sum, stats.staleness, stats.applied_lr,
+    HOGWILD_ASSIGN_OR_RETURN(
+        StepStats stats,
+        ctx.policy->FinishStep(worker, absl::MakeConstSpan(grad.data(), grad.size()), lr));
+    ctx.metrics->RecordStep(worker, batch->size, loss_sum, stats.staleness, stats.applied_lr,
                             global_step + 1);
     if (worker == 0 && ctx.evaluator != nullptr && ctx.eval_every_steps > 0 &&
         global_step + 1 >= next_eval) {
       // Sync: all slices are updated (the closing barrier passed) and the others only read the
       // parameters until worker 0 reaches the next barrier, so this is the exact step-boundary
       // state. Async: a consistent-enough snapshot, as any Hogwild reader sees.
+      // On a GPU this worker's own last update may still be queued: let it land first.
+      HOGWILD_RETURN_IF_ERROR(backend->Synchronize());
       std::vector<float> snapshot(ctx.store->size());
-      ctx.store->Read(absl::MakeSpan(snapshot));
+      HOGWILD_RETURN_IF_ERROR(ctx.policy->ReadParams(absl::MakeSpan(snapshot)));
       HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, ctx.evaluator->Evaluate(snapshot));
       ctx.metrics->RecordEval(eval, global_step + 1);
       while (next_eval <= global_step + 1) next_eval += ctx.eval_every_steps;

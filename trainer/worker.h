@@ -1,6 +1,8 @@
 // One worker: a thread that owns its Backend and Tower and runs train steps until its input is
-// exhausted, an error occurs, or training is cancelled:
-//   batch <- pipeline.Next(w); params <- policy.BeginStep(w);
+// exhausted, an error occurs, or training is cancelled. It creates its Backend on its own
+// thread (on a GPU: cudaSetDevice, its stream and cuBLAS handle; trainer/device.h), attaches it
+// to the update policy, and receives its batches in that backend's memory (trainer/batch_feed.h):
+//   batch <- feed.Next(); params <- policy.BeginStep(w);
 //   loss, grad <- tower.ForwardBackward(params, batch, 1 / batch.global_size);
 //   policy.FinishStep(w, grad, lr(step)); metrics; (worker 0) evaluation when due.
 #ifndef HOGWILD_TRAINER_WORKER_H_
@@ -8,10 +10,12 @@
 
 #include <atomic>
 #include <functional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
+#include "trainer/device.h"
 #include "trainer/evaluator.h"
 #include "trainer/input_pipeline.h"
 #include "trainer/lr_schedule.h"
@@ -33,6 +37,8 @@ struct WorkerContext {
   Evaluator* evaluator = nullptr;
   int64_t eval_every_steps = 0;
   std::function<absl::Status(int, int64_t)> step_hook;
+  // worker_devices[w]: the device of worker w. Empty: every worker on the CPU.
+  std::vector<DeviceSpec> worker_devices;
 };
 
 // Runs worker `worker` to completion on the calling thread. Returns OK when its data is

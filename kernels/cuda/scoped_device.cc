@@ -1,0 +1,24 @@
+#include "kernels/cuda/scoped_device.h"
+
+#include <cuda_runtime_api.h>
+
+#include "absl/base/internal/raw_logging.h"
+#include "kernels/cuda/cuda_status.h"
+
+namespace hogwild {
+
+absl::StatusOr<ScopedDevice> ScopedDevice::Enter(int device) {
+  int previous = 0;
+  HOGWILD_CUDA_RETURN_IF_ERROR(cudaGetDevice(&previous));
+  // cudaSetDevice is cheap but not free; most callers already are on the device.
+  if (previous != device) HOGWILD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+  return ScopedDevice(previous, device);
+}
+
+ScopedDevice::~ScopedDevice() {
+  if (previous_ < 0 || previous_ == entered_) return;
+  const absl::Status s = HOGWILD_CUDA_STATUS(cudaSetDevice(previous_));
+  if (!s.ok()) ABSL_RAW_LOG(ERROR, "ScopedDevice: %s", s.ToString().c_str());
+}
+
+}  // namespace hogwild

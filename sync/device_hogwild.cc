@@ -1,0 +1,190 @@
+#include "sync/device_hogwild.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "absl/base/internal/raw_logging.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/devices.h"
+#include "kernels/cuda/scoped_device.h"
+#include "kernels/cuda/sgd_update.h"
+
+namespace hogwild {
+namespace {
+
+void LogIfError(const absl::Status& status) {
+  if (!status.ok()) ABSL_RAW_LOG(ERROR, "DeviceHogwild: %s", status.ToString().c_str());
+}
+
+}  // namespace
+
+DeviceHogwild::DeviceHogwild(ParameterStore* store, SgdOptions options,
+                             std::vector<int> worker_devices)
+    : store_(store), options_(options), workers_(worker_devices.size()) {
+  for (size_t w = 0; w < worker_devices.size(); ++w) workers_[w].device = worker_devices[w];
+}
+
+absl::StatusOr<std::unique_ptr<DeviceHogwild>> DeviceHogwild::Create(
+    ParameterStore* store, std::vector<int> worker_devices, SgdOptions options,
+    bool force_pinned_host) {
+  if (worker_devices.empty()) {
+    return absl::InvalidArgumentError("DeviceHogwild: no workers (empty device list)");
+  }
+  HOGWILD_ASSIGN_OR_RETURN(const int count, CudaDeviceCount());
+  for (int d : worker_devices) {
+    if (d < 0 || d >= count) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "DeviceHogwild: GPU %d does not exist; this process sees %d CUDA device(s)", d, count));
+    }
+  }
+  std::unique_ptr<DeviceHogwild> policy(new DeviceHogwild(store, options, worker_devices));
+  policy->master_device_ = worker_devices[0];
+  const std::set<int> distinct(worker_devices.begin(), worker_devices.end());
+  bool all_peers = true;
+  for (int d : distinct) {
+    if (d == policy->master_device_) continue;
+    int can_access = 0;
+    HOGWILD_CUDA_RETURN_IF_ERROR(cudaDeviceCanAccessPeer(&can_access, d, policy->master_device_));
+    all_peers = all_peers && can_access != 0;
+  }
+  policy->placement_ =
+      all_peers && !force_pinned_host ? Placement::kDevice : Placement::kPinnedHost;
+
+  const size_t bytes = static_cast<size_t>(store->size()) * sizeof(float);
+  const float* initial = store->unsafe_values().data();
+  if (policy->placement_ == Placement::kDevice) {
+    HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(policy->master_device_));
+    HOGWILD_ASSIGN_OR_RETURN(policy->master_on_device_, DeviceBuffer::Allocate(bytes));
+    policy->master_ = policy->master_on_device_.as<float>();
+    if (bytes > 0) {
+      HOGWILD_CUDA_RETURN_IF_ERROR(
+          cudaMemcpy(policy->master_, initial, bytes, cudaMemcpyHostToDevice));
+    }
+  } else {
+    // Pinned (page-locked) memory is mapped into every device's address space under unified
+    // addressing, so kernels on any GPU read and write it through the host pointer.
+    HOGWILD_ASSIGN_OR_RETURN(policy->master_on_host_, PinnedHostBuffer::Allocate(bytes));
+    policy->master_ = policy->master_on_host_.as<float>();
+    if (bytes > 0) std::memcpy(policy->master_, initial, bytes);
+  }
+  return policy;
+}
+
+DeviceHogwild::~DeviceHogwild() {
+  // cudaFree under the owning device: the buffers of each GPU are released with it current.
+  for (PerWorker& w : workers_) {
+    if (w.snapshot.data() == nullptr && w.velocity.data() == nullptr) continue;
+    absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(w.device);
+    if (!on.ok()) LogIfError(on.status());
+    w.snapshot.Reset();
+    w.velocity.Reset();
+  }
+  if (master_on_device_.data() != nullptr) {
+    absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(master_device_);
+    if (!on.ok()) LogIfError(on.status());
+    master_on_device_.Reset();
+  }
+}
+
+absl::Status DeviceHogwild::AttachWorker(int worker, Backend* backend) {
+  if (worker < 0 || worker >= num_workers()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "DeviceHogwild::AttachWorker: worker %d is outside [0, %d)", worker, num_workers()));
+  }
+  PerWorker& w = workers_[worker];
+  auto* cuda = dynamic_cast<CudaBackend*>(backend);
+  if (cuda == nullptr || cuda->device() != w.device) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "DeviceHogwild: worker %d must run on a CUDA backend of GPU %d, got %s", worker, w.device,
+        backend == nullptr ? "none" : backend->name()));
+  }
+  if (placement_ == Placement::kDevice && w.device != master_device_) {
+    // Peer access is per (device, peer) pair and process-wide: the first worker of each GPU
+    // enables it, the others find it enabled.
+    const cudaError_t result = cudaDeviceEnablePeerAccess(master_device_, 0);
+    if (result == cudaErrorPeerAccessAlreadyEnabled) {
+      (void)cudaGetLastError();  // not sticky; clear it so later checks do not see it
+    } else {
+      HOGWILD_CUDA_RETURN_IF_ERROR(result);
+    }
+  }
+  const size_t bytes = static_cast<size_t>(store_->size()) * sizeof(float);
+  HOGWILD_ASSIGN_OR_RETURN(w.snapshot, DeviceBuffer::Allocate(bytes));
+  if (options_.momentum != 0.0f) {
+    HOGWILD_ASSIGN_OR_RETURN(w.velocity, DeviceBuffer::Allocate(bytes));
+    HOGWILD_RETURN_IF_ERROR(cuda->Fill(store_->size(), 0.0f, w.velocity.as<float>()));
+  }
+  w.backend = cuda;
+  return absl::OkStatus();
+}
+
+absl::Status DeviceHogwild::ReadParams(absl::Span<float> out) const {
+  if (static_cast<int64_t>(out.size()) != store_->size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "DeviceHogwild::ReadParams: output has %d elements, the store %d", out.size(),
+        store_->size()));
+  }
+  const size_t bytes = out.size() * sizeof(float);
+  if (bytes == 0) return absl::OkStatus();
+  if (placement_ == Placement::kPinnedHost) {
+    // Device kernels may be writing concurrently; each 32-bit element arrives whole (see the
+    // contract in the header), and the copy may mix old and new elements like any Hogwild read.
+    std::memcpy(out.data(), master_, bytes);
+    return absl::OkStatus();
+  }
+  // A blocking copy on the legacy default stream: the workers' streams are non-blocking, so it
+  // neither waits for nor delays their work (a Hogwild snapshot, as on the host).
+  HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(master_device_));
+  HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(out.data(), master_, bytes, cudaMemcpyDeviceToHost));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Span<const float>> DeviceHogwild::BeginStep(int worker) {
+  if (cancelled_.load(std::memory_order_relaxed)) {
+    return absl::CancelledError("training was cancelled");
+  }
+  PerWorker& w = workers_[worker];
+  if (w.backend == nullptr) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "DeviceHogwild::BeginStep: worker %d did not call AttachWorker", worker));
+  }
+  w.read_version = store_->version();
+  const size_t bytes = static_cast<size_t>(store_->size()) * sizeof(float);
+  if (bytes > 0) {
+    // cudaMemcpyDefault: unified addressing tells a same-GPU, peer or host-mapped source apart.
+    HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(w.snapshot.data(), master_, bytes,
+                                                 cudaMemcpyDefault, w.backend->stream()));
+  }
+  return absl::MakeConstSpan(w.snapshot.as<const float>(), static_cast<size_t>(store_->size()));
+}
+
+absl::StatusOr<StepStats> DeviceHogwild::FinishStep(int worker, absl::Span<const float> grad,
+                                                    float lr) {
+  if (cancelled_.load(std::memory_order_relaxed)) {
+    return absl::CancelledError("training was cancelled");
+  }
+  if (static_cast<int64_t>(grad.size()) != store_->size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "DeviceHogwild::FinishStep: gradient has %d elements, the store %d", grad.size(),
+        store_->size()));
+  }
+  PerWorker& w = workers_[worker];
+  StepStats stats;
+  stats.staleness = store_->version() - w.read_version;
+  stats.applied_lr = lr;
+  if (options_.staleness_aware_lr && stats.staleness > 1) {
+    stats.applied_lr = lr / static_cast<float>(stats.staleness);
+  }
+  HOGWILD_CUDA_RETURN_IF_ERROR(LaunchSgdUpdate(
+      w.backend->stream(), store_->size(), stats.applied_lr, options_.momentum,
+      options_.weight_decay, grad.data(), w.velocity.as<float>(), master_));
+  store_->CompleteUpdate();
+  return stats;
+}
+
+}  // namespace hogwild

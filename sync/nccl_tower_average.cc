@@ -1,0 +1,208 @@
+#include "sync/nccl_tower_average.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "absl/base/internal/raw_logging.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/devices.h"
+#include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/scoped_device.h"
+#include "kernels/cuda/sgd_update.h"
+
+namespace hogwild {
+namespace {
+
+void LogIfError(const absl::Status& status) {
+  if (!status.ok()) ABSL_RAW_LOG(ERROR, "NcclTowerAverage: %s", status.ToString().c_str());
+}
+
+}  // namespace
+
+NcclTowerAverage::NcclTowerAverage(ParameterStore* store, SgdOptions options, int num_workers)
+    : store_(store),
+      options_(options),
+      barrier_(num_workers),
+      worker_gpu_(num_workers, -1),
+      backends_(num_workers, nullptr),
+      tower_grads_(num_workers, nullptr) {}
+
+absl::StatusOr<std::unique_ptr<NcclTowerAverage>> NcclTowerAverage::Create(
+    ParameterStore* store, std::vector<int> worker_devices, SgdOptions options) {
+  if (worker_devices.empty()) {
+    return absl::InvalidArgumentError("NcclTowerAverage: no workers (empty device list)");
+  }
+  HOGWILD_ASSIGN_OR_RETURN(const int count, CudaDeviceCount());
+  std::unique_ptr<NcclTowerAverage> policy(
+      new NcclTowerAverage(store, options, static_cast<int>(worker_devices.size())));
+  for (size_t w = 0; w < worker_devices.size(); ++w) {
+    const int d = worker_devices[w];
+    if (d < 0 || d >= count) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "NcclTowerAverage: GPU %d does not exist; this process sees %d CUDA device(s)", d,
+          count));
+    }
+    int g = 0;
+    while (g < policy->num_replicas() && policy->gpus_[g].device != d) ++g;
+    if (g == policy->num_replicas()) {
+      policy->gpus_.emplace_back();
+      policy->gpus_.back().device = d;
+    }
+    policy->gpus_[g].workers.push_back(static_cast<int>(w));
+    policy->worker_gpu_[w] = g;
+  }
+
+  const size_t bytes = static_cast<size_t>(store->size()) * sizeof(float);
+  for (PerGpu& gpu : policy->gpus_) {
+    HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));
+    cudaStream_t stream = nullptr;
+    HOGWILD_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    gpu.stream = stream;
+    HOGWILD_ASSIGN_OR_RETURN(gpu.replica, DeviceBuffer::Allocate(bytes));
+    HOGWILD_ASSIGN_OR_RETURN(gpu.sum, DeviceBuffer::Allocate(bytes));
+    if (bytes > 0) {
+      HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(gpu.replica.data(), store->unsafe_values().data(),
+                                              bytes, cudaMemcpyHostToDevice));
+    }
+    if (options.momentum != 0.0f) {
+      HOGWILD_ASSIGN_OR_RETURN(gpu.velocity, DeviceBuffer::Allocate(bytes));
+      if (bytes > 0) HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemset(gpu.velocity.data(), 0, bytes));
+    }
+  }
+  if (policy->num_replicas() > 1) {
+    std::vector<ncclComm_t> comms(policy->num_replicas(), nullptr);
+    std::vector<int> devices;
+    for (const PerGpu& gpu : policy->gpus_) devices.push_back(gpu.device);
+    HOGWILD_CUDA_RETURN_IF_ERROR(
+        ncclCommInitAll(comms.data(), policy->num_replicas(), devices.data()));
+    for (int g = 0; g < policy->num_replicas(); ++g) policy->gpus_[g].comm = comms[g];
+  }
+  return policy;
+}
+
+NcclTowerAverage::~NcclTowerAverage() {
+  for (PerGpu& gpu : gpus_) {
+    absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(gpu.device);
+    if (!on.ok()) LogIfError(on.status());
+    if (gpu.comm != nullptr) LogIfError(HOGWILD_CUDA_STATUS(ncclCommDestroy(gpu.comm)));
+    if (gpu.stream != nullptr) {
+      LogIfError(HOGWILD_CUDA_STATUS(cudaStreamSynchronize(gpu.stream)));
+      LogIfError(HOGWILD_CUDA_STATUS(cudaStreamDestroy(gpu.stream)));
+    }
+    gpu.replica.Reset();
+    gpu.sum.Reset();
+    gpu.velocity.Reset();
+  }
+}
+
+absl::Status NcclTowerAverage::AttachWorker(int worker, Backend* backend) {
+  if (worker < 0 || worker >= num_workers()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "NcclTowerAverage::AttachWorker: worker %d is outside [0, %d)", worker, num_workers()));
+  }
+  const int device = gpus_[worker_gpu_[worker]].device;
+  auto* cuda = dynamic_cast<CudaBackend*>(backend);
+  if (cuda == nullptr || cuda->device() != device) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "NcclTowerAverage: worker %d must run on a CUDA backend of GPU %d, got %s", worker,
+        device, backend == nullptr ? "none" : backend->name()));
+  }
+  backends_[worker] = cuda;
+  return absl::OkStatus();
+}
+
+absl::Status NcclTowerAverage::ReadParams(absl::Span<float> out) const {
+  if (static_cast<int64_t>(out.size()) != store_->size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "NcclTowerAverage::ReadParams: output has %d elements, the store %d", out.size(),
+        store_->size()));
+  }
+  if (out.empty()) return absl::OkStatus();
+  HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpus_[0].device));
+  // Blocking copy on the legacy default stream; the last update was waited for (step 2d).
+  HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(out.data(), gpus_[0].replica.data(),
+                                          out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Span<const float>> NcclTowerAverage::BeginStep(int worker) {
+  if (barrier_.cancelled()) return absl::CancelledError("training was cancelled");
+  if (backends_[worker] == nullptr) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "NcclTowerAverage::BeginStep: worker %d did not call AttachWorker", worker));
+  }
+  const PerGpu& gpu = gpus_[worker_gpu_[worker]];
+  return absl::MakeConstSpan(gpu.replica.as<const float>(), static_cast<size_t>(store_->size()));
+}
+
+absl::StatusOr<StepStats> NcclTowerAverage::FinishStep(int worker, absl::Span<const float> grad,
+                                                       float lr) {
+  if (static_cast<int64_t>(grad.size()) != store_->size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "NcclTowerAverage::FinishStep: gradient has %d elements, the store %d", grad.size(),
+        store_->size()));
+  }
+  // The gradient was written on the worker's stream; waiting here (host-side) orders it before
+  // the reduction that worker 0 enqueues on other streams after the barrier.
+  HOGWILD_RETURN_IF_ERROR(backends_[worker]->Synchronize());
+  tower_grads_[worker] = grad.data();
+  HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+  if (worker == 0) {
+    // An error here returns at once; the trainer then cancels the barrier, which releases the
+    // others from the closing barrier below.
+    HOGWILD_RETURN_IF_ERROR(Reduce(lr));
+    store_->CompleteUpdate();
+  }
+  HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+  return StepStats{.staleness = 0, .applied_lr = lr};
+}
+
+absl::Status NcclTowerAverage::Reduce(float lr) {
+  const int64_t n = store_->size();
+  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  if (n == 0) return absl::OkStatus();
+  // a. Per-GPU sums in worker order.
+  for (PerGpu& gpu : gpus_) {
+    HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));
+    float* sum = gpu.sum.as<float>();
+    HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(sum, tower_grads_[gpu.workers[0]], bytes,
+                                                 cudaMemcpyDeviceToDevice, gpu.stream));
+    for (size_t i = 1; i < gpu.workers.size(); ++i) {
+      HOGWILD_CUDA_RETURN_IF_ERROR(
+          LaunchAccumulate(gpu.stream, n, tower_grads_[gpu.workers[i]], sum));
+    }
+  }
+  // b. Across GPUs. One thread issues every rank's call, which NCCL requires to be grouped.
+  if (gpus_.size() > 1) {
+    HOGWILD_CUDA_RETURN_IF_ERROR(ncclGroupStart());
+    absl::Status issued;
+    for (PerGpu& gpu : gpus_) {
+      issued = HOGWILD_CUDA_STATUS(ncclAllReduce(gpu.sum.data(), gpu.sum.data(),
+                                                 static_cast<size_t>(n), ncclFloat, ncclSum,
+                                                 gpu.comm, gpu.stream));
+      if (!issued.ok()) break;
+    }
+    // The group must be closed even when a call failed, or NCCL stays in group mode.
+    const absl::Status closed = HOGWILD_CUDA_STATUS(ncclGroupEnd());
+    HOGWILD_RETURN_IF_ERROR(issued);
+    HOGWILD_RETURN_IF_ERROR(closed);
+  }
+  // c. The same update on every replica.
+  for (PerGpu& gpu : gpus_) {
+    HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));
+    HOGWILD_CUDA_RETURN_IF_ERROR(LaunchSgdUpdate(gpu.stream, n, lr, options_.momentum,
+                                                 options_.weight_decay, gpu.sum.as<float>(),
+                                                 gpu.velocity.as<float>(), gpu.replica.as<float>()));
+  }
+  // d. Host-side wait, so the closing barrier orders the update before every tower's next read
+  //    (the towers run on other streams).
+  for (PerGpu& gpu : gpus_) {
+    HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));
+    HOGWILD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(gpu.stream));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hogwild

@@ -1,0 +1,98 @@
+// The synchronous update policy for GPU workers: tower gradient averaging with one parameter
+// replica per GPU (TensorFlow's multi-GPU tower model, tf.distribute.MirroredStrategy).
+//
+// Every step all workers compute their tower gradient from their GPU's replica (unchanged
+// during the compute phase), then:
+//   1. each worker waits for its own stream (its gradient is complete) and arrives at the step
+//      barrier;
+//   2. worker 0 alone drives the reduction, on one stream per GPU that this policy owns:
+//      a. on each GPU, the sum of that GPU's workers' gradients in worker order (a device copy
+//         then Accumulate kernels: several workers on one GPU reduce on that GPU);
+//      b. with more than one GPU, an NCCL sum all-reduce of those per-GPU sums (one process,
+//         one communicator per GPU from ncclCommInitAll, the G calls inside one
+//         ncclGroupStart/ncclGroupEnd because one thread issues them all);
+//      c. the same SgdMomentumFn update applied to every replica (one momentum buffer per
+//         replica), so the replicas stay identical;
+//      d. it waits for all those streams;
+//   3. everyone arrives at the barrier again, so no tower reads a replica before its update.
+// The gradients are pre-scaled by 1/(global batch) (sync/update_policy.h), so the sum is the
+// example-weighted average of the towers, whatever the shard sizes (empty shards included).
+// Sums run in a fixed order on each GPU, and NCCL's reduction order is fixed for a fixed set
+// of GPUs, so runs repeat bitwise on one machine. With W workers and global batch B the
+// parameters equal those of one worker with batch B up to float rounding.
+//
+// Status: compiled; the GPU paths (and NCCL in particular) have not run yet (tools/gpu_check.sh
+// runs them on a GPU machine).
+//
+// Thread-safety: each worker calls BeginStep/FinishStep once per step from its own thread,
+// after AttachWorker on that thread. Cancel() releases every waiter (the no-hang guarantee).
+#ifndef HOGWILD_SYNC_NCCL_TOWER_AVERAGE_H_
+#define HOGWILD_SYNC_NCCL_TOWER_AVERAGE_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/device_buffer.h"
+#include "sync/parameter_store.h"
+#include "sync/step_barrier.h"
+#include "sync/update_policy.h"
+
+struct ncclComm;
+
+namespace hogwild {
+
+class NcclTowerAverage final : public UpdatePolicy {
+ public:
+  // `store` holds the initial parameters (copied to every replica here) and counts the steps;
+  // it must outlive this object. worker_devices[w] is the CUDA device of worker w (W >= 1,
+  // repeats allowed). options.staleness_aware_lr is ignored.
+  // Errors: kInvalidArgument for an empty or bad device list; kFailedPrecondition without a
+  // usable GPU; kResourceExhausted when a replica does not fit; NCCL errors converted.
+  static absl::StatusOr<std::unique_ptr<NcclTowerAverage>> Create(ParameterStore* store,
+                                                                  std::vector<int> worker_devices,
+                                                                  SgdOptions options);
+  ~NcclTowerAverage() override;
+
+  std::string mode() const override { return "sync"; }
+  int num_workers() const override { return static_cast<int>(worker_gpu_.size()); }
+  // Distinct GPUs, i.e. replicas.
+  int num_replicas() const { return static_cast<int>(gpus_.size()); }
+
+  // `backend` must be a CudaBackend on worker_devices[worker].
+  absl::Status AttachWorker(int worker, Backend* backend) override;
+  // Copies the first replica (all are equal between steps) to `out`.
+  absl::Status ReadParams(absl::Span<float> out) const override;
+  absl::StatusOr<absl::Span<const float>> BeginStep(int worker) override;
+  absl::StatusOr<StepStats> FinishStep(int worker, absl::Span<const float> grad,
+                                       float lr) override;
+  void Cancel() override { barrier_.Cancel(); }
+
+ private:
+  struct PerGpu {
+    int device = 0;
+    CUstream_st* stream = nullptr;  // owned; the reduction's stream on this GPU
+    ncclComm* comm = nullptr;       // owned; null with a single GPU (no NCCL needed)
+    DeviceBuffer replica;           // [P]
+    DeviceBuffer sum;               // [P] this GPU's gradient sum, then the global sum
+    DeviceBuffer velocity;          // [P] or empty when momentum == 0
+    std::vector<int> workers;       // in worker order
+  };
+
+  NcclTowerAverage(ParameterStore* store, SgdOptions options, int num_workers);
+  // Steps 2a-2d of the class comment, on worker 0's thread.
+  absl::Status Reduce(float lr);
+
+  ParameterStore* store_;
+  SgdOptions options_;
+  StepBarrier barrier_;
+  std::vector<PerGpu> gpus_;
+  std::vector<int> worker_gpu_;                // worker -> index into gpus_
+  std::vector<CudaBackend*> backends_;         // set by AttachWorker
+  std::vector<const float*> tower_grads_;      // published before the first barrier
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_SYNC_NCCL_TOWER_AVERAGE_H_
