@@ -48,10 +48,11 @@ void MaxPool2dForward(const Pool2dShape& s, const float* x, float* y) {
 void MaxPool2dBackward(const Pool2dShape& s, const float* x, const float* dy, float* dx) {
   const int64_t in_plane = s.in_height * s.in_width;
   const int64_t out_plane = s.out_height() * s.out_width();
-  std::fill(dx, dx + s.batch * s.channels * in_plane, 0.0f);
   for (int64_t p = 0; p < s.batch * s.channels; ++p) {
     const float* dy_p = dy + p * out_plane;
     float* dx_p = dx + p * in_plane;
+    // Zeroed plane by plane, not all of dx up front: the plane is still in cache for the adds.
+    std::fill(dx_p, dx_p + in_plane, 0.0f);
     ForEachWindowMax(s, x + p * in_plane, [dy_p, dx_p](int64_t out, int64_t at, float /*best*/) {
       dx_p[at] += dy_p[out];
     });
