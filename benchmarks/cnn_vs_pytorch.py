@@ -8,8 +8,10 @@ once with its default conv path (oneDNN/MKL-DNN, when built in) and once with on
 (its own im2col + BLAS path, like ours). Our side is //benchmarks:cnn_step_benchmark's
 BM_CnnTrainStep, run from here so both are measured in one run on the same machine state.
 
-Reports examples/s by wall time and by process CPU time (the machine may be shared: CPU time is
-what one core delivers regardless of other load), medians over repetitions, and the ratios.
+The three are sampled interleaved (ours, PyTorch default, PyTorch without oneDNN, repeat), so a
+shared machine's changing load hits them alike. Reports examples/s by wall time and by process
+CPU time (on a shared machine CPU time is closer to what one free core delivers), median and
+best sample of each, and the ratios ours/theirs.
 
   bazel build -c opt //benchmarks:cnn_step_benchmark
   /usr/bin/python3 benchmarks/cnn_vs_pytorch.py --ours bazel-bin/benchmarks/cnn_step_benchmark
@@ -38,7 +40,8 @@ def loaded_blas():
     return ", ".join(sorted(libs)) or "none mapped"
 
 
-def torch_step_rates(mkldnn, warmup, iterations, repetitions):
+def torch_stepper():
+    """The PyTorch model, optimizer and a batch; returns a function doing one SGD step."""
     import torch
     from torch import nn
 
@@ -59,30 +62,29 @@ def torch_step_rates(mkldnn, warmup, iterations, repetitions):
         loss.backward()
         optimizer.step()
 
-    wall, cpu = [], []
+    return step
+
+
+def torch_rate(step, mkldnn, iterations):
+    """(examples/s by wall time, examples/s by CPU time) of `iterations` steps."""
+    import torch
     with torch.backends.mkldnn.flags(enabled=mkldnn):
-        for _ in range(warmup):
+        step()  # warm up this path (oneDNN builds its kernels on first use)
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(iterations):
             step()
-        for _ in range(repetitions):
-            t0, c0 = time.perf_counter(), time.process_time()
-            for _ in range(iterations):
-                step()
-            t1, c1 = time.perf_counter(), time.process_time()
-            wall.append(BATCH * iterations / (t1 - t0))
-            cpu.append(BATCH * iterations / (c1 - c0))
-    return statistics.median(wall), statistics.median(cpu)
+        t1, c1 = time.perf_counter(), time.process_time()
+    return BATCH * iterations / (t1 - t0), BATCH * iterations / (c1 - c0)
 
 
-def ours_rates(binary, repetitions):
+def ours_rate(binary, min_time_s):
     out = subprocess.run(
         [binary, "--benchmark_filter=BM_CnnTrainStep", "--benchmark_format=json",
-         f"--benchmark_repetitions={repetitions}", "--benchmark_min_time=2"],
+         f"--benchmark_min_time={min_time_s}"],
         check=True, capture_output=True, text=True).stdout
-    runs = [b for b in json.loads(out)["benchmarks"] if b.get("run_type") == "iteration"]
+    run = [b for b in json.loads(out)["benchmarks"] if b.get("run_type") == "iteration"][0]
     # real_time and cpu_time are per iteration (one step of BATCH examples), in ms.
-    wall = [BATCH / (b["real_time"] / 1e3) for b in runs]
-    cpu = [BATCH / (b["cpu_time"] / 1e3) for b in runs]
-    return statistics.median(wall), statistics.median(cpu)
+    return BATCH / (run["real_time"] / 1e3), BATCH / (run["cpu_time"] / 1e3)
 
 
 def main():
@@ -90,25 +92,34 @@ def main():
     parser.add_argument("--ours", default="bazel-bin/benchmarks/cnn_step_benchmark",
                         help="path of the built //benchmarks:cnn_step_benchmark")
     parser.add_argument("--repetitions", type=int, default=5)
-    parser.add_argument("--iterations", type=int, default=10, help="steps per PyTorch repetition")
+    parser.add_argument("--iterations", type=int, default=10, help="steps per PyTorch sample")
     args = parser.parse_args()
 
     import torch
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
           f"mkldnn available {torch.backends.mkldnn.is_available()}")
+    step = torch_stepper()
     print(f"BLAS mapped: {loaded_blas()}")
-    rows = []
-    rows.append(("hogwild (im2col + OpenBLAS)",) + ours_rates(args.ours, args.repetitions))
-    rows.append(("pytorch, default (oneDNN conv)",)
-                + torch_step_rates(True, 3, args.iterations, args.repetitions))
-    rows.append(("pytorch, oneDNN off (im2col + BLAS)",)
-                + torch_step_rates(False, 3, args.iterations, args.repetitions))
-    ours_wall, ours_cpu = rows[0][1], rows[0][2]
-    print(f"\ncnn training step, batch {BATCH}, one thread; medians of {args.repetitions}")
-    print(f"{'':38} {'examples/s wall':>16} {'examples/s CPU':>15} {'ours/them wall':>15} "
-          f"{'ours/them CPU':>14}")
-    for name, wall, cpu in rows:
-        print(f"{name:38} {wall:16.0f} {cpu:15.0f} {ours_wall / wall:15.2f} {ours_cpu / cpu:14.2f}")
+    names = ["hogwild (im2col + OpenBLAS)", "pytorch, default (oneDNN conv)",
+             "pytorch, oneDNN off (im2col + BLAS)"]
+    samples = {name: [] for name in names}
+    # Interleaved, so that a shared machine's changing load hits all three alike.
+    for _ in range(args.repetitions):
+        samples[names[0]].append(ours_rate(args.ours, 1.0))
+        samples[names[1]].append(torch_rate(step, True, args.iterations))
+        samples[names[2]].append(torch_rate(step, False, max(2, args.iterations // 4)))
+    print(f"\ncnn training step, batch {BATCH}, one thread, {args.repetitions} interleaved samples")
+    print(f"{'':38} {'ex/s wall':>10} {'ex/s CPU':>9} {'best wall':>10} {'best CPU':>9} "
+          f"{'ours/them (median wall, CPU; best wall, CPU)':>46}")
+    ours = samples[names[0]]
+    med = lambda xs, i: statistics.median(x[i] for x in xs)
+    best = lambda xs, i: max(x[i] for x in xs)
+    for name in names:
+        xs = samples[name]
+        print(f"{name:38} {med(xs, 0):10.0f} {med(xs, 1):9.0f} {best(xs, 0):10.0f} "
+              f"{best(xs, 1):9.0f}   {med(ours, 0) / med(xs, 0):9.2f} {med(ours, 1) / med(xs, 1):6.2f}"
+              f" {best(ours, 0) / best(xs, 0):9.2f} {best(ours, 1) / best(xs, 1):6.2f}")
+    print(f"load average: {os.getloadavg()}")
     return 0
 
 
