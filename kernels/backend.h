@@ -1,5 +1,5 @@
 // The compute primitives behind every layer, as one interface with a CPU implementation
-// (kernels/cpu, OpenBLAS) and a CUDA implementation (kernels/cuda, cuBLAS and own kernels).
+// (kernels/cpu, OpenBLAS) and a CUDA implementation (kernels/cuda, cuBLAS, cuDNN and own kernels).
 //
 // Conventions for every op:
 // - Tensors are dense, row-major float32 (labels int32) in the backend's memory: host memory for
@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kernels/conv_shapes.h"
 
 namespace hogwild {
 
@@ -87,6 +88,45 @@ class Backend {
   // momentum == 0.   params, grad, velocity: [n].
   virtual absl::Status SgdUpdate(int64_t n, float lr, float momentum, float weight_decay,
                                  const float* grad, float* velocity, float* params) = 0;
+
+  // ---- Convolution and pooling (NCHW, shapes and glossary in kernels/conv_shapes.h) -----------
+  // High-level ops rather than im2col pieces so that the CUDA backend maps each to one cuDNN call
+  // (its algorithm chosen once per shape) and the CPU backend to im2col + GEMM. Scratch memory
+  // (im2col columns, cuDNN workspace) is owned by the backend, i.e. by its worker, and grows to
+  // the largest shape seen: the first call with a new, larger shape allocates, later ones do not.
+  // The shape is checked with ValidateConv2dShape/ValidatePool2dShape (kInvalidArgument);
+  // batch == 0 is allowed. Outputs must not overlap inputs.
+  //
+  // The in-tree backends implement all five; the defaults return kUnimplemented naming the
+  // backend and the op, so a backend without convolutions (a test double, say) still compiles.
+
+  // y = conv(x, w) + bias (bias may be null: no bias).
+  //   x: [N, C, H, W], w: [F, C, KH, KW], bias: [F], y: [N, F, OH, OW] (write-only).
+  virtual absl::Status Conv2dForward(const Conv2dShape& shape, const float* x, const float* w,
+                                     const float* bias, float* y);
+
+  // The input gradient dx = conv_transpose(dy, w), overwriting dx.
+  //   w: [F, C, KH, KW], dy: [N, F, OH, OW], dx: [N, C, H, W].
+  virtual absl::Status Conv2dBackwardData(const Conv2dShape& shape, const float* w,
+                                          const float* dy, float* dx);
+
+  // The filter and bias gradients summed over the batch, overwriting dw and db (db may be null);
+  // with batch == 0 both become zeros.
+  //   x: [N, C, H, W], dy: [N, F, OH, OW], dw: [F, C, KH, KW], db: [F].
+  virtual absl::Status Conv2dBackwardFilter(const Conv2dShape& shape, const float* x,
+                                            const float* dy, float* dw, float* db);
+
+  // Max pooling.   x: [N, C, H, W], y: [N, C, OH, OW] (write-only).
+  virtual absl::Status MaxPool2dForward(const Pool2dShape& shape, const float* x, float* y);
+
+  // dx = the max-pooling gradient: each dy element is added to the input element that was its
+  // window's maximum (overlapping windows add up), every other dx element is 0. The maximum is
+  // recomputed from x (y is the forward output, for backends that use it), so no state is kept
+  // between the passes. On ties the CPU backend picks the first maximum in row-major window order;
+  // cuDNN may pick another one.
+  //   x: [N, C, H, W], y, dy: [N, C, OH, OW], dx: [N, C, H, W] (write-only).
+  virtual absl::Status MaxPool2dBackward(const Pool2dShape& shape, const float* x, const float* y,
+                                         const float* dy, float* dx);
 };
 
 }  // namespace hogwild

@@ -47,9 +47,10 @@ class Layer {
   virtual absl::Status Forward(Backend& backend, int64_t batch, const float* params,
                                const float* x, float* y, float* workspace) = 0;
 
-  // Back-propagates dy ([batch, output]) given the x and y of the matching Forward (and the same
-  // workspace, unchanged in between): overwrites dparams ([num_params()], the gradient of the
-  // loss with respect to this layer's parameters) and, when dx is not null, dx ([batch, input]).
+  // Back-propagates dy ([batch, output]) given the x and y of the matching Forward: overwrites
+  // dparams ([num_params()], the gradient of the loss with respect to this layer's parameters)
+  // and, when dx is not null, dx ([batch, input]). The workspace is scratch shared by all layers
+  // of a Tower: its contents do NOT survive from Forward to Backward (recompute from x and y).
   virtual absl::Status Backward(Backend& backend, int64_t batch, const float* params,
                                 const float* x, const float* y, const float* dy, float* dparams,
                                 float* dx, float* workspace) = 0;

@@ -34,7 +34,7 @@ int DefaultWorkers() {
 ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
 ABSL_FLAG(std::string, data_dir, "",
           "directory with the IDX files; default: where tools/setup.sh installs the dataset");
-ABSL_FLAG(std::string, model, "mlp", "logreg or mlp");
+ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn (LeNet-style conv net for images)");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated");
 ABSL_FLAG(int32_t, workers, DefaultWorkers(),
           "CPU worker threads (one per core); default: the number of hardware threads. "

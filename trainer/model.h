@@ -2,6 +2,9 @@
 // softmax cross-entropy. Models are chosen by name:
 //   logreg   multinomial logistic regression: dense D->K
 //   mlp      dense D->H1, ReLU, ..., dense Hn->K (hidden sizes from ModelSpec::hidden)
+//   cnn      LeNet-style for [C, H, W] images: conv5x5-32 pad 2, ReLU, maxpool 2x2,
+//            conv5x5-64 pad 2, ReLU, maxpool 2x2, flatten, dense 256, ReLU, dense K
+//            (input [1, 28, 28]: 857,738 parameters; table in docs/cnn.md)
 // The parameter layout is the layers' slices in order (each layer's own layout in its header).
 #ifndef HOGWILD_TRAINER_MODEL_H_
 #define HOGWILD_TRAINER_MODEL_H_
@@ -27,7 +30,7 @@ struct ModelSpec {
 class Model {
  public:
   // Builds the model. Errors: kInvalidArgument for an unknown name (listing the known ones),
-  // an mlp without hidden layers, or a non-positive size.
+  // an mlp without hidden layers, a non-positive size, or a cnn on non-image input.
   static absl::StatusOr<std::unique_ptr<Model>> Create(const ModelSpec& spec);
 
   const ModelSpec& spec() const { return spec_; }

@@ -8,6 +8,8 @@
 #include <mutex>
 
 #include "absl/strings/str_format.h"
+#include "kernels/cpu/conv2d.h"
+#include "kernels/cpu/max_pool2d.h"
 #include "kernels/functors.h"
 
 namespace hogwild {
@@ -155,6 +157,40 @@ absl::Status CpuBackend::SgdUpdate(int64_t n, float lr, float momentum, float we
   for (int64_t i = 0; i < n; ++i) {
     params[i] = f(params[i], grad[i], momentum != 0.0f ? velocity[i] : unused);
   }
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Conv2dForward(const Conv2dShape& shape, const float* x, const float* w,
+                                       const float* bias, float* y) {
+  if (auto s = ValidateConv2dShape(shape, "Conv2dForward"); !s.ok()) return s;
+  cpu::Conv2dForward(shape, x, w, bias, y, conv_scratch_);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Conv2dBackwardData(const Conv2dShape& shape, const float* w,
+                                            const float* dy, float* dx) {
+  if (auto s = ValidateConv2dShape(shape, "Conv2dBackwardData"); !s.ok()) return s;
+  cpu::Conv2dBackwardData(shape, w, dy, dx, conv_scratch_);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::Conv2dBackwardFilter(const Conv2dShape& shape, const float* x,
+                                              const float* dy, float* dw, float* db) {
+  if (auto s = ValidateConv2dShape(shape, "Conv2dBackwardFilter"); !s.ok()) return s;
+  cpu::Conv2dBackwardFilter(shape, x, dy, dw, db, conv_scratch_);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::MaxPool2dForward(const Pool2dShape& shape, const float* x, float* y) {
+  if (auto s = ValidatePool2dShape(shape, "MaxPool2dForward"); !s.ok()) return s;
+  cpu::MaxPool2dForward(shape, x, y);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::MaxPool2dBackward(const Pool2dShape& shape, const float* x,
+                                           const float* /*y*/, const float* dy, float* dx) {
+  if (auto s = ValidatePool2dShape(shape, "MaxPool2dBackward"); !s.ok()) return s;
+  cpu::MaxPool2dBackward(shape, x, dy, dx);
   return absl::OkStatus();
 }
 

@@ -1,9 +1,13 @@
 // The CPU backend: GEMM through OpenBLAS limited to one thread per call (one worker per core, so
 // BLAS must not add threads of its own), element-wise ops as plain loops over the functors in kernels/functors.h.
+// Convolutions are im2col + GEMM (kernels/cpu/conv2d.h), max pooling direct loops
+// (kernels/cpu/max_pool2d.h); the im2col column buffer is this backend's, i.e. its worker's.
 // Every op runs to completion before it returns; memory is ordinary 64-byte-aligned host memory.
 // Thread-safety: one CpuBackend per worker thread; distinct objects are independent.
 #ifndef HOGWILD_KERNELS_CPU_CPU_BACKEND_H_
 #define HOGWILD_KERNELS_CPU_CPU_BACKEND_H_
+
+#include <vector>
 
 #include "kernels/backend.h"
 
@@ -36,6 +40,20 @@ class CpuBackend final : public Backend {
   absl::Status Accumulate(int64_t n, const float* x, float* y) override;
   absl::Status SgdUpdate(int64_t n, float lr, float momentum, float weight_decay,
                          const float* grad, float* velocity, float* params) override;
+
+  absl::Status Conv2dForward(const Conv2dShape& shape, const float* x, const float* w,
+                             const float* bias, float* y) override;
+  absl::Status Conv2dBackwardData(const Conv2dShape& shape, const float* w, const float* dy,
+                                  float* dx) override;
+  absl::Status Conv2dBackwardFilter(const Conv2dShape& shape, const float* x, const float* dy,
+                                    float* dw, float* db) override;
+  absl::Status MaxPool2dForward(const Pool2dShape& shape, const float* x, float* y) override;
+  absl::Status MaxPool2dBackward(const Pool2dShape& shape, const float* x, const float* y,
+                                 const float* dy, float* dx) override;
+
+ private:
+  // im2col columns of one example, [C*KH*KW, OH*OW] of the largest conv seen.
+  std::vector<float> conv_scratch_;
 };
 
 }  // namespace hogwild

@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "kernels/cuda/bias.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/cudnn_conv.h"
 #include "kernels/cuda/devices.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/gemm.h"
@@ -75,6 +76,7 @@ CudaBackend::~CudaBackend() {
   if (previous != device_) LogIfError(HOGWILD_CUDA_STATUS(cudaSetDevice(device_)));
   LogIfError(HOGWILD_CUDA_STATUS(cudaStreamSynchronize(stream_)));
   scratch_.Reset();
+  cudnn_.reset();
   LogIfError(HOGWILD_CUDA_STATUS(cublasDestroy(cublas_)));
   LogIfError(HOGWILD_CUDA_STATUS(cudaStreamDestroy(stream_)));
   if (previous >= 0 && previous != device_) (void)cudaSetDevice(previous);
@@ -198,6 +200,60 @@ absl::Status CudaBackend::EnsureScratch(size_t bytes) {
   scratch_.Reset();  // cudaFree waits for the device, so no enqueued kernel still uses it
   HOGWILD_ASSIGN_OR_RETURN(scratch_, DeviceBuffer::Allocate(rounded));
   return absl::OkStatus();
+}
+
+void CudaBackend::CudnnConvDeleter::operator()(CudnnConv* cudnn) const { delete cudnn; }
+
+absl::StatusOr<CudnnConv*> CudaBackend::Cudnn() {
+  if (cudnn_ == nullptr) {
+    HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<CudnnConv> cudnn, CudnnConv::Create(stream_));
+    cudnn_.reset(cudnn.release());
+  }
+  return cudnn_.get();
+}
+
+absl::Status CudaBackend::Conv2dForward(const Conv2dShape& shape, const float* x, const float* w,
+                                        const float* bias, float* y) {
+  HOGWILD_RETURN_IF_ERROR(ValidateConv2dShape(shape, "Conv2dForward"));
+  if (shape.batch == 0) return absl::OkStatus();  // cuDNN rejects empty tensors
+  HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
+  return cudnn->Forward(shape, x, w, bias, y);
+}
+
+absl::Status CudaBackend::Conv2dBackwardData(const Conv2dShape& shape, const float* w,
+                                             const float* dy, float* dx) {
+  HOGWILD_RETURN_IF_ERROR(ValidateConv2dShape(shape, "Conv2dBackwardData"));
+  if (shape.batch == 0) return absl::OkStatus();
+  HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
+  return cudnn->BackwardData(shape, w, dy, dx);
+}
+
+absl::Status CudaBackend::Conv2dBackwardFilter(const Conv2dShape& shape, const float* x,
+                                               const float* dy, float* dw, float* db) {
+  HOGWILD_RETURN_IF_ERROR(ValidateConv2dShape(shape, "Conv2dBackwardFilter"));
+  if (shape.batch == 0) {
+    // An empty shard's gradient is zero (the contract overwrites dw and db).
+    HOGWILD_RETURN_IF_ERROR(Fill(shape.filter_size(), 0.0f, dw));
+    if (db != nullptr) HOGWILD_RETURN_IF_ERROR(Fill(shape.out_channels, 0.0f, db));
+    return absl::OkStatus();
+  }
+  HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
+  return cudnn->BackwardFilter(shape, x, dy, dw, db);
+}
+
+absl::Status CudaBackend::MaxPool2dForward(const Pool2dShape& shape, const float* x, float* y) {
+  HOGWILD_RETURN_IF_ERROR(ValidatePool2dShape(shape, "MaxPool2dForward"));
+  if (shape.batch == 0) return absl::OkStatus();
+  HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
+  return cudnn->MaxPoolForward(shape, x, y);
+}
+
+absl::Status CudaBackend::MaxPool2dBackward(const Pool2dShape& shape, const float* x,
+                                            const float* y, const float* dy, float* dx) {
+  HOGWILD_RETURN_IF_ERROR(ValidatePool2dShape(shape, "MaxPool2dBackward"));
+  if (shape.batch == 0) return absl::OkStatus();
+  HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
+  return cudnn->MaxPoolBackward(shape, x, y, dy, dx);
 }
 
 }  // namespace hogwild

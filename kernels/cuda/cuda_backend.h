@@ -45,6 +45,8 @@ struct cublasContext;
 
 namespace hogwild {
 
+class CudnnConv;  // kernels/cuda/cudnn_conv.h
+
 class CudaBackend final : public Backend {
  public:
   // Makes `device` current on the calling thread (cudaSetDevice) and creates the stream and the
@@ -87,6 +89,19 @@ class CudaBackend final : public Backend {
   absl::Status SgdUpdate(int64_t n, float lr, float momentum, float weight_decay, const float* grad,
                          float* velocity, float* params) override;
 
+  // Convolution and pooling through cuDNN (kernels/cuda/cudnn_conv.h): the cuDNN handle is
+  // created on the first such call (on this backend's stream), algorithms are chosen once per
+  // shape and the workspace is this backend's own.
+  absl::Status Conv2dForward(const Conv2dShape& shape, const float* x, const float* w,
+                             const float* bias, float* y) override;
+  absl::Status Conv2dBackwardData(const Conv2dShape& shape, const float* w, const float* dy,
+                                  float* dx) override;
+  absl::Status Conv2dBackwardFilter(const Conv2dShape& shape, const float* x, const float* dy,
+                                    float* dw, float* db) override;
+  absl::Status MaxPool2dForward(const Pool2dShape& shape, const float* x, float* y) override;
+  absl::Status MaxPool2dBackward(const Pool2dShape& shape, const float* x, const float* y,
+                                 const float* dy, float* dx) override;
+
  private:
   CudaBackend(int device, CUstream_st* stream, cublasContext* cublas)
       : device_(device), stream_(stream), cublas_(cublas) {}
@@ -94,11 +109,19 @@ class CudaBackend final : public Backend {
   // Grows scratch_ to at least `bytes` (reallocating waits for the device; happens only when a
   // larger batch than ever before arrives).
   absl::Status EnsureScratch(size_t bytes);
+  // The cuDNN state, created on first use (models without convolutions never pay for it).
+  absl::StatusOr<CudnnConv*> Cudnn();
 
   const int device_;
   CUstream_st* const stream_;
   cublasContext* const cublas_;
   DeviceBuffer scratch_;  // reduction partials of SoftmaxCrossEntropy
+  // A deleter defined in the .cc, so this header (and the inline constructor) need no
+  // definition of CudnnConv.
+  struct CudnnConvDeleter {
+    void operator()(CudnnConv* cudnn) const;
+  };
+  std::unique_ptr<CudnnConv, CudnnConvDeleter> cudnn_;
 };
 
 }  // namespace hogwild

@@ -1,0 +1,109 @@
+// Throughput of the cnn model's training step on the CPU backend (one thread, as one worker):
+// forward + backward through the Tower plus the SGD update, on random 28x28 inputs, and the three
+// convolution passes of the second conv layer (the bulk of the FLOPs) on their own.
+// items_per_second = examples/s. benchmarks/cnn_vs_pytorch.py runs the same network and batch
+// in PyTorch and reports the ratio.
+//
+//   bazel run -c opt //benchmarks:cnn_step_benchmark -- --benchmark_filter=TrainStep
+#include <random>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "trainer/model.h"
+#include "trainer/tower.h"
+
+namespace hogwild {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+void BM_CnnTrainStep(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  auto model = Model::Create(ModelSpec{.name = "cnn", .input_shape = {1, 28, 28}});
+  if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
+  CpuBackend backend;
+  auto tower = Tower::Create(model->get(), &backend, batch);
+  if (!tower.ok()) return state.SkipWithError(tower.status().ToString().c_str());
+  std::vector<float> params((*model)->num_params()), grad(params.size());
+  (*model)->InitParams(1, absl::MakeSpan(params));
+  const std::vector<float> features = Random(batch * 784, 2);
+  std::vector<int32_t> labels(batch);
+  for (int64_t i = 0; i < batch; ++i) labels[i] = static_cast<int32_t>(i % 10);
+  for (auto _ : state) {
+    auto loss = (*tower)->ForwardBackward(params.data(), batch, features.data(), labels.data(),
+                                          1.0f / batch, grad.data());
+    if (!loss.ok()) return state.SkipWithError(loss.status().ToString().c_str());
+    benchmark::DoNotOptimize(*loss);
+    if (!backend.SgdUpdate(params.size(), 0.01f, 0.0f, 0.0f, grad.data(), nullptr, params.data())
+             .ok()) {
+      return state.SkipWithError("SgdUpdate failed");
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+}
+BENCHMARK(BM_CnnTrainStep)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_CnnForward(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  auto model = Model::Create(ModelSpec{.name = "cnn", .input_shape = {1, 28, 28}});
+  if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
+  CpuBackend backend;
+  auto tower = Tower::Create(model->get(), &backend, batch);
+  if (!tower.ok()) return state.SkipWithError(tower.status().ToString().c_str());
+  std::vector<float> params((*model)->num_params());
+  (*model)->InitParams(1, absl::MakeSpan(params));
+  const std::vector<float> features = Random(batch * 784, 2);
+  for (auto _ : state) {
+    auto logits = (*tower)->Forward(params.data(), batch, features.data());
+    if (!logits.ok()) return state.SkipWithError(logits.status().ToString().c_str());
+    benchmark::DoNotOptimize(*logits);
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+}
+BENCHMARK(BM_CnnForward)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The cnn's second convolution: 32 -> 64 channels, 5x5, pad 2, on 14x14, batch 64.
+enum Pass { kForward, kBackwardData, kBackwardFilter };
+
+void BM_Conv2(benchmark::State& state) {
+  const Conv2dShape s{.batch = 64, .in_channels = 32, .in_height = 14, .in_width = 14,
+                      .out_channels = 64, .kernel_height = 5, .kernel_width = 5,
+                      .pad_height = 2, .pad_width = 2};
+  CpuBackend backend;
+  const std::vector<float> x = Random(s.batch * s.in_size(), 1), w = Random(s.filter_size(), 2),
+                           b = Random(s.out_channels, 3), dy = Random(s.batch * s.out_size(), 4);
+  std::vector<float> y(dy.size()), dx(x.size()), dw(w.size()), db(b.size());
+  for (auto _ : state) {
+    absl::Status st;
+    switch (state.range(0)) {
+      case kForward: st = backend.Conv2dForward(s, x.data(), w.data(), b.data(), y.data()); break;
+      case kBackwardData: st = backend.Conv2dBackwardData(s, w.data(), dy.data(), dx.data()); break;
+      default: st = backend.Conv2dBackwardFilter(s, x.data(), dy.data(), dw.data(), db.data());
+    }
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+  }
+  // 2 * F * C * KH * KW * OH * OW flops per example and pass.
+  const double flops = 2.0 * 64 * 32 * 25 * 14 * 14 * s.batch;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.SetItemsProcessed(state.iterations() * s.batch);
+}
+BENCHMARK(BM_Conv2)
+    ->ArgName("pass")
+    ->Arg(kForward)
+    ->Arg(kBackwardData)
+    ->Arg(kBackwardFilter)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace hogwild
+
+BENCHMARK_MAIN();

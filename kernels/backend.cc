@@ -1,0 +1,38 @@
+#include "kernels/backend.h"
+
+#include "absl/strings/str_format.h"
+
+namespace hogwild {
+namespace {
+
+absl::Status NotImplemented(const Backend& backend, const char* op) {
+  return absl::UnimplementedError(absl::StrFormat(
+      "backend %s does not implement %s; use the cpu or cuda backend", backend.name(), op));
+}
+
+}  // namespace
+
+absl::Status Backend::Conv2dForward(const Conv2dShape&, const float*, const float*, const float*,
+                                    float*) {
+  return NotImplemented(*this, "Conv2dForward");
+}
+
+absl::Status Backend::Conv2dBackwardData(const Conv2dShape&, const float*, const float*, float*) {
+  return NotImplemented(*this, "Conv2dBackwardData");
+}
+
+absl::Status Backend::Conv2dBackwardFilter(const Conv2dShape&, const float*, const float*, float*,
+                                           float*) {
+  return NotImplemented(*this, "Conv2dBackwardFilter");
+}
+
+absl::Status Backend::MaxPool2dForward(const Pool2dShape&, const float*, float*) {
+  return NotImplemented(*this, "MaxPool2dForward");
+}
+
+absl::Status Backend::MaxPool2dBackward(const Pool2dShape&, const float*, const float*,
+                                        const float*, float*) {
+  return NotImplemented(*this, "MaxPool2dBackward");
+}
+
+}  // namespace hogwild
