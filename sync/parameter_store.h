@@ -50,8 +50,8 @@ class ParameterStore {
   absl::Span<float> unsafe_values() { return absl::MakeSpan(values_.get(), size_); }
   absl::Span<const float> unsafe_values() const { return absl::MakeConstSpan(values_.get(), size_); }
 
-  // Copies all P values into `out` ([P] float32) with relaxed atomic (or vector) loads and returns the
-  // version observed before the copy began (for staleness).
+  // Copies all P values into `out` ([P] float32) with relaxed atomic (or vector) loads and
+  // returns the version observed before the copy began (for staleness).
   // Thread-safety: safe concurrently with Update() and other Read()s; the copy may mix values
   // from before and after a concurrent update (never a torn element).
   uint64_t Read(absl::Span<float> out) const;
