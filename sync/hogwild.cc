@@ -31,7 +31,13 @@ absl::StatusOr<absl::Span<const float>> Hogwild::BeginStep(int worker) {
     return absl::CancelledError("training was cancelled");
   }
   PerWorker& w = workers_[worker];
-  w.read_version = store_->Read(absl::MakeSpan(w.snapshot));
+  // The snapshot that the last FinishStep left is as fresh as a new Read() when no other update
+  // has completed since; otherwise (another worker's update landed in between, or this worker
+  // spent a while evaluating) read again.
+  if (!w.snapshot_current || store_->version() != w.read_version) {
+    w.read_version = store_->Read(absl::MakeSpan(w.snapshot));
+  }
+  w.snapshot_current = false;
   return absl::MakeConstSpan(w.snapshot);
 }
 
@@ -56,16 +62,22 @@ absl::StatusOr<StepStats> Hogwild::FinishStep(int worker, absl::Span<const float
   }
   const SgdMomentumFn sgd{stats.applied_lr, options_.momentum, options_.weight_decay};
   const float* g = grad.data();
+  // The update also refreshes this worker's snapshot (one pass over P instead of two: the
+  // update and the next step's Read() were a third of the step on the MLP). The snapshot counts
+  // as a fresh read only if no other update completed during the pass.
+  float* snapshot = w.snapshot.data();
+  const uint64_t version_before = store_->version();
   if (options_.momentum != 0.0f) {
     float* v = w.velocity.data();
-    store_->Update(0, store_->size(), [&](int64_t i, float p) { return sgd(p, g[i], v[i]); });
+    store_->UpdateAndRead(
+        0, store_->size(), [&](int64_t i, float p) { return sgd(p, g[i], v[i]); }, snapshot);
   } else {
-    store_->Update(0, store_->size(), [&](int64_t i, float p) {
-      float unused = 0.0f;
-      return sgd(p, g[i], unused);
-    });
+    store_->SgdUpdateAndRead(grad, stats.applied_lr, options_.weight_decay,
+                             absl::MakeSpan(w.snapshot));
   }
-  store_->CompleteUpdate();
+  const uint64_t version_after = store_->CompleteUpdate() + 1;
+  w.snapshot_current = version_after == version_before + 1;
+  w.read_version = version_after;
   return stats;
 }
 

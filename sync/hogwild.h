@@ -2,10 +2,12 @@
 // minibatch gradients as in PyTorch's mnist_hogwild example).
 //
 // BeginStep copies the shared parameters into the worker's private snapshot (relaxed atomic
-// loads) and remembers the store's version; FinishStep applies
+// loads) and remembers the store's version, unless the worker's previous FinishStep already
+// refreshed the snapshot and no other update has completed since; FinishStep applies
 //   p <- SgdMomentumFn(p, grad, v_w)
 // element by element to the shared ParameterStore with relaxed atomic loads and stores and no
-// lock, then advances the version. The momentum buffer v_w is private to each worker (as in
+// lock, copying each value it leaves into the snapshot (ParameterStore::UpdateAndRead), then
+// advances the version. The momentum buffer v_w is private to each worker (as in
 // PyTorch's Hogwild recipe, where each process owns its optimizer). See sync/parameter_store.h
 // for what may be lost and what can never happen.
 //
@@ -45,6 +47,8 @@ class Hogwild final : public UpdatePolicy {
     std::vector<float> snapshot;  // [P]
     std::vector<float> velocity;  // [P] or empty
     uint64_t read_version = 0;
+    // FinishStep left in `snapshot` the values it wrote, read at version `read_version`.
+    bool snapshot_current = false;
   };
 
   ParameterStore* store_;

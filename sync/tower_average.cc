@@ -1,5 +1,10 @@
 #include "sync/tower_average.h"
 
+#include <algorithm>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
@@ -27,6 +32,26 @@ absl::Status TowerAverage::ReadParams(absl::Span<float> out) const {
   return absl::OkStatus();
 }
 
+void TowerAverage::AddTowers(int64_t lo, int64_t n, float* sum) const {
+  const float* g0 = tower_grads_[0] + lo;
+  int64_t i = 0;
+#if defined(__SSE2__)
+  // The same sums in the same worker order as the scalar loop below, four elements at a time.
+  for (; i + 4 <= n; i += 4) {
+    __m128 acc = _mm_loadu_ps(g0 + i);
+    for (int w = 1; w < num_workers_; ++w) {
+      acc = _mm_add_ps(acc, _mm_loadu_ps(tower_grads_[w] + lo + i));
+    }
+    _mm_storeu_ps(sum + i, acc);
+  }
+#endif
+  for (; i < n; ++i) {
+    float acc = g0[i];
+    for (int w = 1; w < num_workers_; ++w) acc += tower_grads_[w][lo + i];
+    sum[i] = acc;
+  }
+}
+
 absl::StatusOr<absl::Span<const float>> TowerAverage::BeginStep(int /*worker*/) {
   if (barrier_.cancelled()) return absl::CancelledError("training was cancelled");
   // Nobody writes the array between the closing barrier of the last step and the opening
@@ -52,17 +77,26 @@ absl::StatusOr<StepStats> TowerAverage::FinishStep(int worker, absl::Span<const 
   const SgdMomentumFn sgd{lr, options_.momentum, options_.weight_decay};
   // Blocked so the partial sums stay in L1 while all towers are added in worker order.
   constexpr int64_t kBlock = 1024;
-  float sum[kBlock];
+  alignas(16) float sum[kBlock];
   for (int64_t lo = begin; lo < end; lo += kBlock) {
     const int64_t n = std::min(kBlock, end - lo);
-    const float* g0 = tower_grads_[0] + lo;
-    for (int64_t i = 0; i < n; ++i) sum[i] = g0[i];
-    for (int w = 1; w < num_workers_; ++w) {
-      const float* gw = tower_grads_[w] + lo;
-      for (int64_t i = 0; i < n; ++i) sum[i] += gw[i];
+    AddTowers(lo, n, sum);
+    int64_t i = 0;
+#if defined(__SSE2__)
+    if (velocity == nullptr) {
+      // SgdMomentumFn with momentum 0, four lanes at a time with the same roundings (GCC's -O2
+      // does not vectorize the functor loop: the reduction was a sixth of a sync step).
+      const __m128 lr4 = _mm_set1_ps(sgd.lr);
+      const __m128 wd4 = _mm_set1_ps(sgd.weight_decay);
+      for (; i + 4 <= n; i += 4) {
+        const __m128 p = _mm_loadu_ps(params + lo + i);
+        const __m128 d = _mm_add_ps(_mm_load_ps(sum + i), _mm_mul_ps(wd4, p));
+        _mm_storeu_ps(params + lo + i, _mm_sub_ps(p, _mm_mul_ps(lr4, d)));
+      }
     }
+#endif
     float unused = 0.0f;
-    for (int64_t i = 0; i < n; ++i) {
+    for (; i < n; ++i) {
       params[lo + i] = sgd(params[lo + i], sum[i], velocity ? velocity[lo + i] : unused);
     }
   }

@@ -45,6 +45,9 @@ class TowerAverage final : public UpdatePolicy {
   std::vector<float>& velocity() { return velocity_; }
 
  private:
+  // sum[i] = sum over w in 0..W-1, in that order, of tower_grads_[w][lo + i], for i in [0, n).
+  void AddTowers(int64_t lo, int64_t n, float* sum) const;
+
   ParameterStore* store_;
   const int num_workers_;
   SgdOptions options_;

@@ -1,6 +1,9 @@
 #include "kernels/cpu/cpu_backend.h"
 
 #include <cblas.h>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -114,15 +117,34 @@ absl::Status CpuBackend::SumRows(int64_t rows, int64_t cols, const float* dy, fl
   return absl::OkStatus();
 }
 
+// ReLU and its gradient in SSE (the x86-64 baseline), four lanes at a time. GCC compiles the
+// functors' `x > 0 ? x : 0` to a compare and a branch, and on activations whose signs are
+// random that branch mispredicted so often that the ReLU cost a fifth of the GEMMs. The vector
+// forms give bitwise the functors' results: maxps(x, 0) returns its second operand when x is
+// NaN or not greater than 0 (so NaN -> 0 and -0 -> +0, as x > 0 ? x : 0), and cmpgtps is false
+// for NaN.
 absl::Status CpuBackend::Relu(int64_t n, const float* x, float* y) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  const __m128 zero = _mm_setzero_ps();
+  for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm_max_ps(_mm_loadu_ps(x + i), zero));
+#endif
   const ReluFn f;
-  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  for (; i < n; ++i) y[i] = f(x[i]);
   return absl::OkStatus();
 }
 
 absl::Status CpuBackend::ReluGrad(int64_t n, const float* y, const float* dy, float* dx) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  const __m128 zero = _mm_setzero_ps();
+  for (; i + 4 <= n; i += 4) {
+    const __m128 positive = _mm_cmpgt_ps(_mm_loadu_ps(y + i), zero);
+    _mm_storeu_ps(dx + i, _mm_and_ps(positive, _mm_loadu_ps(dy + i)));
+  }
+#endif
   const ReluGradFn f;
-  for (int64_t i = 0; i < n; ++i) dx[i] = f(y[i], dy[i]);
+  for (; i < n; ++i) dx[i] = f(y[i], dy[i]);
   return absl::OkStatus();
 }
 
