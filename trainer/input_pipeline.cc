@@ -3,9 +3,12 @@
 #include <oneapi/tbb/concurrent_queue.h>
 
 #include <algorithm>
+#include <exception>
+#include <mutex>
 #include <random>
 
 #include "absl/base/internal/raw_logging.h"
+#include "absl/strings/str_format.h"
 
 namespace hogwild {
 
@@ -61,13 +64,19 @@ std::vector<std::pair<std::vector<int64_t>, int64_t>> BatchPlan::EpochBatches(
   return batches;
 }
 
-// std::nullopt in the queue marks the end of a worker's data.
+// std::nullopt in the queue marks the end of a worker's data, or, when `error` is set, that
+// its producer failed.
 struct InputPipeline::WorkerQueue {
   tbb::concurrent_bounded_queue<std::optional<Batch>> queue;
+  std::mutex mu;
+  absl::Status error;  // guarded by mu
 };
 
 InputPipeline::InputPipeline(const Dataset* dataset, PipelineOptions options)
     : dataset_(dataset), options_(options), plan_(dataset->size(), options) {
+  ABSL_RAW_CHECK(options_.start_step.empty() ||
+                     static_cast<int>(options_.start_step.size()) == options_.num_workers,
+                 "InputPipeline: start_step needs one entry per worker");
   for (int w = 0; w < options_.num_workers; ++w) {
     queues_.push_back(std::make_unique<WorkerQueue>());
     queues_.back()->queue.set_capacity(std::max(1, options_.prefetch));
@@ -91,12 +100,22 @@ void InputPipeline::Cancel() {
 void InputPipeline::Produce(int worker) {
   const int64_t dim = dataset_->feature_dim();
   auto& queue = queues_[worker]->queue;
+  const int64_t start = start_step(worker);
+  const int64_t per_epoch = plan_.StepsPerEpoch(worker);
   try {
     int64_t step = 0;
-    for (int64_t epoch = 0; epoch < options_.epochs; ++epoch) {
+    for (int64_t epoch = 0; epoch < options_.epochs && per_epoch > 0; ++epoch) {
+      if (step + per_epoch <= start) {  // resumed past this epoch: skip it without shuffling
+        step += per_epoch;
+        continue;
+      }
       const std::vector<int64_t> perm = plan_.EpochPermutation(epoch);
       for (auto& [rows, global_size] : plan_.EpochBatches(worker, perm)) {
         if (cancelled_.load(std::memory_order_relaxed)) return;
+        if (step < start) {
+          ++step;
+          continue;
+        }
         Batch batch;
         batch.epoch = epoch;
         batch.step = step++;
@@ -115,7 +134,23 @@ void InputPipeline::Produce(int worker) {
     queue.push(std::nullopt);
   } catch (const tbb::user_abort&) {
     // Cancelled while the queue was full: nothing to hand over.
+  } catch (const std::exception& e) {
+    // An exception must not end the process (std::terminate) or leave the worker waiting
+    // forever: hand the worker an error instead of its next batch.
+    {
+      std::lock_guard<std::mutex> lock(queues_[worker]->mu);
+      queues_[worker]->error = absl::InternalError(
+          absl::StrFormat("input pipeline of worker %d failed: %s", worker, e.what()));
+    }
+    try {
+      queue.push(std::nullopt);
+    } catch (const tbb::user_abort&) {
+    }
   }
+}
+
+int64_t InputPipeline::start_step(int worker) const {
+  return options_.start_step.empty() ? 0 : options_.start_step[worker];
 }
 
 absl::StatusOr<std::optional<Batch>> InputPipeline::Next(int worker) {
@@ -127,6 +162,10 @@ absl::StatusOr<std::optional<Batch>> InputPipeline::Next(int worker) {
     queues_[worker]->queue.pop(batch);
   } catch (const tbb::user_abort&) {
     return absl::CancelledError("input pipeline cancelled");
+  }
+  if (!batch) {
+    std::lock_guard<std::mutex> lock(queues_[worker]->mu);
+    if (!queues_[worker]->error.ok()) return queues_[worker]->error;
   }
   return batch;
 }

@@ -1,11 +1,13 @@
 #include "trainer/worker.h"
 
 #include <cmath>
+#include <exception>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "trainer/finite_check.h"
 #include "trainer/tower.h"
 
 namespace hogwild {
@@ -21,10 +23,26 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
   CpuBackend backend;
   HOGWILD_ASSIGN_OR_RETURN(auto tower, Tower::Create(ctx.model, &backend, ctx.max_batch));
   std::vector<float> grad(ctx.model->num_params());
+  int64_t next_step = ctx.pipeline->start_step(worker);
+  step = next_step;
+  // A resumed run evaluates at the same global steps as an uninterrupted one.
   int64_t next_eval = ctx.eval_every_steps;
+  if (ctx.eval_every_steps > 0) {
+    const int64_t start = static_cast<int64_t>(ctx.store->version());
+    next_eval = (start / ctx.eval_every_steps + 1) * ctx.eval_every_steps;
+  }
   while (true) {
+    if (ctx.boundary != nullptr) {
+      HOGWILD_ASSIGN_OR_RETURN(
+          bool stop, ctx.boundary->AtBoundary(worker, next_step,
+                                              static_cast<int64_t>(ctx.store->version())));
+      if (stop) return absl::OkStatus();
+    }
     HOGWILD_ASSIGN_OR_RETURN(std::optional<Batch> batch, ctx.pipeline->Next(worker));
-    if (!batch) return absl::OkStatus();
+    if (!batch) {
+      if (ctx.boundary != nullptr) ctx.boundary->Finished(worker, next_step);
+      return absl::OkStatus();
+    }
     step = batch->step;
     if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));
     HOGWILD_ASSIGN_OR_RETURN(absl::Span<const float> params, ctx.policy->BeginStep(worker));
@@ -42,8 +60,15 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
           "training diverged: the loss is %f at global step %d (learning rate %g); lower --lr",
           loss_sum, global_step, lr));
     }
+    if (const int64_t bad = FirstNonFinite(grad); bad >= 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "training diverged: gradient element %d is %f at global step %d (learning rate %g); "
+          "lower --lr",
+          bad, grad[bad], global_step, lr));
+    }
     HOGWILD_ASSIGN_OR_RETURN(StepStats stats,
                              ctx.policy->FinishStep(worker, absl::MakeConstSpan(grad), lr));
+    next_step = batch->step + 1;
     ctx.metrics->RecordStep(worker, batch->size(), loss_sum, stats.staleness, stats.applied_lr,
                             global_step + 1);
     if (worker == 0 && ctx.evaluator != nullptr && ctx.eval_every_steps > 0 &&
@@ -64,8 +89,16 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
 
 absl::Status RunWorker(int worker, const WorkerContext& context) {
   int64_t step = 0;
-  // Sequenced: `step` must be read after RunSteps has updated it.
-  const absl::Status status = RunSteps(worker, context, step);
+  absl::Status status;
+  // An exception escaping a worker thread would std::terminate the process, and one caught
+  // without cancelling the others would leave them at the barrier: make it a status.
+  try {
+    status = RunSteps(worker, context, step);
+  } catch (const std::exception& e) {
+    status = absl::InternalError(absl::StrFormat("exception: %s", e.what()));
+  } catch (...) {
+    status = absl::InternalError("unknown exception");
+  }
   return Annotate(status, worker, step);
 }
 
