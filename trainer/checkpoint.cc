@@ -103,7 +103,9 @@ class Reader {
     uint64_t n = 0;
     HOGWILD_RETURN_IF_ERROR(Count(field, std::numeric_limits<uint64_t>::max(), sizeof(float), &n));
     v->resize(n);
-    std::memcpy(v->data(), rest_.data(), n * sizeof(float));
+    // memcpy from/to a null pointer is undefined even for 0 bytes (an empty vector's data() may
+    // be null): found by the checkpoint fuzzer, tests/fuzz/regressions/checkpoint/.
+    if (n > 0) std::memcpy(v->data(), rest_.data(), n * sizeof(float));
     rest_.remove_prefix(n * sizeof(float));
     return absl::OkStatus();
   }
