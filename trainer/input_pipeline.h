@@ -13,8 +13,9 @@
 //   see the same number of steps.
 //
 // Prefetching: one producer thread per worker assembles that worker's batches (gathering the
-// rows into contiguous memory) into a oneTBB concurrent_bounded_queue of `prefetch` batches, so
-// a worker never waits for its input while its queue is non-empty.
+// rows into contiguous memory) into a bounded queue of `prefetch` batches (CancellableQueue, whose
+// Cancel() cannot lose a wake-up), so a worker never waits for its input while its queue is
+// non-empty.
 //
 // Thread-safety: Next(w) is called by worker w's thread only; Cancel() from any thread.
 #ifndef HOGWILD_TRAINER_INPUT_PIPELINE_H_
