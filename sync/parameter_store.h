@@ -114,6 +114,10 @@ class ParameterStore {
   // worker's stores of the update.
   uint64_t CompleteUpdate() { return version_.fetch_add(1, std::memory_order_acq_rel); }
 
+  // Sets the version (checkpoint restore: the learning-rate schedule and the step count continue
+  // from the checkpoint's global step). Not for concurrent use with Update()/CompleteUpdate().
+  void RestoreVersion(uint64_t version) { version_.store(version, std::memory_order_release); }
+
  private:
   // Inline (not in the .cc): it runs once per element of every update, and an out-of-line call
   // there cost as much as the update arithmetic itself.

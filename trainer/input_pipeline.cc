@@ -1,12 +1,13 @@
 #include "trainer/input_pipeline.h"
 
-#include <oneapi/tbb/concurrent_queue.h>
-
 #include <algorithm>
-#include <memory>
+#include <exception>
+#include <mutex>
 #include <random>
 
 #include "absl/base/internal/raw_logging.h"
+#include "absl/strings/str_format.h"
+#include "trainer/cancellable_queue.h"
 
 namespace hogwild {
 
@@ -62,20 +63,22 @@ std::vector<std::pair<std::vector<int64_t>, int64_t>> BatchPlan::EpochBatches(
   return batches;
 }
 
-// std::nullopt in the queue marks the end of a worker's data.
-// std::allocator, not TBB's default cache_aligned_allocator: that one allocates the queue's
-// pages from libtbbmalloc, which is not instrumented, so ThreadSanitizer cannot see a page freed
-// by the consumer and reused by a producer and reports a false race (--config=tsan). The pages
-// hold a few batches each; their alignment does not matter here.
+// std::nullopt in the queue marks the end of a worker's data, or, when `error` is set, that
+// its producer failed.
 struct InputPipeline::WorkerQueue {
-  tbb::concurrent_bounded_queue<std::optional<Batch>, std::allocator<std::optional<Batch>>> queue;
+  explicit WorkerQueue(int capacity) : queue(static_cast<size_t>(capacity)) {}
+  CancellableQueue<std::optional<Batch>> queue;
+  std::mutex mu;
+  absl::Status error;  // guarded by mu
 };
 
 InputPipeline::InputPipeline(const Dataset* dataset, PipelineOptions options)
     : dataset_(dataset), options_(options), plan_(dataset->size(), options) {
+  ABSL_RAW_CHECK(options_.start_step.empty() ||
+                     static_cast<int>(options_.start_step.size()) == options_.num_workers,
+                 "InputPipeline: start_step needs one entry per worker");
   for (int w = 0; w < options_.num_workers; ++w) {
-    queues_.push_back(std::make_unique<WorkerQueue>());
-    queues_.back()->queue.set_capacity(std::max(1, options_.prefetch));
+    queues_.push_back(std::make_unique<WorkerQueue>(std::max(1, options_.prefetch)));
   }
   for (int w = 0; w < options_.num_workers; ++w) {
     producers_.emplace_back([this, w] { Produce(w); });
@@ -89,19 +92,29 @@ InputPipeline::~InputPipeline() {
 
 void InputPipeline::Cancel() {
   if (cancelled_.exchange(true)) return;
-  // abort() wakes every thread blocked in push() or pop() of the queue with tbb::user_abort.
-  for (auto& q : queues_) q->queue.abort();
+  // Releases every producer blocked in Push() and every worker blocked in Pop(), now or later.
+  for (auto& q : queues_) q->queue.Cancel();
 }
 
 void InputPipeline::Produce(int worker) {
   const int64_t dim = dataset_->feature_dim();
   auto& queue = queues_[worker]->queue;
+  const int64_t start = start_step(worker);
+  const int64_t per_epoch = plan_.StepsPerEpoch(worker);
   try {
     int64_t step = 0;
-    for (int64_t epoch = 0; epoch < options_.epochs; ++epoch) {
+    for (int64_t epoch = 0; epoch < options_.epochs && per_epoch > 0; ++epoch) {
+      if (step + per_epoch <= start) {  // resumed past this epoch: skip it without shuffling
+        step += per_epoch;
+        continue;
+      }
       const std::vector<int64_t> perm = plan_.EpochPermutation(epoch);
       for (auto& [rows, global_size] : plan_.EpochBatches(worker, perm)) {
         if (cancelled_.load(std::memory_order_relaxed)) return;
+        if (step < start) {
+          ++step;
+          continue;
+        }
         Batch batch;
         batch.epoch = epoch;
         batch.step = step++;
@@ -114,24 +127,38 @@ void InputPipeline::Produce(int worker) {
           std::copy_n(dataset_->features.data() + row * dim, dim, batch.features.data() + i * dim);
           batch.labels[i] = dataset_->labels[row];
         }
-        queue.push(std::move(batch));
+        if (!queue.Push(std::move(batch))) return;  // cancelled
       }
     }
-    queue.push(std::nullopt);
-  } catch (const tbb::user_abort&) {
-    // Cancelled while the queue was full: nothing to hand over.
+    queue.Push(std::nullopt);
+  } catch (const std::exception& e) {
+    // An exception must not end the process (std::terminate) or leave the worker waiting
+    // forever: hand the worker an error instead of its next batch.
+    {
+      std::lock_guard<std::mutex> lock(queues_[worker]->mu);
+      queues_[worker]->error = absl::InternalError(
+          absl::StrFormat("input pipeline of worker %d failed: %s", worker, e.what()));
+    }
+    queue.Push(std::nullopt);
   }
+}
+
+int64_t InputPipeline::start_step(int worker) const {
+  return options_.start_step.empty() ? 0 : options_.start_step[worker];
 }
 
 absl::StatusOr<std::optional<Batch>> InputPipeline::Next(int worker) {
   if (cancelled_.load(std::memory_order_relaxed)) {
     return absl::CancelledError("input pipeline cancelled");
   }
-  std::optional<Batch> batch;
-  try {
-    queues_[worker]->queue.pop(batch);
-  } catch (const tbb::user_abort&) {
-    return absl::CancelledError("input pipeline cancelled");
+  // The queue holds std::optional<Batch>: an empty outer optional means cancelled, an empty
+  // inner one the end of this worker's data (or its producer's error).
+  std::optional<std::optional<Batch>> item = queues_[worker]->queue.Pop();
+  if (!item) return absl::CancelledError("input pipeline cancelled");
+  std::optional<Batch> batch = std::move(*item);
+  if (!batch) {
+    std::lock_guard<std::mutex> lock(queues_[worker]->mu);
+    if (!queues_[worker]->error.ok()) return queues_[worker]->error;
   }
   return batch;
 }

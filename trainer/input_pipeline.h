@@ -13,8 +13,9 @@
 //   see the same number of steps.
 //
 // Prefetching: one producer thread per worker assembles that worker's batches (gathering the
-// rows into contiguous memory) into a oneTBB concurrent_bounded_queue of `prefetch` batches, so
-// a worker never waits for its input while its queue is non-empty.
+// rows into contiguous memory) into a bounded queue of `prefetch` batches (CancellableQueue, whose
+// Cancel() cannot lose a wake-up), so a worker never waits for its input while its queue is
+// non-empty.
 //
 // Thread-safety: Next(w) is called by worker w's thread only; Cancel() from any thread.
 #ifndef HOGWILD_TRAINER_INPUT_PIPELINE_H_
@@ -55,6 +56,10 @@ struct PipelineOptions {
   int64_t epochs = 1;       // >= 1
   uint64_t seed = 1;
   int prefetch = 4;         // batches queued per worker, >= 1
+  // Per worker: the index in its batch sequence of the first batch to produce, to resume from a
+  // checkpoint (batches keep their step numbers; earlier epochs are skipped without shuffling).
+  // Empty: every worker starts at 0.
+  std::vector<int64_t> start_step;
 };
 
 // The pure batch plan, without data: which rows worker w gets at each of its steps.
@@ -88,13 +93,17 @@ class InputPipeline {
   InputPipeline& operator=(const InputPipeline&) = delete;
 
   // Worker w's next batch, blocking until it is ready; std::nullopt after its last batch.
-  // Errors: kCancelled once Cancel() was called (also when called while blocked).
+  // Errors: kCancelled once Cancel() was called (also when called while blocked); kInternal
+  // when worker w's producer failed (e.g. std::bad_alloc), instead of a batch.
   absl::StatusOr<std::optional<Batch>> Next(int worker);
 
   // Wakes every blocked Next() and producer; later Next() calls return kCancelled. Idempotent.
   void Cancel();
 
   const BatchPlan& plan() const { return plan_; }
+
+  // Index of worker w's first batch (PipelineOptions::start_step).
+  int64_t start_step(int worker) const;
 
  private:
   struct WorkerQueue;

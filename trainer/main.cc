@@ -1,8 +1,11 @@
 // The `train` command: trains a model on an MNIST-format dataset with one worker thread per
 // core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
 // (--//sync:mode=async|sync, alias --config=sync).
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "trainer/device.h"
 #include "trainer/flags_parse.h"
 #include "trainer/mnist.h"
+#include "trainer/stop_signal.h"
 #include "trainer/trainer.h"
 
 #if defined(HOGWILD_DEFAULT_MODE_SYNC)
@@ -65,10 +69,18 @@ ABSL_FLAG(std::string, log, "",
           "convergence log path: CSV, or JSON Lines when it ends in .jsonl (schema: README)");
 ABSL_FLAG(int64_t, log_every, 100, "convergence-log row per worker every N of its steps");
 ABSL_FLAG(int64_t, train_examples, 0, "use only the first N training examples (0: all)");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "directory for checkpoints (written atomically; a crash leaves the last complete one); "
+          "empty: no checkpoints");
+ABSL_FLAG(std::string, checkpoint_every, "600s",
+          "checkpoint period with --checkpoint_dir: N global steps (500), a time (30s, 10m), or 0 "
+          "for only on SIGINT/SIGTERM and at the end");
+ABSL_FLAG(bool, resume, false,
+          "continue from the checkpoint in --checkpoint_dir if there is one (else start afresh)");
 
 namespace {
 
-absl::StatusOr<hogwild::TrainResult> Run() {
+absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested) {
   using namespace hogwild;
   HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
   std::string dir = absl::GetFlag(FLAGS_data_dir);
@@ -97,6 +109,15 @@ absl::StatusOr<hogwild::TrainResult> Run() {
   options.log_path = absl::GetFlag(FLAGS_log);
   options.log_every_steps = absl::GetFlag(FLAGS_log_every);
   options.progress = true;
+  options.stop_requested = stop_requested;
+  options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  options.resume = absl::GetFlag(FLAGS_resume);
+  HOGWILD_ASSIGN_OR_RETURN(CheckpointEvery checkpoint_every,
+                           ParseCheckpointEvery(absl::GetFlag(FLAGS_checkpoint_every)));
+  if (!options.checkpoint_dir.empty()) {
+    options.checkpoint_every_steps = checkpoint_every.steps;
+    options.checkpoint_every_seconds = checkpoint_every.seconds;
+  }
   const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
   if (train_examples < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -131,11 +152,44 @@ int main(int argc, char** argv) {
       "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
       "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");
   absl::ParseCommandLine(argc, argv);
-  absl::StatusOr<hogwild::TrainResult> result = Run();
+  // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.
+  absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop =
+      hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [](int signo) {
+        std::fprintf(stderr,
+                     "\nhogwild: received %s; finishing the current step%s (send it again to "
+                     "exit at once)\n",
+                     signo == SIGINT ? "SIGINT" : "SIGTERM",
+                     absl::GetFlag(FLAGS_checkpoint_dir).empty() ? ""
+                                                                 : " and writing a checkpoint");
+      });
+  if (!stop.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<hogwild::TrainResult> result = Run(&(*stop)->stop_requested());
   if (!result.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(result.status().message()).c_str());
     return 1;
   }
   std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
+  const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  if (result->resumed_from_step >= 0) {
+    std::printf("resumed from the checkpoint at global step %ld in %s\n",
+                static_cast<long>(result->resumed_from_step), dir.c_str());
+  }
+  if (result->last_checkpoint_step >= 0) {
+    std::printf("checkpoint: global step %ld in %s\n",
+                static_cast<long>(result->last_checkpoint_step), dir.c_str());
+  }
+  if (result->stopped_early) {
+    // 128 + signal number, the shell's convention for "ended by this signal": a supervisor
+    // sees the run did not complete, and the checkpoint lets it continue with --resume.
+    const int signo = (*stop)->signal();
+    std::printf("stopped early by %s at global step %ld%s\n",
+                signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
+                dir.empty() ? " (no --checkpoint_dir: nothing saved)"
+                            : "; continue with --resume");
+    return 128 + signo;
+  }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -17,8 +18,11 @@
 #include "sync/nccl_tower_average.h"
 #include "sync/parameter_store.h"
 #include "sync/tower_average.h"
+#include "trainer/checkpoint.h"
+#include "trainer/checkpoint_state.h"
 #include "trainer/convergence_log.h"
 #include "trainer/evaluator.h"
+#include "trainer/step_boundary.h"
 #include "trainer/training_metrics.h"
 #include "trainer/worker.h"
 
@@ -28,8 +32,8 @@ namespace {
 // Collects the first real error of any worker and stops the others.
 class ErrorCollector {
  public:
-  ErrorCollector(UpdatePolicy* policy, InputPipeline* pipeline)
-      : policy_(policy), pipeline_(pipeline) {}
+  ErrorCollector(UpdatePolicy* policy, InputPipeline* pipeline, StepBoundary* boundary)
+      : policy_(policy), pipeline_(pipeline), boundary_(boundary) {}
 
   void Report(absl::Status status) {
     if (status.ok()) return;
@@ -41,6 +45,7 @@ class ErrorCollector {
     }
     policy_->Cancel();
     pipeline_->Cancel();
+    boundary_->Cancel();
   }
 
   absl::Status first() {
@@ -51,6 +56,7 @@ class ErrorCollector {
  private:
   UpdatePolicy* policy_;
   InputPipeline* pipeline_;
+  StepBoundary* boundary_;
   std::mutex mu_;
   absl::Status first_;     // guarded by mu_
   absl::Status fallback_;  // guarded by mu_
@@ -68,6 +74,27 @@ void PrintProgress(const TrainingMetrics::Snapshot& s, int64_t epochs, bool tty,
     std::printf("%s\n", line.c_str());
   }
   std::fflush(stdout);
+}
+
+absl::Status ValidateCheckpointOptions(const TrainerOptions& o) {
+  if (o.checkpoint_every_steps < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--checkpoint_every=%d is out of range; a number of steps must be >= 1 (0: only on stop "
+        "and at the end)",
+        o.checkpoint_every_steps));
+  }
+  if (!(o.checkpoint_every_seconds >= 0.0) || !std::isfinite(o.checkpoint_every_seconds)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--checkpoint_every=%gs is out of range; a period must be a finite number of seconds "
+        "> 0",
+        o.checkpoint_every_seconds));
+  }
+  if (o.checkpoint_dir.empty() &&
+      (o.resume || o.checkpoint_every_steps > 0 || o.checkpoint_every_seconds > 0)) {
+    return absl::InvalidArgumentError(
+        "--resume and --checkpoint_every need --checkpoint_dir (where checkpoints live)");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -126,11 +153,17 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--weight_decay=%g is out of range; it must be >= 0", o.sgd.weight_decay));
   }
-  if (o.eval_every_steps < 0 || !(o.eval_every_epochs >= 0.0)) {
+  if (o.eval_every_steps < 0 || !(o.eval_every_epochs >= 0.0) ||
+      !std::isfinite(o.eval_every_epochs)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--eval_every=%d steps / %g epochs is out of range; it must be >= 0",
         o.eval_every_steps, o.eval_every_epochs));
   }
+  if (o.prefetch < 1 || o.prefetch > 1024) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "prefetch=%d is out of range; it must be in [1, 1024]", o.prefetch));
+  }
+  HOGWILD_RETURN_IF_ERROR(ValidateCheckpointOptions(o));
   if (o.log_every_steps < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--log_every=%d is out of range; it must be >= 1", o.log_every_steps));
@@ -154,6 +187,13 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
       }
     }
   }
+  if (!worker_gpus.empty() && !options.checkpoint_dir.empty()) {
+    // The GPU policies keep the master parameters and momentum on the devices; capturing and
+    // restoring them is not implemented yet, and a checkpoint missing them would be wrong.
+    return absl::UnimplementedError(
+        "--checkpoint_dir is not supported with GPU workers yet; run with --devices=cpu to "
+        "checkpoint");
+  }
   if (train.size() == 0) return absl::InvalidArgumentError("the training set is empty");
   ModelSpec spec = options.model;
   spec.input_shape = train.example_shape;
@@ -162,6 +202,9 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
 
   ParameterStore store(model->num_params());
   model->InitParams(options.seed, store.unsafe_values());
+  const CheckpointSignature signature =
+      MakeSignature(*model, options.mode, options.num_workers, options.batch_size, options.seed,
+                    train.size());
 
   std::unique_ptr<UpdatePolicy> policy;
   if (!worker_gpus.empty()) {
@@ -176,6 +219,15 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
   } else {
     policy = std::make_unique<Hogwild>(&store, options.num_workers, options.sgd);
   }
+  std::optional<Checkpoint> resumed;
+  if (options.resume) {
+    HOGWILD_ASSIGN_OR_RETURN(resumed, ReadLatestCheckpoint(options.checkpoint_dir));
+  }
+  if (resumed) {
+    HOGWILD_RETURN_IF_ERROR(
+        CheckSignature(signature, resumed->signature, CheckpointPath(options.checkpoint_dir)));
+    HOGWILD_RETURN_IF_ERROR(RestoreState(*resumed, store, *policy));
+  }
 
   std::unique_ptr<ConvergenceLog> log;
   if (!options.log_path.empty()) {
@@ -189,6 +241,7 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
                                    .epochs = options.epochs,
                                    .seed = options.seed,
                                    .prefetch = options.prefetch};
+  if (resumed) pipeline_options.start_step = resumed->next_step;
   InputPipeline pipeline(&train, pipeline_options);
 
   // Global steps per epoch, to turn --eval_every in epochs into steps.
@@ -219,7 +272,28 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
   context.step_hook = options.step_hook;
   context.worker_devices = worker_devices;
 
-  ErrorCollector errors(policy.get(), &pipeline);
+  StepBoundary::Options boundary_options{
+      .mode = options.mode,
+      .num_workers = options.num_workers,
+      .checkpoint_dir = options.checkpoint_dir,
+      .every_steps = options.checkpoint_every_steps,
+      .every_seconds = options.checkpoint_every_seconds,
+      .stop_requested = options.stop_requested,
+      .start_global_step = static_cast<int64_t>(store.version()),
+      .start_next_step = resumed ? resumed->next_step
+                                 : std::vector<int64_t>(options.num_workers, 0)};
+  StepBoundary boundary(
+      boundary_options,
+      [&](const std::vector<int64_t>& next_step) {
+        return CaptureState(signature, store, *policy, pipeline.plan(), next_step);
+      },
+      [&] {
+        policy->Cancel();
+        pipeline.Cancel();
+      });
+  context.boundary = &boundary;
+
+  ErrorCollector errors(policy.get(), &pipeline, &boundary);
   std::mutex done_mu;
   std::condition_variable done_cv;
   int running = options.num_workers;  // guarded by done_mu
@@ -243,7 +317,24 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
     }
   }
   for (std::thread& t : threads) t.join();
-  HOGWILD_RETURN_IF_ERROR(errors.first());
+  absl::Status status = errors.first();
+  // An orderly stop releases the sync peers by cancellation: their kCancelled is not an error.
+  if (boundary.stopped() && status.code() == absl::StatusCode::kCancelled) {
+    status = absl::OkStatus();
+  }
+  if (status.ok()) status = boundary.WriteFinal();
+  if (!status.ok()) {
+    if (options.checkpoint_dir.empty()) return status;
+    const int64_t last = boundary.last_checkpoint_step() >= 0
+                             ? boundary.last_checkpoint_step()
+                             : (resumed ? resumed->global_step : -1);
+    return absl::Status(
+        status.code(),
+        last >= 0 ? absl::StrFormat("%s; the last good checkpoint (global step %d) is kept in "
+                                    "%s: resume from it with --resume",
+                                    status.message(), last, options.checkpoint_dir)
+                  : absl::StrFormat("%s; no checkpoint was written", status.message()));
+  }
 
   TrainResult result;
   const TrainingMetrics::Snapshot snapshot = metrics.Get();
@@ -258,6 +349,9 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
   result.staleness_histogram = metrics.StalenessHistogram();
   result.params.resize(store.size());
   HOGWILD_RETURN_IF_ERROR(policy->ReadParams(absl::MakeSpan(result.params)));
+  result.stopped_early = boundary.stopped();
+  result.resumed_from_step = resumed ? resumed->global_step : -1;
+  result.last_checkpoint_step = boundary.last_checkpoint_step();
   if (evaluator != nullptr) {
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.params));
     metrics.RecordEval(eval, result.steps);

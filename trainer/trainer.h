@@ -7,13 +7,16 @@
 //   HOGWILD_ASSIGN_OR_RETURN(hogwild::TrainResult result, hogwild::Train(options, train, test));
 //
 // Errors: the first error of any worker (with the worker id and step), after every worker has
-// stopped: a failed worker cancels the update policy and the input pipeline, so no worker can
-// stay blocked at the step barrier or on its queue. Invalid options give kInvalidArgument
+// stopped: a failed worker cancels the update policy, the input pipeline and the step
+// boundary, so no worker can stay blocked at the step barrier, on its queue or at a checkpoint.
+// A NaN/Inf loss or gradient is such an error (the divergence guard); no checkpoint is written
+// after an error, so the last good one stays, and the message names it. Invalid options give kInvalidArgument
 // naming the option, its value and the allowed range.
 // Thread-safety: Train() may be called concurrently with different options and datasets.
 #ifndef HOGWILD_TRAINER_TRAINER_H_
 #define HOGWILD_TRAINER_TRAINER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -61,6 +64,18 @@ struct TrainerOptions {
   // Called by each worker before each of its steps (worker id, its step index); a non-OK
   // status stops training like any worker error. For fault injection and custom callbacks.
   std::function<absl::Status(int worker, int64_t step)> step_hook;
+
+  // Checkpoints (trainer/checkpoint.h, trainer/step_boundary.h). "" = none.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every_steps = 0;   // global steps, 0 = not by steps; >= 0
+  double checkpoint_every_seconds = 0;  // 0 = not by time; >= 0
+  // Continue from the checkpoint in checkpoint_dir when there is one (none: start afresh).
+  // Its signature (model, mode, workers, batch size, seed, training-set size) must match.
+  bool resume = false;
+  // When it becomes true, every worker finishes its current step, a checkpoint is written (if
+  // checkpoint_dir is set) and Train() returns OK with TrainResult::stopped_early. May be null;
+  // the pointee must outlive Train(). Set it from a signal handler or any thread.
+  const std::atomic<bool>* stop_requested = nullptr;
 };
 
 struct TrainResult {
@@ -76,6 +91,9 @@ struct TrainResult {
   uint64_t staleness_max = 0;
   std::vector<uint64_t> staleness_histogram;  // see TrainingMetrics::kStalenessBuckets
   std::vector<float> params;  // [P] final parameters
+  bool stopped_early = false;        // a stop was requested (stop_requested) and honoured
+  int64_t resumed_from_step = -1;    // the checkpoint's global step, or -1 (not resumed)
+  int64_t last_checkpoint_step = -1; // global step of the last checkpoint written, or -1
 };
 
 // The number of workers the options ask for: num_workers on the CPU, GPUs x workers_per_device

@@ -1,6 +1,7 @@
 #include "trainer/worker.h"
 
 #include <cmath>
+#include <exception>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -8,6 +9,7 @@
 #include "kernels/buffer.h"
 #include "trainer/batch_feed.h"
 #include "trainer/device.h"
+#include "trainer/finite_check.h"
 #include "trainer/tower.h"
 
 namespace hogwild {
@@ -31,10 +33,29 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<BatchFeed> feed,
                            CreateBatchFeed(device, backend.get(), ctx.pipeline, worker,
                                            ctx.max_batch, ctx.model->input_features()));
+  int64_t next_step = ctx.pipeline->start_step(worker);
+  step = next_step;
+  // A resumed run evaluates at the same global steps as an uninterrupted one.
   int64_t next_eval = ctx.eval_every_steps;
+  if (ctx.eval_every_steps > 0) {
+    const int64_t start = static_cast<int64_t>(ctx.store->version());
+    next_eval = (start / ctx.eval_every_steps + 1) * ctx.eval_every_steps;
+  }
+  // The gradient is checked for NaN/Inf on the host only; on a GPU the loss check (which a
+  // non-finite gradient makes non-finite at the next step) is the guard.
+  const bool host_gradient = device.kind == DeviceSpec::Kind::kCpu;
   while (true) {
+    if (ctx.boundary != nullptr) {
+      HOGWILD_ASSIGN_OR_RETURN(
+          bool stop, ctx.boundary->AtBoundary(worker, next_step,
+                                              static_cast<int64_t>(ctx.store->version())));
+      if (stop) return absl::OkStatus();
+    }
     HOGWILD_ASSIGN_OR_RETURN(std::optional<BatchView> batch, feed->Next());
-    if (!batch) return absl::OkStatus();
+    if (!batch) {
+      if (ctx.boundary != nullptr) ctx.boundary->Finished(worker, next_step);
+      return absl::OkStatus();
+    }
     step = batch->step;
     if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));
     HOGWILD_ASSIGN_OR_RETURN(absl::Span<const float> params, ctx.policy->BeginStep(worker));
@@ -52,9 +73,19 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
           "training diverged: the loss is %f at global step %d (learning rate %g); lower --lr",
           loss_sum, global_step, lr));
     }
+    if (host_gradient) {
+      const auto host_grad = absl::MakeConstSpan(grad.data(), grad.size());
+      if (const int64_t bad = FirstNonFinite(host_grad); bad >= 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "training diverged: gradient element %d is %f at global step %d (learning rate %g); "
+            "lower --lr",
+            bad, host_grad[bad], global_step, lr));
+      }
+    }
     HOGWILD_ASSIGN_OR_RETURN(
         StepStats stats,
         ctx.policy->FinishStep(worker, absl::MakeConstSpan(grad.data(), grad.size()), lr));
+    next_step = batch->step + 1;
     ctx.metrics->RecordStep(worker, batch->size, loss_sum, stats.staleness, stats.applied_lr,
                             global_step + 1);
     if (worker == 0 && ctx.evaluator != nullptr && ctx.eval_every_steps > 0 &&
@@ -77,9 +108,18 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
 
 absl::Status RunWorker(int worker, const WorkerContext& context) {
   int64_t step = 0;
-  // Sequenced: `step` must be read after RunSteps has updated it.
-  const absl::Status status = RunSteps(worker, context, step);
+  absl::Status status;
+  // An exception escaping a worker thread would std::terminate the process, and one caught
+  // without cancelling the others would leave them at the barrier: make it a status.
+  try {
+    status = RunSteps(worker, context, step);
+  } catch (const std::exception& e) {
+    status = absl::InternalError(absl::StrFormat("exception: %s", e.what()));
+  } catch (...) {
+    status = absl::InternalError("unknown exception");
+  }
   return Annotate(status, worker, step);
 }
+
 
 }  // namespace hogwild

@@ -20,6 +20,7 @@
 #include "trainer/input_pipeline.h"
 #include "trainer/lr_schedule.h"
 #include "trainer/model.h"
+#include "trainer/step_boundary.h"
 #include "trainer/training_metrics.h"
 
 namespace hogwild {
@@ -39,10 +40,15 @@ struct WorkerContext {
   std::function<absl::Status(int, int64_t)> step_hook;
   // worker_devices[w]: the device of worker w. Empty: every worker on the CPU.
   std::vector<DeviceSpec> worker_devices;
+  // Checkpoints and orderly stops between steps; may be null (no checkpoints, no stops).
+  StepBoundary* boundary = nullptr;
 };
 
 // Runs worker `worker` to completion on the calling thread. Returns OK when its data is
-// exhausted; otherwise the error, annotated with the worker id and step.
+// exhausted or the boundary asked it to stop; otherwise the error, annotated with the worker id
+// and step. An exception thrown inside the worker (the step hook, the model, an allocation)
+// becomes a kInternal error the same way. A NaN/Inf loss or gradient is an error (the
+// divergence guard) raised before the update reaches the shared parameters.
 absl::Status RunWorker(int worker, const WorkerContext& context);
 
 }  // namespace hogwild

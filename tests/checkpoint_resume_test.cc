@@ -1,0 +1,248 @@
+// Resume from a checkpoint (issue 5): in sync mode a run stopped (by a stop request or by a
+// crash after a periodic checkpoint) and resumed ends with parameters bitwise equal to an
+// uninterrupted run with the same seed; in async mode with one worker too, and with several the
+// resumed run trains each remaining batch exactly once. Foreign checkpoints are refused by name.
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "tests/test_data.h"
+#include "tests/watchdog.h"
+#include "trainer/checkpoint.h"
+#include "trainer/trainer.h"
+
+namespace hogwild {
+namespace {
+
+constexpr double kWatchdogS = 30.0;
+
+std::string TempDir(const std::string& name) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  const std::filesystem::path dir = std::filesystem::path(base ? base : "/tmp") / name;
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+const Dataset& Data() {
+  // 203 examples, global batch 10: uneven shards and a short last batch.
+  static const Dataset* data = new Dataset(testing::SyntheticDataset(203, 12, 4, 5));
+  return *data;
+}
+
+TrainerOptions Options(Mode mode, int workers) {
+  TrainerOptions o;
+  o.mode = mode;
+  o.num_workers = workers;
+  o.batch_size = 10;
+  o.epochs = 3;
+  o.lr.kind = LrSchedule::Kind::kExponential;  // the schedule must continue from the step
+  o.lr.base_lr = 0.1f;
+  o.lr.decay_rate = 0.5f;
+  o.lr.decay_steps = 20;
+  o.sgd.momentum = 0.9f;  // the momentum buffers must be restored
+  o.sgd.weight_decay = 1e-4f;
+  o.model = ModelSpec{.name = "mlp", .hidden = {16}};
+  o.eval_every_epochs = 0;
+  o.seed = 11;
+  return o;
+}
+
+absl::StatusOr<TrainResult> TrainGuarded(const TrainerOptions& o, const std::string& what) {
+  return testing::WithWatchdog(kWatchdogS, what, [&] { return Train(o, Data(), Dataset()); });
+}
+
+// Runs `o` with a stop requested when worker 0 reaches `stop_step`.
+absl::StatusOr<TrainResult> RunAndStop(TrainerOptions o, int64_t stop_step) {
+  std::atomic<bool> stop{false};
+  o.stop_requested = &stop;
+  o.step_hook = [&](int worker, int64_t step) {
+    if (worker == 0 && step == stop_step) stop = true;
+    return absl::OkStatus();
+  };
+  return TrainGuarded(o, "stopped run");
+}
+
+class SyncResume : public ::testing::TestWithParam<int> {};
+
+TEST_P(SyncResume, StopAndResumeIsBitwiseEqualToAnUninterruptedRun) {
+  const int workers = GetParam();
+  auto reference = TrainGuarded(Options(Mode::kSync, workers), "reference");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  TrainerOptions o = Options(Mode::kSync, workers);
+  o.checkpoint_dir = TempDir(absl::StrFormat("sync_stop_%d", workers));
+  // Two interruptions: each resume continues the previous one.
+  for (int64_t stop_step : {17, 40}) {
+    TrainerOptions part = o;
+    part.resume = stop_step != 17;
+    auto stopped = RunAndStop(part, stop_step);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    ASSERT_TRUE(stopped->stopped_early);
+    // Worker 0 sees the request at the boundary after its step `stop_step`.
+    EXPECT_EQ(stopped->steps, stop_step + 1);
+    EXPECT_EQ(stopped->last_checkpoint_step, stop_step + 1);
+  }
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->resumed_from_step, 41);
+  EXPECT_EQ(resumed->steps, reference->steps);
+  EXPECT_EQ(resumed->params, reference->params);  // bitwise
+}
+
+TEST_P(SyncResume, CrashAfterPeriodicCheckpointResumesBitwise) {
+  const int workers = GetParam();
+  auto reference = TrainGuarded(Options(Mode::kSync, workers), "reference");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  TrainerOptions o = Options(Mode::kSync, workers);
+  o.checkpoint_dir = TempDir(absl::StrFormat("sync_crash_%d", workers));
+  o.checkpoint_every_steps = 7;
+  TrainerOptions crashing = o;
+  crashing.step_hook = [](int worker, int64_t step) {
+    return worker == 0 && step == 30 ? absl::InternalError("simulated crash") : absl::OkStatus();
+  };
+  auto crashed = TrainGuarded(crashing, "crashing run");
+  ASSERT_FALSE(crashed.ok());
+  EXPECT_NE(crashed.status().message().find("last good checkpoint (global step 28)"),
+            std::string::npos)
+      << crashed.status();
+
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->resumed_from_step, 28);
+  EXPECT_EQ(resumed->params, reference->params);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, SyncResume, ::testing::Values(1, 2, 3, 4));
+
+TEST(Resume, TimeBasedCheckpointsResumeBitwise) {
+  auto reference = TrainGuarded(Options(Mode::kSync, 2), "reference");
+  ASSERT_TRUE(reference.ok());
+  TrainerOptions o = Options(Mode::kSync, 2);
+  o.checkpoint_dir = TempDir("time_based");
+  o.checkpoint_every_seconds = 1e-6;  // due at every boundary
+  auto stopped = RunAndStop(o, 23);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->params, reference->params);
+}
+
+TEST(Resume, MoreEpochsContinueFromTheFinalCheckpoint) {
+  auto reference = TrainGuarded(Options(Mode::kSync, 3), "reference");  // 3 epochs
+  ASSERT_TRUE(reference.ok());
+  TrainerOptions o = Options(Mode::kSync, 3);
+  o.checkpoint_dir = TempDir("more_epochs");
+  o.epochs = 2;
+  auto first = TrainGuarded(o, "2 epochs");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->last_checkpoint_step, first->steps);  // written at the end
+  o.epochs = 3;
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "third epoch");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->params, reference->params);
+}
+
+TEST(Resume, AsyncOneWorkerIsBitwise) {
+  auto reference = TrainGuarded(Options(Mode::kAsync, 1), "reference");
+  ASSERT_TRUE(reference.ok());
+  TrainerOptions o = Options(Mode::kAsync, 1);
+  o.checkpoint_dir = TempDir("async_one");
+  auto stopped = RunAndStop(o, 33);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_TRUE(stopped->stopped_early);
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->params, reference->params);
+}
+
+TEST(Resume, AsyncManyWorkersTrainEveryRemainingBatchOnce) {
+  for (int workers : {2, 3, 4}) {
+    SCOPED_TRACE(workers);
+    auto reference = TrainGuarded(Options(Mode::kAsync, workers), "reference");
+    ASSERT_TRUE(reference.ok());
+    TrainerOptions o = Options(Mode::kAsync, workers);
+    o.checkpoint_dir = TempDir("async_many");
+    o.checkpoint_every_steps = 5;
+    auto stopped = RunAndStop(o, 9);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    auto checkpoint = ReadLatestCheckpoint(o.checkpoint_dir);
+    ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+    // The snapshot is a consistent cut: the updates applied equal the batches consumed.
+    int64_t consumed = 0;
+    for (int64_t s : (*checkpoint)->next_step) consumed += s;
+    EXPECT_EQ((*checkpoint)->global_step, consumed);
+    EXPECT_EQ((*checkpoint)->global_step, stopped->steps);
+
+    o.resume = true;
+    auto resumed = TrainGuarded(o, "resumed");
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->steps, reference->steps);
+    EXPECT_EQ(stopped->examples + resumed->examples, reference->examples);
+  }
+}
+
+TEST(Resume, ForeignCheckpointsAreRefusedNamingTheField) {
+  TrainerOptions o = Options(Mode::kSync, 2);
+  o.checkpoint_dir = TempDir("foreign");
+  o.epochs = 1;
+  ASSERT_TRUE(TrainGuarded(o, "writer").ok());
+  o.resume = true;
+  struct Case {
+    const char* expected;
+    void (*change)(TrainerOptions&);
+  };
+  const Case cases[] = {
+      {"worker count differs", [](TrainerOptions& t) { t.num_workers = 3; }},
+      {"mode differs", [](TrainerOptions& t) { t.mode = Mode::kAsync; }},
+      {"layers differs", [](TrainerOptions& t) { t.model.hidden = {17}; }},
+      {"model differs", [](TrainerOptions& t) { t.model = ModelSpec{.name = "logreg", .hidden = {}}; }},
+      {"batch size differs", [](TrainerOptions& t) { t.batch_size = 11; }},
+      {"seed differs", [](TrainerOptions& t) { t.seed = 12; }},
+      {"momentum differs", [](TrainerOptions& t) { t.sgd.momentum = 0.0f; }},
+  };
+  for (const Case& c : cases) {
+    TrainerOptions other = o;
+    c.change(other);
+    auto result = TrainGuarded(other, c.expected);
+    ASSERT_FALSE(result.ok()) << c.expected;
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
+    EXPECT_NE(result.status().message().find(c.expected), std::string::npos) << result.status();
+  }
+}
+
+TEST(Resume, NoCheckpointYetStartsAfresh) {
+  TrainerOptions o = Options(Mode::kSync, 2);
+  o.checkpoint_dir = TempDir("fresh");
+  o.resume = true;
+  auto result = TrainGuarded(o, "fresh");
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->resumed_from_step, -1);
+  auto reference = TrainGuarded(Options(Mode::kSync, 2), "reference");
+  EXPECT_EQ(result->params, reference->params);
+}
+
+TEST(Resume, CheckpointOptionsAreValidated) {
+  TrainerOptions o = Options(Mode::kSync, 1);
+  o.resume = true;  // without a directory
+  EXPECT_EQ(ValidateOptions(o).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(ValidateOptions(o).message().find("--checkpoint_dir"), std::string::npos);
+  o = Options(Mode::kSync, 1);
+  o.checkpoint_dir = "/tmp/x";
+  o.checkpoint_every_steps = -1;
+  EXPECT_NE(ValidateOptions(o).message().find("--checkpoint_every=-1"), std::string::npos);
+  o.checkpoint_every_steps = 0;
+  o.checkpoint_every_seconds = -2;
+  EXPECT_NE(ValidateOptions(o).message().find("--checkpoint_every=-2s"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hogwild

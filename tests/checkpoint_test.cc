@@ -1,0 +1,281 @@
+// The checkpoint file format and its I/O (trainer/checkpoint.h): round trips, every kind of
+// damage refused with a message naming the field, signature mismatches naming the field, and
+// the atomic-write promise that a failed write leaves the previous checkpoint intact.
+#include "trainer/checkpoint.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace hogwild {
+namespace {
+
+namespace fs = std::filesystem;
+
+Checkpoint SmallCheckpoint(int workers = 2, bool momentum = true) {
+  Checkpoint c;
+  c.signature = CheckpointSignature{.model_name = "mlp",
+                                    .input_shape = {1, 2, 3},
+                                    .num_classes = 4,
+                                    .layers = {"dense 6->5", "relu 5", "dense 5->4"},
+                                    .num_params = 59,
+                                    .mode = "async",
+                                    .num_workers = workers,
+                                    .batch_size = 8,
+                                    .seed = 42,
+                                    .train_examples = 100};
+  c.global_step = 123;
+  c.epoch = 3;
+  for (int w = 0; w < workers; ++w) c.next_step.push_back(60 + w);
+  for (int i = 0; i < 59; ++i) c.params.push_back(0.25f * i - 3.0f);
+  if (momentum) {
+    for (int w = 0; w < workers; ++w) c.velocities.emplace_back(59, 0.5f * (w + 1));
+  }
+  return c;
+}
+
+void ExpectEqual(const Checkpoint& a, const Checkpoint& b) {
+  EXPECT_TRUE(CheckSignature(a.signature, b.signature, "x").ok());
+  EXPECT_EQ(a.global_step, b.global_step);
+  EXPECT_EQ(a.epoch, b.epoch);
+  EXPECT_EQ(a.next_step, b.next_step);
+  EXPECT_EQ(a.params, b.params);
+  EXPECT_EQ(a.velocities, b.velocities);
+}
+
+std::string TempDir(const std::string& name) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  fs::path dir = fs::path(base != nullptr ? base : "/tmp") / name;
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(Checkpoint, SerializeParseRoundTrip) {
+  for (bool momentum : {false, true}) {
+    const Checkpoint c = SmallCheckpoint(3, momentum);
+    auto parsed = ParseCheckpoint(SerializeCheckpoint(c), "mem");
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    ExpectEqual(c, *parsed);
+  }
+}
+
+TEST(Checkpoint, FileRoundTripAndNoTempFileLeft) {
+  const std::string dir = TempDir("roundtrip/nested");  // created by the writer
+  const Checkpoint c = SmallCheckpoint();
+  ASSERT_TRUE(WriteCheckpoint(dir, c).ok());
+  auto read = ReadLatestCheckpoint(dir);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->has_value());
+  ExpectEqual(c, **read);
+  EXPECT_FALSE(fs::exists(CheckpointPath(dir) + ".tmp"));
+}
+
+TEST(Checkpoint, EverySingleBitFlipIsRefused) {
+  // crc32 detects every single-bit error, and the header is checksummed too: no flipped bit
+  // anywhere in the file may be accepted, and none may crash the parser.
+  const std::string bytes = SerializeCheckpoint(SmallCheckpoint(2, false));
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string damaged = bytes;
+      damaged[i] = static_cast<char>(damaged[i] ^ (1 << bit));
+      auto parsed = ParseCheckpoint(damaged, "flip");
+      ASSERT_FALSE(parsed.ok()) << "byte " << i << " bit " << bit << " accepted";
+    }
+  }
+}
+
+TEST(Checkpoint, EveryTruncationAndExtensionIsRefused) {
+  const std::string bytes = SerializeCheckpoint(SmallCheckpoint());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto parsed = ParseCheckpoint(bytes.substr(0, n), "cut");
+    ASSERT_FALSE(parsed.ok()) << n;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss) << parsed.status();
+  }
+  auto longer = ParseCheckpoint(bytes + "x", "long");
+  ASSERT_FALSE(longer.ok());
+  EXPECT_NE(longer.status().message().find("trailing"), std::string::npos) << longer.status();
+}
+
+TEST(Checkpoint, DamageMessagesNameTheProblem) {
+  const std::string bytes = SerializeCheckpoint(SmallCheckpoint());
+  std::string payload_flip = bytes;
+  payload_flip[bytes.size() - 1] ^= 1;
+  auto s = ParseCheckpoint(payload_flip, "f.ckpt").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("f.ckpt"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("payload checksum"), std::string::npos) << s;
+
+  std::string magic = bytes;
+  magic[0] = 'X';
+  s = ParseCheckpoint(magic, "f.ckpt").status();
+  EXPECT_NE(s.message().find("not a hogwild checkpoint"), std::string::npos) << s;
+
+  s = ParseCheckpoint(bytes.substr(0, bytes.size() - 10), "f.ckpt").status();
+  EXPECT_NE(s.message().find("truncated"), std::string::npos) << s;
+}
+
+TEST(Checkpoint, NewerVersionIsRefusedByName) {
+  std::string bytes = SerializeCheckpoint(SmallCheckpoint());
+  bytes[8] = 2;  // version, then fix the header checksum so only the version differs
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(crc32(0, nullptr, 0), reinterpret_cast<const unsigned char*>(bytes.data()), 28));
+  std::memcpy(bytes.data() + 28, &crc, 4);
+  auto s = ParseCheckpoint(bytes, "v2").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_NE(s.message().find("version 2"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("newer"), std::string::npos) << s;
+}
+
+TEST(Checkpoint, SignatureMismatchNamesTheField) {
+  const CheckpointSignature base = SmallCheckpoint().signature;
+  struct Case {
+    const char* field;
+    void (*change)(CheckpointSignature&);
+  };
+  const Case cases[] = {
+      {"model differs", [](CheckpointSignature& s) { s.model_name = "logreg"; }},
+      {"input shape differs", [](CheckpointSignature& s) { s.input_shape = {1, 3, 2}; }},
+      {"number of classes differs", [](CheckpointSignature& s) { s.num_classes = 5; }},
+      {"layers differs", [](CheckpointSignature& s) { s.layers[0] = "dense 6->7"; }},
+      {"parameter count differs", [](CheckpointSignature& s) { s.num_params = 60; }},
+      {"mode differs", [](CheckpointSignature& s) { s.mode = "sync"; }},
+      {"worker count differs", [](CheckpointSignature& s) { s.num_workers = 3; }},
+      {"batch size differs", [](CheckpointSignature& s) { s.batch_size = 9; }},
+      {"seed differs", [](CheckpointSignature& s) { s.seed = 43; }},
+      {"training-set size differs", [](CheckpointSignature& s) { s.train_examples = 99; }},
+  };
+  EXPECT_TRUE(CheckSignature(base, base, "c").ok());
+  for (const Case& c : cases) {
+    CheckpointSignature other = base;
+    c.change(other);
+    const absl::Status s = CheckSignature(base, other, "dir/checkpoint.hwckpt");
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << c.field;
+    EXPECT_NE(s.message().find(c.field), std::string::npos) << s;
+    EXPECT_NE(s.message().find("dir/checkpoint.hwckpt"), std::string::npos) << s;
+  }
+}
+
+TEST(Checkpoint, InconsistentSizesAreRefused) {
+  // Well-formed files (valid checksums) whose fields disagree: only a writer bug or a forgery
+  // produces them, and the parser must still refuse them.
+  Checkpoint c = SmallCheckpoint();
+  c.next_step.pop_back();
+  EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
+  c = SmallCheckpoint();
+  c.params.pop_back();
+  EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
+  c = SmallCheckpoint();
+  c.velocities.pop_back();  // 1 buffer in async mode with 2 workers
+  EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
+  c = SmallCheckpoint();
+  c.signature.mode = "hogwild";
+  EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
+  c = SmallCheckpoint();
+  c.next_step[0] = -1;
+  EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
+}
+
+TEST(Checkpoint, NonFiniteParametersAreNeverWrittenNorLoaded) {
+  const std::string dir = TempDir("nonfinite");
+  ASSERT_TRUE(WriteCheckpoint(dir, SmallCheckpoint()).ok());
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    Checkpoint c = SmallCheckpoint();
+    c.params[7] = bad;
+    const absl::Status s = WriteCheckpoint(dir, c);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("previous checkpoint is kept"), std::string::npos) << s;
+    EXPECT_EQ(ParseCheckpoint(SerializeCheckpoint(c), "x").status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  auto kept = ReadLatestCheckpoint(dir);
+  ASSERT_TRUE(kept.ok() && kept->has_value());
+  ExpectEqual(SmallCheckpoint(), **kept);
+}
+
+TEST(Checkpoint, FailedWriteKeepsThePreviousCheckpoint) {
+  const std::string dir = TempDir("failed_write");
+  const Checkpoint good = SmallCheckpoint();
+  ASSERT_TRUE(WriteCheckpoint(dir, good).ok());
+  // A directory where the temporary file must go makes the write fail before the rename.
+  fs::create_directory(CheckpointPath(dir) + ".tmp");
+  Checkpoint newer = SmallCheckpoint();
+  newer.global_step = 999;
+  const absl::Status s = WriteCheckpoint(dir, newer);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_NE(s.message().find(".tmp"), std::string::npos) << s;
+  auto kept = ReadLatestCheckpoint(dir);
+  ASSERT_TRUE(kept.ok() && kept->has_value()) << kept.status();
+  EXPECT_EQ((*kept)->global_step, 123);
+}
+
+TEST(Checkpoint, WriteIntoAFileInsteadOfADirectoryFails) {
+  const std::string dir = TempDir("plain_file");
+  WriteBytes(dir, "not a directory");
+  const absl::Status s = WriteCheckpoint(dir, SmallCheckpoint());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("--checkpoint_dir=" + dir), std::string::npos) << s;
+  EXPECT_EQ(ReadLatestCheckpoint(dir).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Checkpoint, BadFilesGiveClearErrors) {
+  const std::string dir = TempDir("bad_files");
+  fs::create_directories(dir);
+  // Missing directory or file: no checkpoint yet, not an error.
+  auto none = ReadLatestCheckpoint(dir + "/missing");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  none = ReadLatestCheckpoint(dir);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
+  EXPECT_EQ(ReadCheckpointFile(dir + "/missing").status().code(), absl::StatusCode::kNotFound);
+  auto s = ReadCheckpointFile(dir).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("is a directory"), std::string::npos) << s;
+
+  WriteBytes(CheckpointPath(dir), "");
+  s = ReadLatestCheckpoint(dir).status();
+  EXPECT_NE(s.message().find("empty"), std::string::npos) << s;
+
+  // A damaged file is an error, never "no checkpoint" (which would silently restart training).
+  std::string bytes = SerializeCheckpoint(SmallCheckpoint());
+  bytes[40] ^= 0x10;
+  WriteBytes(CheckpointPath(dir), bytes);
+  s = ReadLatestCheckpoint(dir).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+
+  if (geteuid() != 0) {  // root reads anything
+    WriteBytes(CheckpointPath(dir), SerializeCheckpoint(SmallCheckpoint()));
+    chmod(CheckpointPath(dir).c_str(), 0);
+    EXPECT_EQ(ReadLatestCheckpoint(dir).status().code(), absl::StatusCode::kPermissionDenied);
+  }
+}
+
+TEST(Checkpoint, SeedCorpusCheckpointStillParses) {
+  // The fuzzer's seed must be a valid current-format checkpoint, or fuzzing starts from noise.
+  // Regenerate with `bazel run //tests:make_fuzz_seeds -- $PWD/tests/fuzz/corpus`.
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  ASSERT_NE(srcdir, nullptr);
+  const std::string path =
+      std::string(srcdir) + "/hogwild/tests/fuzz/corpus/checkpoint/valid_async_momentum.hwckpt";
+  auto c = ReadCheckpointFile(path);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->signature.mode, "async");
+}
+
+}  // namespace
+}  // namespace hogwild

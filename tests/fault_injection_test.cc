@@ -1,0 +1,247 @@
+// No hang, no lost error (DESIGN.md invariant 6, issue 5): a worker that fails at step k (an
+// error status, an exception, a NaN/Inf) stops every worker, in both modes, for any worker count,
+// and the first error reaches the caller with the worker id and the step. Every run is wrapped
+// in a watchdog: a hang fails the test instead of stalling the suite.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "tests/test_data.h"
+#include "tests/watchdog.h"
+#include "trainer/checkpoint.h"
+#include "trainer/finite_check.h"
+#include "trainer/trainer.h"
+
+namespace hogwild {
+namespace {
+
+constexpr double kWatchdogS = 20.0;  // generous for TSan; a healthy run takes milliseconds
+constexpr double kStopWithinS = 5.0; // from the failure to Train() returning
+
+std::string TempDir(const std::string& name) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  const std::filesystem::path dir = std::filesystem::path(base ? base : "/tmp") / name;
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+TrainerOptions Options(Mode mode, int workers) {
+  TrainerOptions o;
+  o.mode = mode;
+  o.num_workers = workers;
+  o.batch_size = 4;
+  o.epochs = 2;
+  o.lr.base_lr = 0.05f;
+  o.sgd.momentum = 0.5f;
+  o.model = ModelSpec{.name = "mlp", .hidden = {8}};
+  o.eval_every_epochs = 0;
+  o.prefetch = 2;
+  return o;
+}
+
+const Dataset& SmallData() {
+  static const Dataset* data = new Dataset(testing::SyntheticDataset(200, 8, 3, 7));
+  return *data;
+}
+
+struct FaultCase {
+  Mode mode;
+  int workers;
+  int failing_worker;
+  int64_t step;
+  bool exception;
+  bool checkpoints;
+};
+
+std::string Name(const FaultCase& c) {
+  return absl::StrFormat("%s W=%d worker %d fails at step %d by %s%s", ModeName(c.mode),
+                         c.workers, c.failing_worker, c.step,
+                         c.exception ? "exception" : "status",
+                         c.checkpoints ? " (checkpointing)" : "");
+}
+
+std::vector<FaultCase> AllCases() {
+  std::vector<FaultCase> cases;
+  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+    for (int w = 1; w <= 4; ++w) {
+      for (int64_t step : {0, 1, 7}) {
+        for (int failing : {0, w - 1}) {
+          for (bool exception : {false, true}) {
+            cases.push_back({mode, w, failing, step, exception, (step + failing) % 2 == 1});
+            if (failing == w - 1 && w == 1) break;
+          }
+          if (w == 1) break;
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+TEST(FaultInjection, AnyWorkerFailingAtAnyStepStopsEveryoneAndReportsIt) {
+  for (const FaultCase& c : AllCases()) {
+    SCOPED_TRACE(Name(c));
+    TrainerOptions o = Options(c.mode, c.workers);
+    if (c.checkpoints) {
+      o.checkpoint_dir = TempDir("fault");
+      o.checkpoint_every_steps = 2;
+    }
+    std::atomic<int64_t> failed_at_ns{0};
+    o.step_hook = [&](int worker, int64_t step) -> absl::Status {
+      if (worker != c.failing_worker || step != c.step) return absl::OkStatus();
+      failed_at_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+      if (c.exception) throw std::runtime_error("injected exception");
+      return absl::InternalError("injected failure");
+    };
+    auto result = testing::WithWatchdog(kWatchdogS, Name(c),
+                                        [&] { return Train(o, SmallData(), Dataset()); });
+    const double stop_s =
+        (std::chrono::steady_clock::now().time_since_epoch().count() - failed_at_ns.load()) * 1e-9;
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal) << result.status();
+    const std::string where = absl::StrFormat("worker %d, step %d:", c.failing_worker, c.step);
+    EXPECT_NE(result.status().message().find(where), std::string::npos) << result.status();
+    EXPECT_NE(result.status().message().find(c.exception ? "exception: injected exception"
+                                                         : "injected failure"),
+              std::string::npos)
+        << result.status();
+    EXPECT_LT(stop_s, kStopWithinS);
+    if (c.checkpoints) {
+      // No checkpoint after the failure: whatever is on disk is a complete, earlier state.
+      auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
+      ASSERT_TRUE(kept.ok()) << kept.status();
+      if (kept->has_value()) {
+        EXPECT_NE(result.status().message().find("last good checkpoint"), std::string::npos);
+        if (c.mode == Mode::kSync) {
+          EXPECT_LE((*kept)->global_step, c.step);
+        }
+      }
+    }
+  }
+}
+
+TEST(FaultInjection, StopRequestEndsEveryWorkerCleanly) {
+  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+    for (int w = 1; w <= 4; ++w) {
+      for (bool checkpoints : {false, true}) {
+        const std::string name =
+            absl::StrFormat("%s W=%d stop%s", ModeName(mode), w, checkpoints ? " + ckpt" : "");
+        SCOPED_TRACE(name);
+        TrainerOptions o = Options(mode, w);
+        if (checkpoints) o.checkpoint_dir = TempDir("stop");
+        std::atomic<bool> stop{false};
+        o.stop_requested = &stop;
+        o.step_hook = [&](int worker, int64_t step) {
+          if (worker == w - 1 && step == 5) stop = true;
+          return absl::OkStatus();
+        };
+        auto result =
+            testing::WithWatchdog(kWatchdogS, name, [&] { return Train(o, SmallData(), Dataset()); });
+        ASSERT_TRUE(result.ok()) << result.status();
+        EXPECT_TRUE(result->stopped_early);
+        auto full = Train(Options(mode, w), SmallData(), Dataset());
+        ASSERT_TRUE(full.ok());
+        EXPECT_LT(result->steps, full->steps);
+        if (checkpoints) {
+          auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
+          ASSERT_TRUE(kept.ok() && kept->has_value()) << kept.status();
+          EXPECT_EQ((*kept)->global_step, result->steps);
+          EXPECT_EQ(result->last_checkpoint_step, result->steps);
+        }
+      }
+    }
+  }
+}
+
+TEST(FaultInjection, DivergenceStopsTrainingAndKeepsTheLastGoodCheckpoint) {
+  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+    for (int w : {1, 3}) {
+      const std::string name = absl::StrFormat("%s W=%d diverging", ModeName(mode), w);
+      SCOPED_TRACE(name);
+      TrainerOptions o = Options(mode, w);
+      o.checkpoint_dir = TempDir("diverge");
+      o.checkpoint_every_steps = 1;
+      o.epochs = 50;
+      o.sgd.momentum = 0.0f;
+      o.lr.base_lr = 1e30f;  // the parameters overflow within a few steps
+      auto result =
+          testing::WithWatchdog(kWatchdogS, name, [&] { return Train(o, SmallData(), Dataset()); });
+      ASSERT_FALSE(result.ok());
+      const std::string message(result.status().message());
+      EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << message;
+      EXPECT_TRUE(message.find("training diverged") != std::string::npos ||
+                  message.find("refusing to write a checkpoint") != std::string::npos)
+          << message;
+      auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
+      ASSERT_TRUE(kept.ok()) << kept.status();  // finite parameters or the load would refuse
+      if (message.find("training diverged") != std::string::npos) {
+        EXPECT_NE(message.find("learning rate 1e+30"), std::string::npos) << message;
+        EXPECT_NE(message.find("global step"), std::string::npos) << message;
+      }
+    }
+  }
+}
+
+TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
+  struct Case {
+    Mode mode;
+    int workers;
+    int64_t examples, batch;
+  };
+  // async: 3 examples for 4 workers leaves worker 0 with an empty shard; sync: the last global
+  // batch of 203 = 20 * 10 + 3 examples has fewer examples than the 7 workers.
+  const Case cases[] = {{Mode::kAsync, 4, 3, 2},  {Mode::kAsync, 4, 5, 2},
+                        {Mode::kSync, 7, 203, 10}, {Mode::kSync, 4, 3, 2},
+                        {Mode::kSync, 3, 1, 1}};
+  for (const Case& c : cases) {
+    for (bool checkpoints : {false, true}) {
+      const std::string name = absl::StrFormat("%s W=%d N=%d B=%d", ModeName(c.mode), c.workers,
+                                               c.examples, c.batch);
+      SCOPED_TRACE(name);
+      TrainerOptions o = Options(c.mode, c.workers);
+      o.batch_size = c.batch;
+      o.epochs = 3;
+      if (checkpoints) {
+        o.checkpoint_dir = TempDir("shards");
+        o.checkpoint_every_steps = 1;
+      }
+      const Dataset data = testing::SyntheticDataset(c.examples, 4, 2, 3);
+      auto result = testing::WithWatchdog(kWatchdogS, name, [&] { return Train(o, data, Dataset()); });
+      ASSERT_TRUE(result.ok()) << result.status();
+      EXPECT_EQ(result->examples, c.examples * o.epochs);
+      if (checkpoints) {
+        auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
+        ASSERT_TRUE(kept.ok() && kept->has_value());
+        EXPECT_EQ((*kept)->global_step, result->steps);  // the final checkpoint
+      }
+    }
+  }
+}
+
+TEST(FiniteCheck, FindsTheFirstNanOrInfinityAnywhere) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> v(3000, 1.0f);
+  v[5] = std::numeric_limits<float>::max();
+  v[6] = -std::numeric_limits<float>::max();
+  v[7] = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(FirstNonFinite(v), -1);
+  EXPECT_EQ(FirstNonFinite({}), -1);
+  for (size_t at : {size_t{0}, size_t{1023}, size_t{1024}, size_t{2999}}) {
+    for (float bad : {nan, -nan, inf, -inf}) {
+      std::vector<float> w = v;
+      w[at] = bad;
+      w[2999] = nan;  // a later one must not hide the first
+      EXPECT_EQ(FirstNonFinite(w), static_cast<int64_t>(at)) << at << " " << bad;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hogwild
