@@ -4,7 +4,7 @@
 //   mlp      dense D->H1, ReLU, ..., dense Hn->K (hidden sizes from ModelSpec::hidden)
 //   cnn      LeNet-style for [C, H, W] images: conv5x5-32 pad 2, ReLU, maxpool 2x2,
 //            conv5x5-64 pad 2, ReLU, maxpool 2x2, flatten, dense 256, ReLU, dense K
-//            (input [1, 28, 28]: 857,738 parameters; table in docs/cnn.md)
+//            (input [1, 28, 28]: 857,738 parameters; table in README.md, Models)
 // The parameter layout is the layers' slices in order (each layer's own layout in its header).
 #ifndef HOGWILD_TRAINER_MODEL_H_
 #define HOGWILD_TRAINER_MODEL_H_
