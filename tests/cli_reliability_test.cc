@@ -114,7 +114,8 @@ TEST(CliFlags, EveryNumericFlagOutOfRangeIsRefusedByName) {
       {"--checkpoint_every=-1", "--checkpoint_every=-1 is out of range"},
       {"--checkpoint_every=0s", "--checkpoint_every=0s is out of range: a period must be in"},
       {"--checkpoint_every=99999999h", "--checkpoint_every=99999999h is out of range"},
-      {"--resume", "--resume and --checkpoint_every need --checkpoint_dir"},
+      {"--resume", "--resume needs --checkpoint_dir"},
+      {"--checkpoint_every=10s", "--checkpoint_every needs --checkpoint_dir"},
   };
   for (const auto& [flag, expected] : cases) {
     const TrainRun run = RunTrain({flag, "--data_dir=" + TempPath("no_such_dir")});

@@ -1,4 +1,4 @@
-// The embedding example of README.md, compiled so the README stays correct.
+// The embedding example of README.md, compiled (not run) so the README stays correct.
 #include <cstdio>
 
 #include "core/status_macros.h"

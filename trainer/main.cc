@@ -13,6 +13,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
@@ -72,9 +74,9 @@ ABSL_FLAG(int64_t, train_examples, 0, "use only the first N training examples (0
 ABSL_FLAG(std::string, checkpoint_dir, "",
           "directory for checkpoints (written atomically; a crash leaves the last complete one); "
           "empty: no checkpoints");
-ABSL_FLAG(std::string, checkpoint_every, "600s",
+ABSL_FLAG(std::string, checkpoint_every, "",
           "checkpoint period with --checkpoint_dir: N global steps (500), a time (30s, 10m), or 0 "
-          "for only on SIGINT/SIGTERM and at the end");
+          "for only on SIGINT/SIGTERM and at the end; default 600s");
 ABSL_FLAG(bool, resume, false,
           "continue from the checkpoint in --checkpoint_dir if there is one (else start afresh)");
 
@@ -112,8 +114,15 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   options.stop_requested = stop_requested;
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   options.resume = absl::GetFlag(FLAGS_resume);
-  HOGWILD_ASSIGN_OR_RETURN(CheckpointEvery checkpoint_every,
-                           ParseCheckpointEvery(absl::GetFlag(FLAGS_checkpoint_every)));
+  const bool every_given = !absl::GetFlag(FLAGS_checkpoint_every).empty();
+  HOGWILD_ASSIGN_OR_RETURN(
+      CheckpointEvery checkpoint_every,
+      ParseCheckpointEvery(every_given ? absl::GetFlag(FLAGS_checkpoint_every) : "600s"));
+  if (options.checkpoint_dir.empty() && (every_given || options.resume)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s needs --checkpoint_dir (the directory where checkpoints live)",
+        every_given ? "--checkpoint_every" : "--resume"));
+  }
   if (!options.checkpoint_dir.empty()) {
     options.checkpoint_every_steps = checkpoint_every.steps;
     options.checkpoint_every_seconds = checkpoint_every.seconds;
@@ -148,6 +157,14 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Abseil's --help shows only flags defined in a file named like the program ("train"); ours
+  // live in main.cc, so say which file holds them.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "trainer/main.cc");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
       "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");

@@ -42,12 +42,20 @@ absl::StatusOr<DatasetInfo> LookupDataset(const std::string& name) {
 
 absl::StatusOr<Dataset> LoadMnistSplit(const DatasetInfo& info, const std::string& dir,
                                        const std::string& split) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--data_dir=%s is a file; it must be the directory holding the %s IDX files", dir,
+        info.name));
+  }
   const std::string images_path = FindFile(dir, split + "-images-idx3-ubyte");
   const std::string labels_path = FindFile(dir, split + "-labels-idx1-ubyte");
   for (const std::string& path : {images_path, labels_path}) {
     if (!std::filesystem::exists(path)) {
-      return absl::NotFoundError(absl::StrFormat("%s: missing %s data (%s); install it with: %s",
-                                                 path, info.name, split, info.install_hint));
+      return absl::NotFoundError(absl::StrFormat(
+          "%s: missing %s data (%s); install it with: %s, or point --data_dir at the directory "
+          "holding %s-images-idx3-ubyte[.gz]",
+          path, info.name, split, info.install_hint, split));
     }
   }
   HOGWILD_ASSIGN_OR_RETURN(IdxArray images, ReadIdxFile(images_path, 3));

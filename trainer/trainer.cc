@@ -352,13 +352,23 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
   result.stopped_early = boundary.stopped();
   result.resumed_from_step = resumed ? resumed->global_step : -1;
   result.last_checkpoint_step = boundary.last_checkpoint_step();
+  metrics.FlushWindows(options.lr.At(result.steps));
   if (evaluator != nullptr) {
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.params));
-    metrics.RecordEval(eval, result.steps);
+    // A periodic evaluation may already have logged exactly these parameters.
+    if (metrics.last_eval_step() != result.steps) {
+      metrics.RecordEval(eval, result.steps, options.lr.At(result.steps));
+    }
     result.final_test_loss = eval.loss;
     result.final_test_accuracy = eval.accuracy;
   }
-  if (options.progress) PrintProgress(metrics.Get(), options.epochs, tty, true);
+  if (options.progress) {
+    // The training-time snapshot, so the last line agrees with the summary's examples/s.
+    TrainingMetrics::Snapshot last = snapshot;
+    last.last_eval = EvalResult{.loss = result.final_test_loss,
+                                .accuracy = result.final_test_accuracy};
+    PrintProgress(last, options.epochs, tty, true);
+  }
   return result;
 }
 

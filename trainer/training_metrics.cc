@@ -24,6 +24,7 @@ void TrainingMetrics::RecordStep(int worker, int64_t examples, double loss_sum,
     std::lock_guard<std::mutex> lock(mu_);
     examples_seen_ += examples;
     ++updates_;
+    last_global_step_ = std::max(last_global_step_, global_step);
     staleness_sum_ += static_cast<double>(staleness);
     staleness_max_ = std::max(staleness_max_, staleness);
     ++histogram_[std::min<uint64_t>(staleness, kStalenessBuckets - 1)];
@@ -64,11 +65,43 @@ double TrainingMetrics::RecentLossLocked() const {
   return count > 0 ? sum / count : 0.0;
 }
 
-void TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step) {
+int64_t TrainingMetrics::last_eval_step() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_eval_step_;
+}
+
+void TrainingMetrics::FlushWindows(float lr) {
+  std::vector<LogRow> rows;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t worker = 0; worker < windows_.size(); ++worker) {
+      Window& w = windows_[worker];
+      if (w.steps == 0) continue;
+      const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
+      rows.push_back(LogRow{.wall_time_s = ElapsedSeconds(),
+                            .eval = false,
+                            .epoch = static_cast<double>(examples_seen_) / train_size_,
+                            .step = last_global_step_,
+                            .examples_seen = examples_seen_,
+                            .worker = static_cast<int>(worker),
+                            .train_loss = mean_loss,
+                            .staleness_mean = w.staleness_sum / w.steps,
+                            .staleness_max = w.staleness_max,
+                            .lr = lr});
+      w = Window{.last_mean_loss = mean_loss, .closed_once = true};
+    }
+  }
+  if (log_ != nullptr) {
+    for (const LogRow& row : rows) log_->Write(row);
+  }
+}
+
+void TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step, float lr) {
   LogRow row;
   {
     std::lock_guard<std::mutex> lock(mu_);
     last_eval_ = eval;
+    last_eval_step_ = global_step;
     row = LogRow{.wall_time_s = ElapsedSeconds(),
                  .eval = true,
                  .epoch = static_cast<double>(examples_seen_) / train_size_,
@@ -79,7 +112,8 @@ void TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step) {
                  .test_loss = eval.loss,
                  .test_accuracy = eval.accuracy,
                  .staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
-                 .staleness_max = staleness_max_};
+                 .staleness_max = staleness_max_,
+                 .lr = lr};
   }
   if (log_ != nullptr) log_->Write(row);
 }

@@ -45,8 +45,15 @@ class TrainingMetrics {
   void RecordStep(int worker, int64_t examples, double loss_sum, uint64_t staleness, float lr,
                   int64_t global_step);
 
-  // An evaluation of the parameters at `global_step`.
-  void RecordEval(const EvalResult& eval, int64_t global_step);
+  // An evaluation of the parameters at `global_step`, trained with learning rate `lr` last.
+  void RecordEval(const EvalResult& eval, int64_t global_step, float lr);
+
+  // The global step of the last RecordEval, or -1.
+  int64_t last_eval_step() const;
+
+  // Writes a train row for every worker whose current window holds steps (the end of a run:
+  // short runs would otherwise log no train rows at all).
+  void FlushWindows(float lr);
 
   Snapshot Get() const;
   std::vector<uint64_t> StalenessHistogram() const;
@@ -79,6 +86,8 @@ class TrainingMetrics {
   uint64_t staleness_max_ = 0;
   std::vector<uint64_t> histogram_;
   std::optional<EvalResult> last_eval_;
+  int64_t last_eval_step_ = -1;
+  int64_t last_global_step_ = 0;
 };
 
 }  // namespace hogwild

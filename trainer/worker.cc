@@ -98,7 +98,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
       std::vector<float> snapshot(ctx.store->size());
       HOGWILD_RETURN_IF_ERROR(ctx.policy->ReadParams(absl::MakeSpan(snapshot)));
       HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, ctx.evaluator->Evaluate(snapshot));
-      ctx.metrics->RecordEval(eval, global_step + 1);
+      ctx.metrics->RecordEval(eval, global_step + 1, lr);
       while (next_eval <= global_step + 1) next_eval += ctx.eval_every_steps;
     }
   }
