@@ -17,64 +17,18 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/devices.h"
+#include "tests/gpu_vs_cpu_fixture.h"
 #include "trainer/model.h"
 #include "trainer/tower.h"
 
 namespace hogwild {
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+using testing::ExpectAllNear;
+using testing::kNaN;
+using testing::RandomFloats;
 
-std::vector<float> RandomFloats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-class CudnnConvTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const absl::StatusOr<int> count = CudaDeviceCount();
-    if (!count.ok()) GTEST_SKIP() << "no CUDA device: " << count.status().message();
-    absl::StatusOr<std::unique_ptr<CudaBackend>> backend = CudaBackend::Create(0);
-    ASSERT_TRUE(backend.ok()) << backend.status();
-    gpu_ = std::move(*backend);
-  }
-  void TearDown() override {
-    for (void* p : allocations_) gpu_->Free(p);
-  }
-  float* Upload(const std::vector<float>& host) {
-    absl::StatusOr<void*> ptr = gpu_->Allocate(std::max<size_t>(host.size(), 1) * sizeof(float));
-    if (!ptr.ok()) {
-      ADD_FAILURE() << ptr.status();
-      return nullptr;
-    }
-    allocations_.push_back(*ptr);
-    EXPECT_TRUE(gpu_->CopyToDevice(*ptr, host.data(), host.size() * sizeof(float)).ok());
-    return static_cast<float*>(*ptr);
-  }
-  float* Poisoned(size_t n) { return Upload(std::vector<float>(n, kNaN)); }
-  std::vector<float> Download(const float* device, size_t n) {
-    std::vector<float> host(n, kNaN);
-    const absl::Status s = gpu_->CopyToHost(host.data(), device, n * sizeof(float));
-    EXPECT_TRUE(s.ok()) << s;
-    return host;
-  }
-
-  CpuBackend cpu_;
-  std::unique_ptr<CudaBackend> gpu_;
-  std::vector<void*> allocations_;
-};
-
-void ExpectAllNear(const std::vector<float>& gpu, const std::vector<float>& cpu, double tol,
-                   const std::string& what) {
-  ASSERT_EQ(gpu.size(), cpu.size());
-  for (size_t i = 0; i < gpu.size(); ++i) {
-    ASSERT_NEAR(gpu[i], cpu[i], tol) << what << " element " << i;  // NaN (unwritten) fails too
-  }
-}
+class CudnnConvTest : public testing::GpuVsCpuTest {};
 
 std::vector<Conv2dShape> ConvCases() {
   return {
