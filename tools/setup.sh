@@ -51,4 +51,12 @@ if ((want_mnist)) && [[ ! -f /usr/local/share/datasets/mnist/t10k-labels-idx1-ub
   "${sudo_cmd[@]}" cp "$tmp"/package/data/*-ubyte /usr/local/share/datasets/mnist/
   rm -rf "$tmp"
 fi
+# The CUDA code compiles in every build (a GPU is optional, the toolkit is not): CUDA 13 with
+# cuBLAS, cuDNN 9 and NCCL at /usr/local/cuda. Debian does not package that version, so it is a
+# prerequisite rather than something this script can install.
+if [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "setup: the CUDA 13 toolkit (nvcc, cuBLAS, cuDNN 9, NCCL) is missing at /usr/local/cuda;" \
+    "install NVIDIA's toolkit there first (no GPU is needed)" >&2
+  exit 1
+fi
 echo "setup: all packages present"
