@@ -174,12 +174,8 @@ absl::StatusOr<StepStats> DeviceHogwild::FinishStep(int worker, absl::Span<const
         store_->size()));
   }
   PerWorker& w = workers_[worker];
-  StepStats stats;
-  stats.staleness = store_->version() - w.read_version;
-  stats.applied_lr = lr;
-  if (options_.staleness_aware_lr && stats.staleness > 1) {
-    stats.applied_lr = lr / static_cast<float>(stats.staleness);
-  }
+  const StepStats stats =
+      AsyncStepStats(store_->version(), w.read_version, lr, options_.staleness_aware_lr);
   HOGWILD_CUDA_RETURN_IF_ERROR(LaunchSgdUpdate(
       w.backend->stream(), store_->size(), stats.applied_lr, options_.momentum,
       options_.weight_decay, grad.data(), w.velocity.as<float>(), master_));

@@ -52,14 +52,8 @@ absl::StatusOr<StepStats> Hogwild::FinishStep(int worker, absl::Span<const float
         store_->size()));
   }
   PerWorker& w = workers_[worker];
-  StepStats stats;
-  // The version counts every update; this worker's own previous update completed before its
-  // read, so the difference counts only other workers' updates.
-  stats.staleness = store_->version() - w.read_version;
-  stats.applied_lr = lr;
-  if (options_.staleness_aware_lr && stats.staleness > 1) {
-    stats.applied_lr = lr / static_cast<float>(stats.staleness);
-  }
+  const StepStats stats =
+      AsyncStepStats(store_->version(), w.read_version, lr, options_.staleness_aware_lr);
   const SgdMomentumFn sgd{stats.applied_lr, options_.momentum, options_.weight_decay};
   const float* g = grad.data();
   // The update also refreshes this worker's snapshot (one pass over P instead of two: the

@@ -47,6 +47,22 @@ struct StepStats {
   float applied_lr = 0.0f;
 };
 
+// The statistics of one asynchronous update: staleness = updates applied by other workers
+// between this worker's read (at version `read_version`) and now (`version_now`; the worker's own
+// previous update completed before its read, so only others' updates count), and the learning
+// rate to apply: `lr`, divided by the staleness when `staleness_aware_lr` and staleness > 1
+// (Zhang et al., IJCAI 2016). Shared by the host and device Hogwild policies. Pure.
+inline StepStats AsyncStepStats(uint64_t version_now, uint64_t read_version, float lr,
+                                bool staleness_aware_lr) {
+  StepStats stats;
+  stats.staleness = version_now - read_version;
+  stats.applied_lr = lr;
+  if (staleness_aware_lr && stats.staleness > 1) {
+    stats.applied_lr = lr / static_cast<float>(stats.staleness);
+  }
+  return stats;
+}
+
 class UpdatePolicy {
  public:
   virtual ~UpdatePolicy() = default;
