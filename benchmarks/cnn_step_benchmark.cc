@@ -10,8 +10,8 @@
 
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "trainer/model.h"
-#include "trainer/tower.h"
+#include "trainer/model/model.h"
+#include "trainer/model/tower.h"
 
 namespace hogwild {
 namespace {

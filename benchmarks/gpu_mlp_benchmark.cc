@@ -43,8 +43,8 @@
 #include "kernels/cuda/devices.h"
 #include "sync/device_hogwild.h"
 #include "sync/parameter_store.h"
-#include "trainer/model.h"
-#include "trainer/tower.h"
+#include "trainer/model/model.h"
+#include "trainer/model/tower.h"
 #include "trainer/trainer.h"
 
 ABSL_FLAG(double, seconds_per_case, 5.0, "timed seconds of each step-throughput case");

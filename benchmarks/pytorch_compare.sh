@@ -41,7 +41,7 @@ find_bin() {
   exit 1
 }
 ours="$(find_bin benchmarks/sync_vs_async)"
-train="$(find_bin trainer/train)"
+train="$(find_bin trainer/cli/train)"
 py="$here/pytorch_compare.py"
 [[ -f "$py" ]] || py="benchmarks/pytorch_compare.py"
 python=/usr/bin/python3

@@ -28,7 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "benchmarks/run_summary.h"
 #include "core/status_macros.h"
-#include "trainer/mnist.h"
+#include "trainer/data/mnist.h"
 #include "trainer/trainer.h"
 
 ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");

@@ -26,9 +26,9 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "sync/parameter_store.h"
 #include "sync/tower_average.h"
-#include "trainer/mnist.h"
-#include "trainer/model.h"
-#include "trainer/tower.h"
+#include "trainer/data/mnist.h"
+#include "trainer/model/model.h"
+#include "trainer/model/tower.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <set>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_format.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/devices.h"
@@ -15,14 +15,6 @@
 #include "kernels/cuda/sgd_update.h"
 
 namespace hogwild {
-namespace {
-
-void LogIfError(const absl::Status& status) {
-  if (!status.ok()) ABSL_RAW_LOG(ERROR, "DeviceHogwild: %s", status.ToString().c_str());
-}
-
-}  // namespace
-
 DeviceHogwild::DeviceHogwild(ParameterStore* store, SgdOptions options,
                              std::vector<int> worker_devices)
     : store_(store), options_(options), workers_(worker_devices.size()) {
@@ -80,13 +72,13 @@ DeviceHogwild::~DeviceHogwild() {
   for (PerWorker& w : workers_) {
     if (w.snapshot.data() == nullptr && w.velocity.data() == nullptr) continue;
     absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(w.device);
-    if (!on.ok()) LogIfError(on.status());
+    if (!on.ok()) LogIfError("DeviceHogwild", on.status());
     w.snapshot.Reset();
     w.velocity.Reset();
   }
   if (master_on_device_.data() != nullptr) {
     absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(master_device_);
-    if (!on.ok()) LogIfError(on.status());
+    if (!on.ok()) LogIfError("DeviceHogwild", on.status());
     master_on_device_.Reset();
   }
 }

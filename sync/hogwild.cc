@@ -2,15 +2,15 @@
 
 #include <algorithm>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_format.h"
+#include "core/logging.h"
 #include "kernels/functors.h"
 
 namespace hogwild {
 
 Hogwild::Hogwild(ParameterStore* store, int num_workers, SgdOptions options)
     : store_(store), options_(options), workers_(num_workers) {
-  ABSL_RAW_CHECK(num_workers >= 1, "Hogwild: num_workers must be >= 1");
+  HOGWILD_CHECK(num_workers >= 1, "Hogwild: num_workers must be >= 1");
   for (PerWorker& w : workers_) {
     w.snapshot.resize(store->size());
     if (options_.momentum != 0.0f) w.velocity.assign(store->size(), 0.0f);

@@ -3,8 +3,8 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_format.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/devices.h"
@@ -13,14 +13,6 @@
 #include "kernels/cuda/sgd_update.h"
 
 namespace hogwild {
-namespace {
-
-void LogIfError(const absl::Status& status) {
-  if (!status.ok()) ABSL_RAW_LOG(ERROR, "NcclTowerAverage: %s", status.ToString().c_str());
-}
-
-}  // namespace
-
 NcclTowerAverage::NcclTowerAverage(ParameterStore* store, SgdOptions options, int num_workers)
     : store_(store),
       options_(options),
@@ -85,11 +77,11 @@ absl::StatusOr<std::unique_ptr<NcclTowerAverage>> NcclTowerAverage::Create(
 NcclTowerAverage::~NcclTowerAverage() {
   for (PerGpu& gpu : gpus_) {
     absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(gpu.device);
-    if (!on.ok()) LogIfError(on.status());
-    if (gpu.comm != nullptr) LogIfError(HOGWILD_CUDA_STATUS(ncclCommDestroy(gpu.comm)));
+    if (!on.ok()) LogIfError("NcclTowerAverage", on.status());
+    if (gpu.comm != nullptr) LogIfError("NcclTowerAverage", HOGWILD_CUDA_STATUS(ncclCommDestroy(gpu.comm)));
     if (gpu.stream != nullptr) {
-      LogIfError(HOGWILD_CUDA_STATUS(cudaStreamSynchronize(gpu.stream)));
-      LogIfError(HOGWILD_CUDA_STATUS(cudaStreamDestroy(gpu.stream)));
+      LogIfError("NcclTowerAverage", HOGWILD_CUDA_STATUS(cudaStreamSynchronize(gpu.stream)));
+      LogIfError("NcclTowerAverage", HOGWILD_CUDA_STATUS(cudaStreamDestroy(gpu.stream)));
     }
     gpu.replica.Reset();
     gpu.sum.Reset();

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "absl/base/internal/raw_logging.h"
+#include "core/logging.h"
 #include "kernels/functors.h"
 
 // The vector path: SSE2 is the x86-64 baseline. ThreadSanitizer cannot see inside inline
@@ -55,16 +55,16 @@ inline void StoreShared(float* p, __m128 v) {
 }  // namespace
 
 ParameterStore::ParameterStore(int64_t num_params) : size_(num_params) {
-  ABSL_RAW_CHECK(num_params >= 0, "ParameterStore: negative size");
+  HOGWILD_CHECK(num_params >= 0, "ParameterStore: negative size");
   // 64 bytes: one cache line, so the array shares no line with other data.
   const size_t bytes = (static_cast<size_t>(num_params) * sizeof(float) + 63) / 64 * 64;
   values_.reset(static_cast<float*>(std::aligned_alloc(64, bytes == 0 ? 64 : bytes)));
-  ABSL_RAW_CHECK(values_ != nullptr, "ParameterStore: out of memory");
+  HOGWILD_CHECK(values_ != nullptr, "ParameterStore: out of memory");
   std::memset(values_.get(), 0, bytes == 0 ? 64 : bytes);
 }
 
 uint64_t ParameterStore::Read(absl::Span<float> out) const {
-  ABSL_RAW_CHECK(static_cast<int64_t>(out.size()) == size_, "ParameterStore::Read: size");
+  HOGWILD_CHECK(static_cast<int64_t>(out.size()) == size_, "ParameterStore::Read: size");
   const uint64_t version_before = version();
   float* values = values_.get();
   int64_t i = 0;
@@ -79,7 +79,7 @@ uint64_t ParameterStore::Read(absl::Span<float> out) const {
 
 void ParameterStore::SgdUpdateAndRead(absl::Span<const float> grad, float lr, float weight_decay,
                                       absl::Span<float> out) {
-  ABSL_RAW_CHECK(static_cast<int64_t>(grad.size()) == size_ &&
+  HOGWILD_CHECK(static_cast<int64_t>(grad.size()) == size_ &&
                      static_cast<int64_t>(out.size()) == size_,
                  "ParameterStore::SgdUpdateAndRead: size");
   const float* g = grad.data();

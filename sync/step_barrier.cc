@@ -4,7 +4,7 @@
 #include <immintrin.h>
 #endif
 
-#include "absl/base/internal/raw_logging.h"
+#include "core/logging.h"
 
 namespace hogwild {
 namespace {
@@ -21,8 +21,8 @@ inline void CpuRelax() {
 
 StepBarrier::StepBarrier(int parties, int spin_iterations)
     : parties_(parties), spin_iterations_(spin_iterations) {
-  ABSL_RAW_CHECK(parties >= 1, "StepBarrier: parties must be >= 1");
-  ABSL_RAW_CHECK(spin_iterations >= 0, "StepBarrier: spin_iterations must be >= 0");
+  HOGWILD_CHECK(parties >= 1, "StepBarrier: parties must be >= 1");
+  HOGWILD_CHECK(spin_iterations >= 0, "StepBarrier: spin_iterations must be >= 0");
 }
 
 absl::Status StepBarrier::ArriveAndWait() {

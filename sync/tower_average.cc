@@ -5,8 +5,8 @@
 #include <immintrin.h>
 #endif
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_format.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/functors.h"
 
@@ -18,7 +18,7 @@ TowerAverage::TowerAverage(ParameterStore* store, int num_workers, SgdOptions op
       options_(options),
       barrier_(num_workers),
       tower_grads_(num_workers, nullptr) {
-  ABSL_RAW_CHECK(num_workers >= 1, "TowerAverage: num_workers must be >= 1");
+  HOGWILD_CHECK(num_workers >= 1, "TowerAverage: num_workers must be >= 1");
   if (options_.momentum != 0.0f) velocity_.assign(store->size(), 0.0f);
 }
 

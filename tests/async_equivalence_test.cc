@@ -12,9 +12,9 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/functors.h"
 #include "tests/test_data.h"
-#include "trainer/input_pipeline.h"
-#include "trainer/model.h"
-#include "trainer/tower.h"
+#include "trainer/data/input_pipeline.h"
+#include "trainer/model/model.h"
+#include "trainer/model/tower.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {

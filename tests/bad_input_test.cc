@@ -18,11 +18,11 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
-#include "trainer/flags_parse.h"
-#include "trainer/idx_reader.h"
-#include "trainer/lr_schedule.h"
-#include "trainer/mnist.h"
-#include "trainer/model.h"
+#include "trainer/cli/flags_parse.h"
+#include "trainer/data/idx_reader.h"
+#include "trainer/data/mnist.h"
+#include "trainer/model/lr_schedule.h"
+#include "trainer/model/model.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "trainer/checkpoint.h"
+#include "trainer/checkpoint/checkpoint.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
-#include "trainer/checkpoint.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {

@@ -1,7 +1,7 @@
 // The checkpoint file format and its I/O (trainer/checkpoint.h): round trips, every kind of
 // damage refused with a message naming the field, signature mismatches naming the field, and
 // the atomic-write promise that a failed write leaves the previous checkpoint intact.
-#include "trainer/checkpoint.h"
+#include "trainer/checkpoint/checkpoint.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -18,7 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "trainer/checkpoint.h"
+#include "trainer/checkpoint/checkpoint.h"
 
 extern char** environ;
 
@@ -33,7 +33,7 @@ std::string TrainPath() {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   const char* workspace = std::getenv("TEST_WORKSPACE");
   return absl::StrCat(srcdir ? srcdir : ".", "/", workspace ? workspace : "hogwild",
-                      "/trainer/train");
+                      "/trainer/cli/train");
 }
 
 std::string TempPath(const std::string& name) {

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "gtest/gtest.h"
-#include "trainer/mnist.h"
+#include "trainer/data/mnist.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {

@@ -11,8 +11,8 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/test_data.h"
-#include "trainer/model.h"
-#include "trainer/tower.h"
+#include "trainer/model/model.h"
+#include "trainer/model/tower.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {

@@ -4,7 +4,7 @@
 //   L = sum(r * y) for a random r, so dL/dy = r: every dW and db element, and every dx element;
 // for padding, stride, non-square inputs, several channels and a 1x1 kernel. Also the backend
 // ops with a non-square kernel, and the shape errors.
-#include "trainer/conv2d.h"
+#include "trainer/layers/conv2d.h"
 
 #include <cmath>
 #include <string>

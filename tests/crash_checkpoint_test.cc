@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
-#include "trainer/checkpoint.h"
+#include "trainer/checkpoint/checkpoint.h"
 
 extern char** environ;
 

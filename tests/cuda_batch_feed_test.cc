@@ -3,7 +3,7 @@
 // that is being refilled), for uneven last batches and for empty sync shards. Plus the GPU
 // policies' refusal of a backend on the wrong device kind. Skips with "no CUDA device: <reason>"
 // where there is no GPU.
-#include "trainer/cuda_batch_feed.h"
+#include "trainer/data/cuda_batch_feed.h"
 
 #include <memory>
 #include <optional>
@@ -17,8 +17,8 @@
 #include "sync/nccl_tower_average.h"
 #include "sync/parameter_store.h"
 #include "tests/test_data.h"
-#include "trainer/batch_feed.h"
-#include "trainer/input_pipeline.h"
+#include "trainer/data/batch_feed.h"
+#include "trainer/data/input_pipeline.h"
 
 namespace hogwild {
 namespace {

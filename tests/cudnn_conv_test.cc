@@ -18,8 +18,8 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/devices.h"
 #include "tests/gpu_vs_cpu_fixture.h"
-#include "trainer/model.h"
-#include "trainer/tower.h"
+#include "trainer/model/model.h"
+#include "trainer/model/tower.h"
 
 namespace hogwild {
 namespace {

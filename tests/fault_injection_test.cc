@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
-#include "trainer/checkpoint.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/finite_check.h"
 #include "trainer/trainer.h"
 

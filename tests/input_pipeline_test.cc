@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "trainer/input_pipeline.h"
+#include "trainer/data/input_pipeline.h"
 
 namespace hogwild {
 namespace {

@@ -18,10 +18,10 @@
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "trainer/dense.h"
-#include "trainer/model.h"
-#include "trainer/relu.h"
-#include "trainer/tower.h"
+#include "trainer/layers/dense.h"
+#include "trainer/layers/relu.h"
+#include "trainer/model/model.h"
+#include "trainer/model/tower.h"
 
 namespace hogwild {
 namespace {

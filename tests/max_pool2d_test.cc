@@ -3,7 +3,7 @@
 // L = sum(r * y), on inputs whose values are at least 4 * eps apart so no maximum changes under
 // the perturbation. Non-overlapping, overlapping, padded, strided and non-square cases; the
 // tie rule; the shape errors.
-#include "trainer/max_pool2d.h"
+#include "trainer/layers/max_pool2d.h"
 
 #include <algorithm>
 #include <cmath>

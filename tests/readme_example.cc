@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "core/status_macros.h"
-#include "trainer/mnist.h"
+#include "trainer/data/mnist.h"
 #include "trainer/trainer.h"
 
 absl::Status TrainBothModes() {

@@ -1,7 +1,7 @@
 // SIGINT/SIGTERM become an orderly stop (issue 5): the flag is set by the signal, training
 // finishes its current step, writes a checkpoint and returns OK with stopped_early, and the run
 // resumes from it.
-#include "trainer/stop_signal.h"
+#include "trainer/cli/stop_signal.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
-#include "trainer/checkpoint.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {

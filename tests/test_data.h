@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "trainer/dataset.h"
+#include "trainer/data/dataset.h"
 
 namespace hogwild::testing {
 

@@ -8,8 +8,8 @@
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "trainer/model.h"
-#include "trainer/tower.h"
+#include "trainer/model/model.h"
+#include "trainer/model/tower.h"
 
 namespace hogwild {
 namespace {

@@ -33,8 +33,8 @@ cxxflags=(-std=c++20 -g -O1 -I. -fsanitize=fuzzer,address,undefined
 absl_libs=$(pkg-config --libs absl_status absl_statusor absl_str_format absl_strings)
 
 declare -A sources=(
-  [idx]="tests/fuzz/idx_fuzzer.cc trainer/idx_reader.cc"
-  [checkpoint]="tests/fuzz/checkpoint_fuzzer.cc trainer/checkpoint.cc trainer/checkpoint_file.cc"
+  [idx]="tests/fuzz/idx_fuzzer.cc trainer/data/idx_reader.cc"
+  [checkpoint]="tests/fuzz/checkpoint_fuzzer.cc trainer/checkpoint/checkpoint.cc trainer/checkpoint/checkpoint_file.cc"
 )
 
 status=0

@@ -12,7 +12,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/devices.h"
-#include "trainer/cuda_batch_feed.h"
+#include "trainer/data/cuda_batch_feed.h"
 
 namespace hogwild {
 namespace {

@@ -18,8 +18,8 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
-#include "trainer/batch_feed.h"
-#include "trainer/input_pipeline.h"
+#include "trainer/data/batch_feed.h"
+#include "trainer/data/input_pipeline.h"
 
 namespace hogwild {
 

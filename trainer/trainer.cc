@@ -18,12 +18,12 @@
 #include "sync/nccl_tower_average.h"
 #include "sync/parameter_store.h"
 #include "sync/tower_average.h"
-#include "trainer/checkpoint.h"
-#include "trainer/checkpoint_state.h"
-#include "trainer/convergence_log.h"
-#include "trainer/evaluator.h"
-#include "trainer/step_boundary.h"
-#include "trainer/training_metrics.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_state.h"
+#include "trainer/checkpoint/step_boundary.h"
+#include "trainer/metrics/convergence_log.h"
+#include "trainer/metrics/evaluator.h"
+#include "trainer/metrics/training_metrics.h"
 #include "trainer/worker.h"
 
 namespace hogwild {

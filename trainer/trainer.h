@@ -24,11 +24,11 @@
 
 #include "absl/status/statusor.h"
 #include "sync/update_policy.h"
-#include "trainer/dataset.h"
+#include "trainer/data/dataset.h"
+#include "trainer/data/input_pipeline.h"
 #include "trainer/device.h"
-#include "trainer/input_pipeline.h"
-#include "trainer/lr_schedule.h"
-#include "trainer/model.h"
+#include "trainer/model/lr_schedule.h"
+#include "trainer/model/model.h"
 
 namespace hogwild {
 

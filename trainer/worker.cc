@@ -7,10 +7,10 @@
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "kernels/buffer.h"
-#include "trainer/batch_feed.h"
+#include "trainer/data/batch_feed.h"
 #include "trainer/device.h"
 #include "trainer/finite_check.h"
-#include "trainer/tower.h"
+#include "trainer/model/tower.h"
 
 namespace hogwild {
 namespace {

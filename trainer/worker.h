@@ -15,13 +15,13 @@
 #include "absl/status/status.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
+#include "trainer/checkpoint/step_boundary.h"
+#include "trainer/data/input_pipeline.h"
 #include "trainer/device.h"
-#include "trainer/evaluator.h"
-#include "trainer/input_pipeline.h"
-#include "trainer/lr_schedule.h"
-#include "trainer/model.h"
-#include "trainer/step_boundary.h"
-#include "trainer/training_metrics.h"
+#include "trainer/metrics/evaluator.h"
+#include "trainer/metrics/training_metrics.h"
+#include "trainer/model/lr_schedule.h"
+#include "trainer/model/model.h"
 
 namespace hogwild {
 

@@ -11,8 +11,8 @@
 #include <mutex>
 
 #include "absl/strings/str_format.h"
-#include "kernels/cpu/conv2d.h"
-#include "kernels/cpu/max_pool2d.h"
+#include "kernels/cpu/direct_max_pool2d.h"
+#include "kernels/cpu/im2col_conv2d.h"
 #include "kernels/functors.h"
 
 namespace hogwild {

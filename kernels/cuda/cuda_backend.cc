@@ -5,9 +5,9 @@
 
 #include <limits>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/cuda/bias.h"
 #include "kernels/cuda/cuda_status.h"
@@ -40,10 +40,6 @@ absl::Status CheckIntSizes(const char* op, int64_t a, int64_t b, int64_t c) {
   return absl::OkStatus();
 }
 
-void LogIfError(const absl::Status& status) {
-  if (!status.ok()) ABSL_RAW_LOG(ERROR, "CudaBackend: %s", status.ToString().c_str());
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(int device) {
@@ -62,8 +58,8 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(int device) {
   absl::Status status = HOGWILD_CUDA_STATUS(cublasCreate(&cublas));
   if (status.ok()) status = HOGWILD_CUDA_STATUS(cublasSetStream(cublas, stream));
   if (!status.ok()) {
-    if (cublas != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cublasDestroy(cublas)));
-    LogIfError(HOGWILD_CUDA_STATUS(cudaStreamDestroy(stream)));
+    if (cublas != nullptr) LogIfError("CudaBackend", HOGWILD_CUDA_STATUS(cublasDestroy(cublas)));
+    LogIfError("CudaBackend", HOGWILD_CUDA_STATUS(cudaStreamDestroy(stream)));
     return status;
   }
   return std::unique_ptr<CudaBackend>(new CudaBackend(device, stream, cublas));
@@ -73,12 +69,12 @@ CudaBackend::~CudaBackend() {
   // The destructor may run on a thread whose current device is another one.
   int previous = -1;
   (void)cudaGetDevice(&previous);
-  if (previous != device_) LogIfError(HOGWILD_CUDA_STATUS(cudaSetDevice(device_)));
-  LogIfError(HOGWILD_CUDA_STATUS(cudaStreamSynchronize(stream_)));
+  if (previous != device_) LogIfError("CudaBackend", HOGWILD_CUDA_STATUS(cudaSetDevice(device_)));
+  LogIfError("CudaBackend", HOGWILD_CUDA_STATUS(cudaStreamSynchronize(stream_)));
   scratch_.Reset();
   cudnn_.reset();
-  LogIfError(HOGWILD_CUDA_STATUS(cublasDestroy(cublas_)));
-  LogIfError(HOGWILD_CUDA_STATUS(cudaStreamDestroy(stream_)));
+  LogIfError("CudaBackend", HOGWILD_CUDA_STATUS(cublasDestroy(cublas_)));
+  LogIfError("CudaBackend", HOGWILD_CUDA_STATUS(cudaStreamDestroy(stream_)));
   if (previous >= 0 && previous != device_) (void)cudaSetDevice(previous);
 }
 
@@ -87,7 +83,7 @@ std::string CudaBackend::name() const { return absl::StrCat("cuda:", device_); }
 absl::StatusOr<void*> CudaBackend::Allocate(size_t bytes) { return CudaMallocOrError(bytes); }
 
 void CudaBackend::Free(void* ptr) {
-  if (ptr != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cudaFree(ptr)));
+  if (ptr != nullptr) LogIfError("CudaBackend", HOGWILD_CUDA_STATUS(cudaFree(ptr)));
 }
 
 absl::Status CudaBackend::CopyToDevice(void* dst, const void* src_host, size_t bytes) {

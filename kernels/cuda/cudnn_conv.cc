@@ -4,17 +4,13 @@
 
 #include <algorithm>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_format.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/cuda/cuda_status.h"
 
 namespace hogwild {
 namespace {
-
-void LogIfError(const absl::Status& status) {
-  if (!status.ok()) ABSL_RAW_LOG(ERROR, "CudnnConv: %s", status.ToString().c_str());
-}
 
 // Sizes were checked against int by ValidateConv2dShape / ValidatePool2dShape.
 int I(int64_t v) { return static_cast<int>(v); }
@@ -55,11 +51,11 @@ struct CudnnConv::ConvPlan {
   cudnnConvolutionBwdFilterAlgoPerf_t backward_filter;
 
   ~ConvPlan() {
-    if (x != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(x)));
-    if (y != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(y)));
-    if (bias != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(bias)));
-    if (w != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cudnnDestroyFilterDescriptor(w)));
-    if (conv != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cudnnDestroyConvolutionDescriptor(conv)));
+    if (x != nullptr) LogIfError("CudnnConv", HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(x)));
+    if (y != nullptr) LogIfError("CudnnConv", HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(y)));
+    if (bias != nullptr) LogIfError("CudnnConv", HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(bias)));
+    if (w != nullptr) LogIfError("CudnnConv", HOGWILD_CUDA_STATUS(cudnnDestroyFilterDescriptor(w)));
+    if (conv != nullptr) LogIfError("CudnnConv", HOGWILD_CUDA_STATUS(cudnnDestroyConvolutionDescriptor(conv)));
   }
 };
 
@@ -68,9 +64,9 @@ struct CudnnConv::PoolPlan {
   cudnnPoolingDescriptor_t pool = nullptr;
 
   ~PoolPlan() {
-    if (x != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(x)));
-    if (y != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(y)));
-    if (pool != nullptr) LogIfError(HOGWILD_CUDA_STATUS(cudnnDestroyPoolingDescriptor(pool)));
+    if (x != nullptr) LogIfError("CudnnConv", HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(x)));
+    if (y != nullptr) LogIfError("CudnnConv", HOGWILD_CUDA_STATUS(cudnnDestroyTensorDescriptor(y)));
+    if (pool != nullptr) LogIfError("CudnnConv", HOGWILD_CUDA_STATUS(cudnnDestroyPoolingDescriptor(pool)));
   }
 };
 
@@ -88,7 +84,7 @@ CudnnConv::~CudnnConv() {
   conv_plans_.clear();
   pool_plans_.clear();
   workspace_.Reset();
-  LogIfError(HOGWILD_CUDA_STATUS(cudnnDestroy(handle_)));
+  LogIfError("CudnnConv", HOGWILD_CUDA_STATUS(cudnnDestroy(handle_)));
 }
 
 absl::Status CudnnConv::EnsureWorkspace(size_t bytes) {

@@ -2,8 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/str_format.h"
+#include "core/logging.h"
 #include "kernels/cuda/cuda_status.h"
 
 namespace hogwild {
@@ -49,7 +49,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 void DeviceBuffer::Reset() {
   if (data_ == nullptr) return;
   const absl::Status s = HOGWILD_CUDA_STATUS(cudaFree(data_));
-  if (!s.ok()) ABSL_RAW_LOG(ERROR, "DeviceBuffer: %s", s.ToString().c_str());
+  LogIfError("DeviceBuffer", s);
   data_ = nullptr;
   bytes_ = 0;
 }
@@ -82,7 +82,7 @@ PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept
 void PinnedHostBuffer::Reset() {
   if (data_ == nullptr) return;
   const absl::Status s = HOGWILD_CUDA_STATUS(cudaFreeHost(data_));
-  if (!s.ok()) ABSL_RAW_LOG(ERROR, "PinnedHostBuffer: %s", s.ToString().c_str());
+  LogIfError("PinnedHostBuffer", s);
   data_ = nullptr;
   bytes_ = 0;
 }

@@ -2,7 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "absl/base/internal/raw_logging.h"
+#include "core/logging.h"
 #include "kernels/cuda/cuda_status.h"
 
 namespace hogwild {
@@ -18,7 +18,7 @@ absl::StatusOr<ScopedDevice> ScopedDevice::Enter(int device) {
 ScopedDevice::~ScopedDevice() {
   if (previous_ < 0 || previous_ == entered_) return;
   const absl::Status s = HOGWILD_CUDA_STATUS(cudaSetDevice(previous_));
-  if (!s.ok()) ABSL_RAW_LOG(ERROR, "ScopedDevice: %s", s.ToString().c_str());
+  LogIfError("ScopedDevice", s);
 }
 
 }  // namespace hogwild

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <string>
 
-#include "trainer/checkpoint.h"
-#include "trainer/idx_reader.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/data/idx_reader.h"
 
 namespace hogwild::fuzz {
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "trainer/checkpoint.h"
+#include "trainer/checkpoint/checkpoint.h"
 
 namespace {
 

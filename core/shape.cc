@@ -1,0 +1,15 @@
+#include "core/shape.h"
+
+#include "absl/strings/str_join.h"
+
+namespace hogwild {
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeToString(const Shape& shape) { return absl::StrJoin(shape, "x"); }
+
+}  // namespace hogwild

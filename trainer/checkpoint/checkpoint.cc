@@ -1,0 +1,353 @@
+// Serialization and validation of the checkpoint format (the file I/O is in checkpoint_file.cc).
+#include "trainer/checkpoint/checkpoint.h"
+
+#include <zlib.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+
+namespace hogwild {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the checkpoint format is little-endian; add byte swapping for this host");
+
+constexpr char kMagic[8] = {'H', 'W', 'C', 'K', 'P', 'T', '\r', '\n'};
+constexpr uint32_t kHeaderSize = 32;
+// Sanity bounds that a real checkpoint never reaches; they keep a forged count from looping or
+// allocating before the "larger than the remaining bytes" check can apply.
+constexpr uint32_t kMaxString = 4096;
+constexpr uint32_t kMaxListItems = 1 << 16;
+
+uint32_t Crc32(absl::string_view bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes uInt lengths: feed large payloads in chunks.
+  while (!bytes.empty()) {
+    const size_t n = std::min<size_t>(bytes.size(), 1u << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(n));
+    bytes.remove_prefix(n);
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+class Writer {
+ public:
+  template <typename T>
+  void Pod(T value) {
+    out_.append(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+  void Str(const std::string& s) {
+    Pod<uint32_t>(static_cast<uint32_t>(s.size()));
+    out_.append(s);
+  }
+  void Floats(const std::vector<float>& v) {
+    Pod<uint64_t>(v.size());
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  }
+  std::string& bytes() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// Bounds-checked reader: every read names the field, so a damaged file says what was cut.
+class Reader {
+ public:
+  Reader(absl::string_view bytes, absl::string_view origin) : rest_(bytes), origin_(origin) {}
+
+  template <typename T>
+  absl::Status Pod(const char* field, T* value) {
+    if (rest_.size() < sizeof(T)) return Truncated(field);
+    std::memcpy(value, rest_.data(), sizeof(T));
+    rest_.remove_prefix(sizeof(T));
+    return absl::OkStatus();
+  }
+
+  absl::Status Str(const char* field, std::string* value) {
+    uint32_t n = 0;
+    HOGWILD_RETURN_IF_ERROR(Pod(field, &n));
+    if (n > kMaxString) return Corrupt(field, absl::StrFormat("length %d is implausible", n));
+    if (rest_.size() < n) return Truncated(field);
+    value->assign(rest_.data(), n);
+    rest_.remove_prefix(n);
+    return absl::OkStatus();
+  }
+
+  // A count of items of `item_bytes` each: rejected before allocation when the bytes that
+  // remain cannot hold that many.
+  absl::Status Count(const char* field, uint64_t max_items, size_t item_bytes, uint64_t* n) {
+    uint64_t count = 0;
+    if (max_items <= std::numeric_limits<uint32_t>::max()) {
+      uint32_t c = 0;
+      HOGWILD_RETURN_IF_ERROR(Pod(field, &c));
+      count = c;
+    } else {
+      HOGWILD_RETURN_IF_ERROR(Pod(field, &count));
+    }
+    if (count > max_items || count > rest_.size() / item_bytes) {
+      return Corrupt(field, absl::StrFormat("count %d exceeds the %d bytes that remain", count,
+                                            rest_.size()));
+    }
+    *n = count;
+    return absl::OkStatus();
+  }
+
+  absl::Status Floats(const char* field, std::vector<float>* v) {
+    uint64_t n = 0;
+    HOGWILD_RETURN_IF_ERROR(Count(field, std::numeric_limits<uint64_t>::max(), sizeof(float), &n));
+    v->resize(n);
+    // memcpy from/to a null pointer is undefined even for 0 bytes (an empty vector's data() may
+    // be null): found by the checkpoint fuzzer, tests/fuzz/regressions/checkpoint/.
+    if (n > 0) std::memcpy(v->data(), rest_.data(), n * sizeof(float));
+    rest_.remove_prefix(n * sizeof(float));
+    return absl::OkStatus();
+  }
+
+  size_t remaining() const { return rest_.size(); }
+
+  absl::Status Corrupt(const char* field, const std::string& why) const {
+    return absl::DataLossError(
+        absl::StrFormat("%s: corrupt checkpoint: field %s: %s", origin_, field, why));
+  }
+
+ private:
+  absl::Status Truncated(const char* field) const {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: corrupt checkpoint: the payload ends inside field %s", origin_, field));
+  }
+
+  absl::string_view rest_;
+  absl::string_view origin_;
+};
+
+void WriteSignature(const CheckpointSignature& s, Writer& w) {
+  w.Str(s.model_name);
+  w.Pod<uint32_t>(static_cast<uint32_t>(s.input_shape.size()));
+  for (int64_t d : s.input_shape) w.Pod<int64_t>(d);
+  w.Pod<int64_t>(s.num_classes);
+  w.Pod<uint32_t>(static_cast<uint32_t>(s.layers.size()));
+  for (const std::string& l : s.layers) w.Str(l);
+  w.Pod<int64_t>(s.num_params);
+  w.Str(s.mode);
+  w.Pod<int32_t>(s.num_workers);
+  w.Pod<int64_t>(s.batch_size);
+  w.Pod<uint64_t>(s.seed);
+  w.Pod<int64_t>(s.train_examples);
+}
+
+absl::Status ReadSignature(Reader& r, CheckpointSignature* s) {
+  HOGWILD_RETURN_IF_ERROR(r.Str("model_name", &s->model_name));
+  uint64_t n = 0;
+  HOGWILD_RETURN_IF_ERROR(r.Count("input_shape", 16, sizeof(int64_t), &n));
+  s->input_shape.resize(n);
+  for (int64_t& d : s->input_shape) HOGWILD_RETURN_IF_ERROR(r.Pod("input_shape", &d));
+  HOGWILD_RETURN_IF_ERROR(r.Pod("num_classes", &s->num_classes));
+  HOGWILD_RETURN_IF_ERROR(r.Count("layers", kMaxListItems, sizeof(uint32_t), &n));
+  s->layers.resize(n);
+  for (std::string& l : s->layers) HOGWILD_RETURN_IF_ERROR(r.Str("layers", &l));
+  HOGWILD_RETURN_IF_ERROR(r.Pod("num_params", &s->num_params));
+  HOGWILD_RETURN_IF_ERROR(r.Str("mode", &s->mode));
+  HOGWILD_RETURN_IF_ERROR(r.Pod("num_workers", &s->num_workers));
+  HOGWILD_RETURN_IF_ERROR(r.Pod("batch_size", &s->batch_size));
+  HOGWILD_RETURN_IF_ERROR(r.Pod("seed", &s->seed));
+  HOGWILD_RETURN_IF_ERROR(r.Pod("train_examples", &s->train_examples));
+  if (s->mode != "async" && s->mode != "sync") {
+    return r.Corrupt("mode", absl::StrFormat("'%s' is neither async nor sync", s->mode));
+  }
+  if (s->num_workers < 1 || s->num_workers > static_cast<int32_t>(kMaxListItems)) {
+    return r.Corrupt("num_workers", absl::StrFormat("%d is out of range", s->num_workers));
+  }
+  if (s->num_params < 0 || s->batch_size < 1 || s->train_examples < 0 || s->num_classes < 0) {
+    return r.Corrupt("num_params/batch_size/train_examples/num_classes", "negative size");
+  }
+  return absl::OkStatus();
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) { return absl::StrJoin(shape, "x"); }
+
+}  // namespace
+
+std::string SerializeCheckpoint(const Checkpoint& c) {
+  Writer payload;
+  WriteSignature(c.signature, payload);
+  payload.Pod<int64_t>(c.global_step);
+  payload.Pod<int64_t>(c.epoch);
+  payload.Pod<uint32_t>(static_cast<uint32_t>(c.next_step.size()));
+  for (int64_t s : c.next_step) payload.Pod<int64_t>(s);
+  payload.Floats(c.params);
+  payload.Pod<uint32_t>(static_cast<uint32_t>(c.velocities.size()));
+  for (const std::vector<float>& v : c.velocities) payload.Floats(v);
+
+  Writer header;
+  header.bytes().append(kMagic, sizeof(kMagic));
+  header.Pod<uint32_t>(kCheckpointVersion);
+  header.Pod<uint32_t>(kHeaderSize);
+  header.Pod<uint64_t>(payload.bytes().size());
+  header.Pod<uint32_t>(Crc32(payload.bytes()));
+  header.Pod<uint32_t>(Crc32(header.bytes()));
+  return header.bytes() + payload.bytes();
+}
+
+absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string_view origin) {
+  if (bytes.size() < kHeaderSize) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: not a checkpoint: %d bytes, shorter than the %d-byte header; the file is truncated",
+        origin, bytes.size(), kHeaderSize));
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: not a hogwild checkpoint (wrong magic number)", origin));
+  }
+  Reader header(bytes.substr(0, kHeaderSize), origin);
+  uint64_t magic = 0, payload_size = 0;
+  uint32_t version = 0, header_size = 0, payload_crc = 0, header_crc = 0;
+  HOGWILD_RETURN_IF_ERROR(header.Pod("magic", &magic));
+  HOGWILD_RETURN_IF_ERROR(header.Pod("version", &version));
+  HOGWILD_RETURN_IF_ERROR(header.Pod("header_size", &header_size));
+  HOGWILD_RETURN_IF_ERROR(header.Pod("payload_size", &payload_size));
+  HOGWILD_RETURN_IF_ERROR(header.Pod("payload_crc32", &payload_crc));
+  HOGWILD_RETURN_IF_ERROR(header.Pod("header_crc32", &header_crc));
+  const uint32_t actual_header_crc = Crc32(bytes.substr(0, kHeaderSize - 4));
+  if (header_crc != actual_header_crc) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: corrupt checkpoint: header checksum 0x%08x, expected 0x%08x", origin,
+        actual_header_crc, header_crc));
+  }
+  if (version != kCheckpointVersion) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: checkpoint format version %d; this build reads version %d (%s)", origin, version,
+        kCheckpointVersion,
+        version > kCheckpointVersion ? "written by a newer hogwild" : "too old"));
+  }
+  if (header_size != kHeaderSize) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: corrupt checkpoint: header size %d, expected %d", origin, header_size, kHeaderSize));
+  }
+  const absl::string_view payload = bytes.substr(kHeaderSize);
+  if (payload.size() != payload_size) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: corrupt checkpoint: %s: the header says %d payload bytes, the file has %d", origin,
+        payload.size() < payload_size ? "truncated" : "trailing bytes", payload_size,
+        payload.size()));
+  }
+  const uint32_t actual_payload_crc = Crc32(payload);
+  if (payload_crc != actual_payload_crc) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: corrupt checkpoint: payload checksum 0x%08x, expected 0x%08x", origin,
+        actual_payload_crc, payload_crc));
+  }
+
+  // The checksum matched, so the remaining checks catch only a writer bug or a forged file; the
+  // parser still trusts nothing.
+  Reader r(payload, origin);
+  Checkpoint c;
+  HOGWILD_RETURN_IF_ERROR(ReadSignature(r, &c.signature));
+  const CheckpointSignature& s = c.signature;
+  HOGWILD_RETURN_IF_ERROR(r.Pod("global_step", &c.global_step));
+  HOGWILD_RETURN_IF_ERROR(r.Pod("epoch", &c.epoch));
+  uint64_t n = 0;
+  HOGWILD_RETURN_IF_ERROR(r.Count("next_step", kMaxListItems, sizeof(int64_t), &n));
+  c.next_step.resize(n);
+  for (int64_t& step : c.next_step) HOGWILD_RETURN_IF_ERROR(r.Pod("next_step", &step));
+  HOGWILD_RETURN_IF_ERROR(r.Floats("params", &c.params));
+  HOGWILD_RETURN_IF_ERROR(r.Count("velocities", kMaxListItems, sizeof(uint64_t), &n));
+  c.velocities.resize(n);
+  for (std::vector<float>& v : c.velocities) HOGWILD_RETURN_IF_ERROR(r.Floats("velocities", &v));
+  if (r.remaining() != 0) {
+    return r.Corrupt("(end)", absl::StrFormat("%d unexpected bytes after the last field",
+                                              r.remaining()));
+  }
+  if (c.global_step < 0 || c.epoch < 0) return r.Corrupt("global_step/epoch", "negative");
+  if (static_cast<int64_t>(c.next_step.size()) != s.num_workers) {
+    return r.Corrupt("next_step", absl::StrFormat("%d entries for %d workers",
+                                                  c.next_step.size(), s.num_workers));
+  }
+  for (int64_t step : c.next_step) {
+    if (step < 0) return r.Corrupt("next_step", absl::StrFormat("negative step %d", step));
+  }
+  if (static_cast<int64_t>(c.params.size()) != s.num_params) {
+    return r.Corrupt("params", absl::StrFormat("%d values for num_params %d", c.params.size(),
+                                               s.num_params));
+  }
+  const size_t expected_velocities = s.mode == "sync" ? 1 : static_cast<size_t>(s.num_workers);
+  if (!c.velocities.empty() && c.velocities.size() != expected_velocities) {
+    return r.Corrupt("velocities", absl::StrFormat("%d buffers, expected 0 or %d in %s mode",
+                                                   c.velocities.size(), expected_velocities,
+                                                   s.mode));
+  }
+  for (const std::vector<float>& v : c.velocities) {
+    if (static_cast<int64_t>(v.size()) != s.num_params) {
+      return r.Corrupt("velocities", absl::StrFormat("a buffer of %d values for num_params %d",
+                                                     v.size(), s.num_params));
+    }
+  }
+  for (size_t i = 0; i < c.params.size(); ++i) {
+    if (!std::isfinite(c.params[i])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: checkpoint parameter %d is %f; a diverged state cannot be resumed", origin, i,
+          c.params[i]));
+    }
+  }
+  return c;
+}
+
+absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignature& f,
+                            absl::string_view origin) {
+  auto differs = [&](const char* field, const std::string& found, const std::string& expected,
+                     const char* hint) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: cannot resume: %s differs: the checkpoint has %s, this run %s; %s", origin, field,
+        found, expected, hint));
+  };
+  constexpr char kOtherDir[] = "use the same settings or another --checkpoint_dir";
+  if (f.model_name != e.model_name) {
+    return differs("model", f.model_name, e.model_name, kOtherDir);
+  }
+  if (f.input_shape != e.input_shape) {
+    return differs("input shape", ShapeString(f.input_shape), ShapeString(e.input_shape),
+                   "use the same dataset or another --checkpoint_dir");
+  }
+  if (f.num_classes != e.num_classes) {
+    return differs("number of classes", absl::StrCat(f.num_classes), absl::StrCat(e.num_classes),
+                   "use the same dataset or another --checkpoint_dir");
+  }
+  if (f.layers != e.layers) {
+    return differs("layers", absl::StrJoin(f.layers, ", "), absl::StrJoin(e.layers, ", "),
+                   "use the same --model and --hidden or another --checkpoint_dir");
+  }
+  if (f.num_params != e.num_params) {
+    return differs("parameter count", absl::StrCat(f.num_params), absl::StrCat(e.num_params),
+                   kOtherDir);
+  }
+  if (f.mode != e.mode) {
+    return differs("mode", f.mode, e.mode,
+                   "build the trainer in the checkpoint's mode (--config=sync for sync)");
+  }
+  if (f.num_workers != e.num_workers) {
+    return differs("worker count", absl::StrCat(f.num_workers), absl::StrCat(e.num_workers),
+                   "resume with --workers equal to the checkpoint's");
+  }
+  if (f.batch_size != e.batch_size) {
+    return differs("batch size", absl::StrCat(f.batch_size), absl::StrCat(e.batch_size),
+                   "the data order depends on it; resume with the checkpoint's --batch_size");
+  }
+  if (f.seed != e.seed) {
+    return differs("seed", absl::StrCat(f.seed), absl::StrCat(e.seed),
+                   "the data order depends on it; resume with the checkpoint's --seed");
+  }
+  if (f.train_examples != e.train_examples) {
+    return differs("training-set size", absl::StrCat(f.train_examples),
+                   absl::StrCat(e.train_examples),
+                   "the data order depends on it; use the same dataset and --train_examples");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hogwild

@@ -1,0 +1,118 @@
+// Training checkpoints: a versioned binary file that holds everything needed to continue a run
+// exactly where it stopped, written so that a crash at any moment leaves a loadable checkpoint.
+//
+// File layout (little-endian; format version 1):
+//
+//   offset  size  field
+//        0     8  magic "HWCKPT\r\n" (the \r\n catches text-mode mangling, as PNG's magic does)
+//        8     4  u32 format version (kCheckpointVersion)
+//       12     4  u32 header size in bytes (32)
+//       16     8  u64 payload size in bytes
+//       24     4  u32 zlib crc32 of the payload
+//       28     4  u32 zlib crc32 of bytes [0, 28) of the header
+//       32     …  payload:
+//                   signature: str model_name, u32 n + n×i64 input_shape, i64 num_classes,
+//                     u32 n + n×str layers, i64 num_params, str mode, i32 num_workers,
+//                     i64 batch_size, u64 seed, i64 train_examples
+//                   state: i64 global_step, i64 epoch, u32 W + W×i64 next_step,
+//                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) velocities
+//                 where str = u32 length + bytes.
+//
+// The RNG state: the data order is the only randomness after initialization, and BatchPlan
+// reseeds its generator from (seed, epoch) at every epoch, so (seed, next_step) *is* the exact
+// generator state; the initialization RNG is used once, before step 0, and is not needed again.
+//
+// Atomicity (WriteCheckpoint): the bytes go to `<dir>/checkpoint.hwckpt.tmp`, which is fsync'ed,
+// renamed over `<dir>/checkpoint.hwckpt`, and then the directory is fsync'ed. rename(2) replaces
+// the name atomically, so a reader (or a restarted run after a crash, SIGKILL included) sees
+// either the previous complete checkpoint or the new complete one, never a partial file. The
+// fsyncs extend this to power loss on file systems that honour them (ext4, xfs).
+//
+// Thread-safety: all functions are reentrant; concurrent writers to one directory are not
+// supported (one training run owns its checkpoint directory).
+#ifndef HOGWILD_TRAINER_CHECKPOINT_CHECKPOINT_H_
+#define HOGWILD_TRAINER_CHECKPOINT_CHECKPOINT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace hogwild {
+
+inline constexpr uint32_t kCheckpointVersion = 1;
+inline constexpr char kCheckpointFileName[] = "checkpoint.hwckpt";
+
+// What a checkpoint must match to be resumed: the model (name, input shape, classes, layers,
+// parameter count), the training mode and worker count (the optimizer state and data
+// positions are per worker) and what fixes the data order (batch size, seed, training-set
+// size). The number of epochs may differ: a run can be resumed with more epochs.
+struct CheckpointSignature {
+  std::string model_name;            // "logreg", "mlp"
+  std::vector<int64_t> input_shape;  // per example, e.g. {1, 28, 28}
+  int64_t num_classes = 0;
+  std::vector<std::string> layers;   // Layer::name() of each layer, e.g. "dense 784->256"
+  int64_t num_params = 0;            // P
+  std::string mode;                  // "async" or "sync"
+  int32_t num_workers = 0;           // W
+  int64_t batch_size = 0;
+  uint64_t seed = 0;
+  int64_t train_examples = 0;        // N
+};
+
+struct Checkpoint {
+  CheckpointSignature signature;
+  int64_t global_step = 0;  // updates applied to the parameters (the store's version)
+  int64_t epoch = 0;        // epochs completed by every worker (informational)
+  // [W]: the index, in worker w's BatchPlan sequence, of the next batch it will train on.
+  std::vector<int64_t> next_step;
+  std::vector<float> params;  // [P]
+  // Momentum buffers, each [P]: none (momentum 0), one (sync: TowerAverage::velocity()) or W
+  // (async: Hogwild::velocity(w), one per worker).
+  std::vector<std::vector<float>> velocities;
+};
+
+// The file's bytes (header + payload). Pure.
+std::string SerializeCheckpoint(const Checkpoint& checkpoint);
+
+// Parses and checks a checkpoint held in memory; `origin` names it in error messages.
+// Errors (kDataLoss for damaged bytes, kInvalidArgument for well-formed but unusable content,
+// kUnimplemented for a newer format version; one line naming `origin` and the field): wrong
+// magic, header or payload checksum mismatch, truncated or trailing bytes, a count larger than
+// the bytes that remain (checked before anything is allocated), sizes that disagree with each
+// other (W next steps, P params, 0/1/W velocities), an unknown mode, negative steps, a
+// non-finite parameter. Pure function, thread-safe; this is the fuzzing entry point.
+absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string_view origin);
+
+// OK when `found` (a checkpoint's signature) matches `expected` (the run about to resume);
+// otherwise kFailedPrecondition naming the first field that differs and both values, e.g.
+// "…: model differs: checkpoint has mlp, this run mlp… ; use another --checkpoint_dir".
+absl::Status CheckSignature(const CheckpointSignature& expected,
+                            const CheckpointSignature& found, absl::string_view origin);
+
+// `dir`/checkpoint.hwckpt.
+std::string CheckpointPath(const std::string& dir);
+
+// Writes `checkpoint` atomically into `dir` (created if missing), replacing the previous one
+// only once the new one is complete and on disk (see the file comment).
+// Errors: kInvalidArgument if `dir` is not a directory or the checkpoint has a non-finite
+// parameter (a diverged state is never saved over a good one); kInternal for I/O errors
+// (ENOSPC, EIO, …) with the path and strerror. On error the previous checkpoint is untouched.
+absl::Status WriteCheckpoint(const std::string& dir, const Checkpoint& checkpoint);
+
+// Reads and parses one checkpoint file.
+// Errors: kNotFound (missing), kInvalidArgument (a directory, empty), kPermissionDenied
+// (unreadable), or any ParseCheckpoint error; each message names the path.
+absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path);
+
+// The checkpoint in `dir`, or std::nullopt when the directory or the file does not exist.
+// A file that exists but is damaged is an error, never silently skipped.
+absl::StatusOr<std::optional<Checkpoint>> ReadLatestCheckpoint(const std::string& dir);
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_CHECKPOINT_CHECKPOINT_H_

@@ -1,0 +1,177 @@
+// Checkpoint files: the atomic write protocol and the guarded read (format in checkpoint.cc).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "trainer/checkpoint/checkpoint.h"
+
+namespace hogwild {
+namespace {
+
+// Largest checkpoint file read: 64 GiB, far above any model this trainer holds in host memory;
+// it only stops a wrong path (a device, a huge unrelated file) from being read into memory.
+constexpr int64_t kMaxCheckpointBytes = int64_t{64} << 30;
+
+absl::Status IoError(const std::string& what, const std::string& path, int err) {
+  return absl::InternalError(
+      absl::StrFormat("%s %s: %s", what, path, std::strerror(err)));
+}
+
+// Closes the descriptor on every path; close errors matter only where checked explicitly.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+absl::Status WriteAll(int fd, const std::string& bytes, const std::string& path) {
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError("cannot write", path, errno);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteTempFile(const std::string& tmp, const std::string& bytes) {
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return IoError("cannot create", tmp, errno);
+  HOGWILD_RETURN_IF_ERROR(WriteAll(fd.get(), bytes, tmp));
+  // The data must be on disk before the rename publishes it, or a power loss could leave the
+  // new name pointing at an empty or partial file (the ext4 "zero-length file" problem).
+  if (::fsync(fd.get()) != 0) return IoError("cannot fsync", tmp, errno);
+  if (::close(fd.release()) != 0) return IoError("cannot close", tmp, errno);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string CheckpointPath(const std::string& dir) {
+  return (std::filesystem::path(dir) / kCheckpointFileName).string();
+}
+
+absl::Status WriteCheckpoint(const std::string& dir, const Checkpoint& checkpoint) {
+  for (size_t i = 0; i < checkpoint.params.size(); ++i) {
+    if (!std::isfinite(checkpoint.params[i])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "refusing to write a checkpoint with parameter %d = %f into %s; the previous "
+          "checkpoint is kept",
+          i, checkpoint.params[i], dir));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--checkpoint_dir=%s is not a directory and cannot be created%s", dir,
+        ec ? " (" + ec.message() + ")" : ""));
+  }
+  const std::string path = CheckpointPath(dir);
+  const std::string tmp = path + ".tmp";
+  const absl::Status written = WriteTempFile(tmp, SerializeCheckpoint(checkpoint));
+  if (!written.ok()) {
+    ::unlink(tmp.c_str());
+    return written;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return IoError("cannot rename the new checkpoint to", path, err);
+  }
+  // Make the rename itself durable: the new directory entry is on disk only after the
+  // directory is synced.
+  Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) return IoError("cannot open directory", dir, errno);
+  if (::fsync(dir_fd.get()) != 0) return IoError("cannot fsync directory", dir, errno);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == ENOENT) return absl::NotFoundError(absl::StrFormat("%s: no such file", path));
+    if (err == EACCES) {
+      return absl::PermissionDeniedError(
+          absl::StrFormat("%s: not readable (%s)", path, std::strerror(err)));
+    }
+    return IoError("cannot open", path, err);
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return IoError("cannot stat", path, errno);
+  if (S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: is a directory, expected a checkpoint file", path));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: not a regular file, expected a checkpoint file", path));
+  }
+  if (st.st_size == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: the file is empty", path));
+  }
+  if (st.st_size > kMaxCheckpointBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %d bytes, larger than any checkpoint (%d); is this the right file?", path,
+        st.st_size, kMaxCheckpointBytes));
+  }
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd.get(), bytes.data() + got, bytes.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // EISDIR never reaches here (fstat); EIO and friends do.
+      return IoError("cannot read", path, errno);
+    }
+    if (n == 0) break;  // the file shrank: the parser reports it as truncated
+    got += static_cast<size_t>(n);
+  }
+  bytes.resize(got);
+  return ParseCheckpoint(bytes, path);
+}
+
+absl::StatusOr<std::optional<Checkpoint>> ReadLatestCheckpoint(const std::string& dir) {
+  std::error_code ec;
+  const auto dir_status = std::filesystem::status(dir, ec);
+  if (!std::filesystem::exists(dir_status)) return std::optional<Checkpoint>();
+  if (!std::filesystem::is_directory(dir_status)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--checkpoint_dir=%s is not a directory", dir));
+  }
+  const std::string path = CheckpointPath(dir);
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+    return std::optional<Checkpoint>();
+  }
+  HOGWILD_ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpointFile(path));
+  return std::optional<Checkpoint>(std::move(checkpoint));
+}
+
+}  // namespace hogwild

@@ -1,0 +1,148 @@
+#include "trainer/checkpoint/step_boundary.h"
+
+#include <utility>
+
+#include "core/logging.h"
+#include "core/status_macros.h"
+
+namespace hogwild {
+
+StepBoundary::StepBoundary(Options options, SnapshotFn snapshot,
+                           std::function<void()> release_peers)
+    : options_(std::move(options)),
+      snapshot_(std::move(snapshot)),
+      release_peers_(std::move(release_peers)),
+      next_step_(options_.start_next_step),
+      next_due_step_(options_.start_global_step + options_.every_steps),
+      last_checkpoint_time_(std::chrono::steady_clock::now()) {
+  HOGWILD_CHECK(options_.num_workers >= 1, "StepBoundary: num_workers must be >= 1");
+  if (static_cast<int>(next_step_.size()) != options_.num_workers) {
+    next_step_.assign(options_.num_workers, 0);
+  }
+}
+
+bool StepBoundary::StopRequested() const {
+  return options_.stop_requested != nullptr &&
+         options_.stop_requested->load(std::memory_order_relaxed);
+}
+
+bool StepBoundary::DueLocked(int64_t global_step) const {
+  if (options_.checkpoint_dir.empty()) return false;
+  if (options_.every_steps > 0 && global_step >= next_due_step_) return true;
+  if (options_.every_seconds > 0) {
+    const std::chrono::duration<double> since =
+        std::chrono::steady_clock::now() - last_checkpoint_time_;
+    if (since.count() >= options_.every_seconds) return true;
+  }
+  return false;
+}
+
+absl::Status StepBoundary::WriteLocked(std::unique_lock<std::mutex>& lock) {
+  const std::vector<int64_t> next_step = next_step_;
+  lock.unlock();
+  const Checkpoint checkpoint = snapshot_(next_step);
+  const absl::Status status = WriteCheckpoint(options_.checkpoint_dir, checkpoint);
+  lock.lock();
+  // Whether or not it worked, wait a full period before the next attempt.
+  last_checkpoint_time_ = std::chrono::steady_clock::now();
+  next_due_step_ = checkpoint.global_step + options_.every_steps;
+  if (status.ok()) last_checkpoint_step_ = checkpoint.global_step;
+  return status;
+}
+
+absl::StatusOr<bool> StepBoundary::AtBoundary(int worker, int64_t next_step,
+                                              int64_t global_step) {
+  if (options_.mode == Mode::kAsync) return AsyncBoundary(worker, next_step, global_step);
+  if (worker == 0) return SyncBoundary(next_step, global_step);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) return absl::CancelledError("training was cancelled");
+  return stopped_;
+}
+
+absl::StatusOr<bool> StepBoundary::SyncBoundary(int64_t next_step, int64_t global_step) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (cancelled_) return absl::CancelledError("training was cancelled");
+  // All towers of a sync run are at the same step.
+  next_step_.assign(options_.num_workers, next_step);
+  const bool stop = StopRequested();
+  if ((stop && !options_.checkpoint_dir.empty()) || DueLocked(global_step)) {
+    HOGWILD_RETURN_IF_ERROR(WriteLocked(lock));
+  }
+  if (!stop) return false;
+  stopped_ = true;
+  lock.unlock();
+  // The peers are blocked at the next step's barrier (or computing towards it): only
+  // cancellation can release them; the trainer reads their kCancelled as part of the stop.
+  release_peers_();
+  return true;
+}
+
+absl::StatusOr<bool> StepBoundary::AsyncBoundary(int worker, int64_t next_step,
+                                                 int64_t global_step) {
+  std::unique_lock<std::mutex> lock(mu_);
+  next_step_[worker] = next_step;
+  while (true) {
+    if (cancelled_) return absl::CancelledError("training was cancelled");
+    if (stopped_) return true;
+    if (!pausing_) break;
+    // Another worker is taking a snapshot: stay out of the parameters until it is done.
+    ++parked_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return !pausing_ || cancelled_; });
+    --parked_;
+  }
+  const bool stop = StopRequested();
+  if (!stop && !DueLocked(global_step)) return false;
+
+  // This worker coordinates: park every other worker (or see it finished), then snapshot.
+  pausing_ = true;
+  cv_.wait(lock, [this] {
+    return parked_ + finished_ == options_.num_workers - 1 || cancelled_;
+  });
+  absl::Status status;
+  if (cancelled_) {
+    status = absl::CancelledError("training was cancelled");
+  } else if (!options_.checkpoint_dir.empty()) {
+    status = WriteLocked(lock);
+  }
+  if (status.ok() && stop) stopped_ = true;
+  pausing_ = false;
+  cv_.notify_all();
+  HOGWILD_RETURN_IF_ERROR(status);
+  return stopped_;
+}
+
+void StepBoundary::Finished(int worker, int64_t next_step) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    next_step_[worker] = next_step;
+    ++finished_;
+  }
+  cv_.notify_all();
+}
+
+void StepBoundary::Cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool StepBoundary::stopped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopped_;
+}
+
+int64_t StepBoundary::last_checkpoint_step() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_checkpoint_step_;
+}
+
+absl::Status StepBoundary::WriteFinal() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (options_.checkpoint_dir.empty() || stopped_ || cancelled_) return absl::OkStatus();
+  return WriteLocked(lock);
+}
+
+}  // namespace hogwild

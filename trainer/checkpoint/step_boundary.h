@@ -1,0 +1,111 @@
+// What happens between two training steps: periodic checkpoints and orderly stops (SIGINT,
+// SIGTERM, or any caller's stop request). Every worker calls AtBoundary() before each step.
+//
+// sync mode: worker 0 alone decides. When it reaches its boundary the closing barrier of the
+//   last step has passed, so every parameter slice and the momentum buffer are final, and no
+//   one can write them until worker 0 arrives at the next step's barrier: the state is exactly
+//   the step-boundary state, and a run resumed from it is bitwise equal to an uninterrupted one.
+//   On a stop, worker 0 writes the checkpoint, then releases its peers (blocked at the barrier
+//   or computing) through `release_peers` (cancelling the policy and the pipeline).
+// async mode: the first worker that finds a checkpoint or a stop due becomes the coordinator:
+//   it asks the others to park at their next boundary, waits until every other worker is parked
+//   or finished, snapshots, and lets them go (or tells them to stop). The snapshot is therefore
+//   a consistent cut, not a racy copy: parameters, every worker's momentum and its next batch
+//   are from one instant at which no update was in flight. Resuming it with one worker is
+//   bitwise equal to the uninterrupted run; with several, the continuation interleaves
+//   differently (as two async runs with the same seed do), so only the state is exact.
+//
+// Due: every `every_steps` global steps (sync: when the next step is a multiple; async: when the
+// store's version has advanced that much since the last checkpoint) and/or every
+// `every_seconds` seconds; a stop request always checkpoints first (when a directory is set).
+//
+// Thread-safety: AtBoundary(w)/Finished(w) from worker w's thread; Cancel() from any thread.
+// Every wait in here is released by Cancel(), which the trainer calls on the first error.
+#ifndef HOGWILD_TRAINER_CHECKPOINT_STEP_BOUNDARY_H_
+#define HOGWILD_TRAINER_CHECKPOINT_STEP_BOUNDARY_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/data/input_pipeline.h"
+
+namespace hogwild {
+
+class StepBoundary {
+ public:
+  struct Options {
+    Mode mode = Mode::kAsync;
+    int num_workers = 1;
+    std::string checkpoint_dir;  // "" = no checkpoints (stops still work)
+    int64_t every_steps = 0;     // 0 = not by steps
+    double every_seconds = 0.0;  // 0 = not by time
+    const std::atomic<bool>* stop_requested = nullptr;  // may be null
+    int64_t start_global_step = 0;
+    std::vector<int64_t> start_next_step;  // [W]: each worker's first step index
+  };
+  // Builds the checkpoint of the current (quiescent) state, global step included, given each
+  // worker's next step index.
+  using SnapshotFn = std::function<Checkpoint(const std::vector<int64_t>& next_step)>;
+
+  StepBoundary(Options options, SnapshotFn snapshot, std::function<void()> release_peers);
+
+  // Worker `worker` is between steps: `next_step` is the index of its next batch, global_step
+  // the store's version. Writes a checkpoint when one is due (see above). Returns true when the
+  // worker must stop now (an orderly stop; its state is in the checkpoint).
+  // Errors: a failed checkpoint write (the previous checkpoint is kept); kCancelled after
+  // Cancel().
+  absl::StatusOr<bool> AtBoundary(int worker, int64_t next_step, int64_t global_step);
+
+  // Worker `worker` has no more data; `next_step` is one past its last step.
+  void Finished(int worker, int64_t next_step);
+
+  // Releases every waiter with kCancelled. Idempotent, never blocks long.
+  void Cancel();
+
+  // True once an orderly stop has been decided.
+  bool stopped() const;
+  // Global step of the last checkpoint written by this run, or -1.
+  int64_t last_checkpoint_step() const;
+
+  // After every worker has returned: writes the checkpoint of the final state unless an
+  // orderly stop already wrote it or no directory is set.
+  absl::Status WriteFinal();
+
+ private:
+  absl::StatusOr<bool> SyncBoundary(int64_t next_step, int64_t global_step);
+  absl::StatusOr<bool> AsyncBoundary(int worker, int64_t next_step, int64_t global_step);
+  bool StopRequested() const;
+  bool DueLocked(int64_t global_step) const;  // requires mu_
+  // Snapshots and writes with mu_ released (the state is quiescent by the callers' protocol).
+  absl::Status WriteLocked(std::unique_lock<std::mutex>& lock);
+
+  const Options options_;
+  const SnapshotFn snapshot_;
+  const std::function<void()> release_peers_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  // Everything below is guarded by mu_.
+  std::vector<int64_t> next_step_;  // [W]
+  int parked_ = 0;
+  int finished_ = 0;
+  bool pausing_ = false;
+  bool cancelled_ = false;
+  bool stopped_ = false;
+  bool final_written_ = false;
+  int64_t last_checkpoint_step_ = -1;
+  int64_t next_due_step_ = 0;  // async: global step of the next step-based checkpoint
+  std::chrono::steady_clock::time_point last_checkpoint_time_;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_CHECKPOINT_STEP_BOUNDARY_H_

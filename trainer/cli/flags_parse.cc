@@ -1,0 +1,81 @@
+#include "trainer/cli/flags_parse.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace hogwild {
+
+absl::StatusOr<std::vector<int64_t>> ParseHiddenSizes(const std::string& value) {
+  std::vector<int64_t> sizes;
+  for (absl::string_view part : absl::StrSplit(value, ',')) {
+    int64_t size = 0;
+    if (!absl::SimpleAtoi(part, &size) || size < 1 || size > 65536) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--hidden=%s does not parse: '%s' is not an integer in [1, 65536]; use e.g. "
+          "--hidden=256,128",
+          value, part));
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+absl::StatusOr<EvalEvery> ParseEvalEvery(const std::string& value) {
+  absl::string_view v = value;
+  EvalEvery every;
+  if (absl::ConsumeSuffix(&v, "epochs") || absl::ConsumeSuffix(&v, "epoch")) {
+    if (!absl::SimpleAtod(v, &every.epochs) || !(every.epochs > 0.0)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--eval_every=%s does not parse; use a positive number of epochs (1epoch, 0.5epoch) "
+          "or of steps (500)",
+          value));
+    }
+    return every;
+  }
+  absl::ConsumeSuffix(&v, "steps") || absl::ConsumeSuffix(&v, "step");
+  if (!absl::SimpleAtoi(v, &every.steps) || every.steps < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--eval_every=%s does not parse; use a number of steps (500, 0 = only at the end) or "
+        "of epochs (1epoch)",
+        value));
+  }
+  return every;
+}
+
+absl::StatusOr<CheckpointEvery> ParseCheckpointEvery(const std::string& value) {
+  absl::string_view v = value;
+  CheckpointEvery every;
+  double unit_s = 0.0;
+  if (absl::ConsumeSuffix(&v, "steps") || absl::ConsumeSuffix(&v, "step")) {
+  } else if (absl::ConsumeSuffix(&v, "s")) {
+    unit_s = 1.0;
+  } else if (absl::ConsumeSuffix(&v, "m")) {
+    unit_s = 60.0;
+  } else if (absl::ConsumeSuffix(&v, "h")) {
+    unit_s = 3600.0;
+  }
+  if (unit_s > 0.0) {
+    double n = 0.0;
+    if (!absl::SimpleAtod(v, &n) || !(n > 0.0) || !(n * unit_s <= 1e7)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--checkpoint_every=%s is out of range: a period must be in (0, 1e7] seconds; use "
+          "e.g. 30s, 10m, or a number of steps (500)",
+          value));
+    }
+    every.seconds = n * unit_s;
+    return every;
+  }
+  int64_t steps = 0;
+  if (!absl::SimpleAtoi(v, &steps) || steps < 0 || steps > (int64_t{1} << 40)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--checkpoint_every=%s is out of range: use a number of global steps in [1, 2^40] "
+        "(500), a period (30s, 10m, 1h), or 0 for only on stop and at the end",
+        value));
+  }
+  every.steps = steps;
+  return every;
+}
+
+}  // namespace hogwild

@@ -1,0 +1,212 @@
+// The `train` command: trains a model on an MNIST-format dataset with one worker thread per
+// core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
+// (--//sync:mode=async|sync, alias --config=sync).
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "trainer/cli/flags_parse.h"
+#include "trainer/cli/stop_signal.h"
+#include "trainer/data/mnist.h"
+#include "trainer/device.h"
+#include "trainer/trainer.h"
+
+#if defined(HOGWILD_DEFAULT_MODE_SYNC)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSync;
+#else
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsync;
+#endif
+
+namespace {
+int DefaultWorkers() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+}  // namespace
+
+ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
+ABSL_FLAG(std::string, data_dir, "",
+          "directory with the IDX files; default: where tools/setup.sh installs the dataset");
+ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn (LeNet-style conv net for images)");
+ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated");
+ABSL_FLAG(int32_t, workers, DefaultWorkers(),
+          "CPU worker threads (one per core); default: the number of hardware threads. "
+          "Not used on GPUs (see --workers_per_device)");
+ABSL_FLAG(std::string, devices, "",
+          "cpu | gpu (every GPU) | gpu:0,1 (those GPUs); default: every GPU if there is one, "
+          "else cpu");
+ABSL_FLAG(int32_t, workers_per_device, 1,
+          "GPU workers per GPU (one stream each), in [1, 64]");
+ABSL_FLAG(int64_t, batch_size, 64,
+          "examples per step: PER WORKER in async mode, the GLOBAL batch (split across "
+          "workers) in sync mode");
+ABSL_FLAG(int64_t, epochs, 8, "passes over the training set");
+ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
+ABSL_FLAG(std::string, lr_schedule, "constant",
+          "constant | exponential (lr * rate^(step/decay_steps)) | step "
+          "(lr * rate^floor(step/decay_steps))");
+ABSL_FLAG(double, lr_decay_rate, 1.0, "decay rate in (0, 1] for exponential and step schedules");
+ABSL_FLAG(int64_t, lr_decay_steps, 1000, "decay period in global steps, >= 1");
+ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
+ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
+ABSL_FLAG(bool, staleness_aware_lr, false,
+          "async: divide the learning rate by the update's staleness (Zhang et al. 2016)");
+ABSL_FLAG(uint64_t, seed, 1, "seed of initialization and data order");
+ABSL_FLAG(std::string, eval_every, "1epoch",
+          "test-set evaluation period: N (global steps), Nepoch(s), or 0 for only at the end");
+ABSL_FLAG(std::string, log, "",
+          "convergence log path: CSV, or JSON Lines when it ends in .jsonl (schema: README)");
+ABSL_FLAG(int64_t, log_every, 100, "convergence-log row per worker every N of its steps");
+ABSL_FLAG(int64_t, train_examples, 0, "use only the first N training examples (0: all)");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "directory for checkpoints (written atomically; a crash leaves the last complete one); "
+          "empty: no checkpoints");
+ABSL_FLAG(std::string, checkpoint_every, "",
+          "checkpoint period with --checkpoint_dir: N global steps (500), a time (30s, 10m), or 0 "
+          "for only on SIGINT/SIGTERM and at the end; default 600s");
+ABSL_FLAG(bool, resume, false,
+          "continue from the checkpoint in --checkpoint_dir if there is one (else start afresh)");
+
+namespace {
+
+absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested) {
+  using namespace hogwild;
+  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
+  std::string dir = absl::GetFlag(FLAGS_data_dir);
+  if (dir.empty()) dir = info.default_dir;
+
+  TrainerOptions options;
+  options.mode = kBuildMode;
+  options.num_workers = absl::GetFlag(FLAGS_workers);
+  HOGWILD_ASSIGN_OR_RETURN(options.devices, ResolveDevices(absl::GetFlag(FLAGS_devices)));
+  options.workers_per_device = absl::GetFlag(FLAGS_workers_per_device);
+  options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  options.epochs = absl::GetFlag(FLAGS_epochs);
+  options.seed = absl::GetFlag(FLAGS_seed);
+  options.model.name = absl::GetFlag(FLAGS_model);
+  HOGWILD_ASSIGN_OR_RETURN(options.model.hidden, ParseHiddenSizes(absl::GetFlag(FLAGS_hidden)));
+  HOGWILD_ASSIGN_OR_RETURN(options.lr.kind, ParseLrScheduleKind(absl::GetFlag(FLAGS_lr_schedule)));
+  options.lr.base_lr = static_cast<float>(absl::GetFlag(FLAGS_lr));
+  options.lr.decay_rate = static_cast<float>(absl::GetFlag(FLAGS_lr_decay_rate));
+  options.lr.decay_steps = absl::GetFlag(FLAGS_lr_decay_steps);
+  options.sgd.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
+  options.sgd.weight_decay = static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
+  options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
+  HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
+  options.eval_every_steps = eval_every.steps;
+  options.eval_every_epochs = eval_every.epochs;
+  options.log_path = absl::GetFlag(FLAGS_log);
+  options.log_every_steps = absl::GetFlag(FLAGS_log_every);
+  options.progress = true;
+  options.stop_requested = stop_requested;
+  options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  options.resume = absl::GetFlag(FLAGS_resume);
+  const bool every_given = !absl::GetFlag(FLAGS_checkpoint_every).empty();
+  HOGWILD_ASSIGN_OR_RETURN(
+      CheckpointEvery checkpoint_every,
+      ParseCheckpointEvery(every_given ? absl::GetFlag(FLAGS_checkpoint_every) : "600s"));
+  if (options.checkpoint_dir.empty() && (every_given || options.resume)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s needs --checkpoint_dir (the directory where checkpoints live)",
+        every_given ? "--checkpoint_every" : "--resume"));
+  }
+  if (!options.checkpoint_dir.empty()) {
+    options.checkpoint_every_steps = checkpoint_every.steps;
+    options.checkpoint_every_seconds = checkpoint_every.seconds;
+  }
+  const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
+  if (train_examples < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
+  }
+  // Check the options before the (slower) dataset load, so a bad flag fails at once.
+  if (options.model.name == "logreg") options.model.hidden.clear();
+  HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
+  // The model name and sizes too (with MNIST's shape), so --model=nope does not wait for the data.
+  HOGWILD_RETURN_IF_ERROR(Model::Create(options.model).status());
+
+  HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
+  HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));
+  if (train_examples > 0) train = train.Head(train_examples);
+  Normalize(train, test);
+
+  ModelSpec spec = options.model;
+  spec.input_shape = train.example_shape;
+  spec.num_classes = train.num_classes;
+  HOGWILD_ASSIGN_OR_RETURN(auto model, Model::Create(spec));
+  absl::PrintF("hogwild: %s mode, %d workers on %s, %s (%d train / %d test examples)\n%s\n",
+                ModeName(options.mode), WorkerCount(options), DevicesToString(options.devices),
+                info.name, train.size(), test.size(), model->Describe());
+  std::fflush(stdout);
+  return Train(options, train, test);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Abseil's --help shows only flags defined in a file named like the program ("train"); ours
+  // live in main.cc, so say which file holds them.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "trainer/cli/main.cc");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
+  absl::SetProgramUsageMessage(
+      "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
+      "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");
+  absl::ParseCommandLine(argc, argv);
+  // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.
+  absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop =
+      hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [](int signo) {
+        std::fprintf(stderr,
+                     "\nhogwild: received %s; finishing the current step%s (send it again to "
+                     "exit at once)\n",
+                     signo == SIGINT ? "SIGINT" : "SIGTERM",
+                     absl::GetFlag(FLAGS_checkpoint_dir).empty() ? ""
+                                                                 : " and writing a checkpoint");
+      });
+  if (!stop.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<hogwild::TrainResult> result = Run(&(*stop)->stop_requested());
+  if (!result.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(result.status().message()).c_str());
+    return 1;
+  }
+  std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
+  const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  if (result->resumed_from_step >= 0) {
+    std::printf("resumed from the checkpoint at global step %ld in %s\n",
+                static_cast<long>(result->resumed_from_step), dir.c_str());
+  }
+  if (result->last_checkpoint_step >= 0) {
+    std::printf("checkpoint: global step %ld in %s\n",
+                static_cast<long>(result->last_checkpoint_step), dir.c_str());
+  }
+  if (result->stopped_early) {
+    // 128 + signal number, the shell's convention for "ended by this signal": a supervisor
+    // sees the run did not complete, and the checkpoint lets it continue with --resume.
+    const int signo = (*stop)->signal();
+    std::printf("stopped early by %s at global step %ld%s\n",
+                signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
+                dir.empty() ? " (no --checkpoint_dir: nothing saved)"
+                            : "; continue with --resume");
+    return 128 + signo;
+  }
+  return 0;
+}

@@ -1,0 +1,118 @@
+// The input pipeline: per-epoch shuffling with a seed, one shard per worker, and prefetching.
+//
+// Every worker's batch sequence is a pure function of (seed, mode, number of workers, batch
+// size, epochs) — BatchPlan below — so the same settings give the same data order per worker.
+//
+// async (Hogwild) mode, batch_size per worker:
+//   epoch e: permutation π_e of [0, N) (seed, e); worker w's shard is π_e[N·w/W, N·(w+1)/W);
+//   the worker walks its shard in batches of batch_size (the last one smaller). Every example
+//   is visited exactly once per epoch, by exactly one worker.
+// sync (tower) mode, batch_size global:
+//   epoch e: global batch s is π_e[s·B, min((s+1)·B, N)) of b examples; worker w's shard of it
+//   is rows [b·w/W, b·(w+1)/W) — uneven splits and empty shards (b < W) included. All workers
+//   see the same number of steps.
+//
+// Prefetching: one producer thread per worker assembles that worker's batches (gathering the
+// rows into contiguous memory) into a bounded queue of `prefetch` batches (CancellableQueue, whose
+// Cancel() cannot lose a wake-up), so a worker never waits for its input while its queue is
+// non-empty.
+//
+// Thread-safety: Next(w) is called by worker w's thread only; Cancel() from any thread.
+#ifndef HOGWILD_TRAINER_DATA_INPUT_PIPELINE_H_
+#define HOGWILD_TRAINER_DATA_INPUT_PIPELINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/mode.h"
+#include "trainer/data/dataset.h"
+
+namespace hogwild {
+
+struct Batch {
+  int64_t epoch = 0;
+  int64_t step = 0;            // index of this batch in the worker's sequence (= global step in sync)
+  int64_t global_size = 0;     // examples in the step's batch: the global batch in sync mode
+  std::vector<int64_t> indices;  // [size] dataset rows of this batch
+  std::vector<float> features;   // [size, D]
+  std::vector<int32_t> labels;   // [size]
+
+  int64_t size() const { return static_cast<int64_t>(indices.size()); }
+};
+
+struct PipelineOptions {
+  Mode mode = Mode::kAsync;
+  int num_workers = 1;
+  int64_t batch_size = 64;  // per worker (async) or global (sync); >= 1
+  int64_t epochs = 1;       // >= 1
+  uint64_t seed = 1;
+  int prefetch = 4;         // batches queued per worker, >= 1
+  // Per worker: the index in its batch sequence of the first batch to produce, to resume from a
+  // checkpoint (batches keep their step numbers; earlier epochs are skipped without shuffling).
+  // Empty: every worker starts at 0.
+  std::vector<int64_t> start_step;
+};
+
+// The pure batch plan, without data: which rows worker w gets at each of its steps.
+class BatchPlan {
+ public:
+  BatchPlan(int64_t num_examples, const PipelineOptions& options);
+
+  // Permutation of [0, N) for `epoch` (deterministic in seed and epoch; Fisher-Yates with
+  // std::mt19937_64 so it does not depend on the standard library's shuffle).
+  std::vector<int64_t> EpochPermutation(int64_t epoch) const;
+
+  // Steps worker w takes in one epoch.
+  int64_t StepsPerEpoch(int worker) const;
+
+  // Worker w's batches of one epoch, given that epoch's permutation. Each entry is the batch's
+  // rows; the pair's second is the step's global batch size.
+  std::vector<std::pair<std::vector<int64_t>, int64_t>> EpochBatches(
+      int worker, const std::vector<int64_t>& permutation) const;
+
+ private:
+  int64_t num_examples_;
+  PipelineOptions options_;
+};
+
+class InputPipeline {
+ public:
+  // `dataset` must outlive the pipeline. Producers start immediately.
+  InputPipeline(const Dataset* dataset, PipelineOptions options);
+  ~InputPipeline();  // cancels and joins the producers
+  InputPipeline(const InputPipeline&) = delete;
+  InputPipeline& operator=(const InputPipeline&) = delete;
+
+  // Worker w's next batch, blocking until it is ready; std::nullopt after its last batch.
+  // Errors: kCancelled once Cancel() was called (also when called while blocked); kInternal
+  // when worker w's producer failed (e.g. std::bad_alloc), instead of a batch.
+  absl::StatusOr<std::optional<Batch>> Next(int worker);
+
+  // Wakes every blocked Next() and producer; later Next() calls return kCancelled. Idempotent.
+  void Cancel();
+
+  const BatchPlan& plan() const { return plan_; }
+
+  // Index of worker w's first batch (PipelineOptions::start_step).
+  int64_t start_step(int worker) const;
+
+ private:
+  struct WorkerQueue;
+  void Produce(int worker);
+
+  const Dataset* dataset_;
+  PipelineOptions options_;
+  BatchPlan plan_;
+  std::vector<std::unique_ptr<WorkerQueue>> queues_;
+  std::vector<std::thread> producers_;
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_DATA_INPUT_PIPELINE_H_

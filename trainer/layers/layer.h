@@ -1,0 +1,53 @@
+// A layer of a feed-forward model: parameters are a slice of the flat parameter array (so the
+// update policies see only [P] floats), activations live in the worker's Backend memory.
+//
+// Shapes: an activation is [B, ...example_shape] row-major, example_shape being {features} for
+// dense layers or {channels, height, width} (NCHW) for convolutional ones.
+#ifndef HOGWILD_TRAINER_LAYERS_LAYER_H_
+#define HOGWILD_TRAINER_LAYERS_LAYER_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "core/shape.h"
+#include "kernels/backend.h"
+
+namespace hogwild {
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+
+  // e.g. "dense 784->256".
+  virtual std::string name() const = 0;
+  virtual Shape input_shape() const = 0;
+  virtual Shape output_shape() const = 0;
+  // Number of float32 parameters this layer owns in the flat array (0 for ReLU, pooling).
+  virtual int64_t num_params() const { return 0; }
+  // Floats of scratch memory Forward/Backward need for a batch of `batch` examples.
+  virtual int64_t workspace_floats(int64_t /*batch*/) const { return 0; }
+
+  // Writes the initial parameters into `params` ([num_params()] host memory), drawing from rng.
+  virtual void InitParams(std::mt19937_64& /*rng*/, absl::Span<float> /*params*/) const {}
+
+  // y = layer(x).   params: [num_params()], x: [batch, input], y: [batch, output],
+  // workspace: [workspace_floats(batch)]; all in the backend's memory. batch may be 0.
+  virtual absl::Status Forward(Backend& backend, int64_t batch, const float* params,
+                               const float* x, float* y, float* workspace) = 0;
+
+  // Back-propagates dy ([batch, output]) given the x and y of the matching Forward: overwrites
+  // dparams ([num_params()], the gradient of the loss with respect to this layer's parameters)
+  // and, when dx is not null, dx ([batch, input]). The workspace is scratch shared by all layers
+  // of a Tower: its contents do NOT survive from Forward to Backward (recompute from x and y).
+  virtual absl::Status Backward(Backend& backend, int64_t batch, const float* params,
+                                const float* x, const float* y, const float* dy, float* dparams,
+                                float* dx, float* workspace) = 0;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_LAYERS_LAYER_H_

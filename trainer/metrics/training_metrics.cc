@@ -1,0 +1,140 @@
+#include "trainer/metrics/training_metrics.h"
+
+#include <algorithm>
+
+namespace hogwild {
+
+TrainingMetrics::TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log,
+                                 int64_t log_every)
+    : train_size_(std::max<int64_t>(1, train_size)),
+      log_(log),
+      log_every_(std::max<int64_t>(1, log_every)),
+      start_(absl::Now()),
+      windows_(num_workers),
+      histogram_(kStalenessBuckets, 0) {}
+
+double TrainingMetrics::ElapsedSeconds() const {
+  return absl::ToDoubleSeconds(absl::Now() - start_);
+}
+
+void TrainingMetrics::RecordStep(int worker, int64_t examples, double loss_sum,
+                                 uint64_t staleness, float lr, int64_t global_step) {
+  std::optional<LogRow> row;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    examples_seen_ += examples;
+    ++updates_;
+    last_global_step_ = std::max(last_global_step_, global_step);
+    staleness_sum_ += static_cast<double>(staleness);
+    staleness_max_ = std::max(staleness_max_, staleness);
+    ++histogram_[std::min<uint64_t>(staleness, kStalenessBuckets - 1)];
+    Window& w = windows_[worker];
+    ++w.steps;
+    w.examples += examples;
+    w.loss_sum += loss_sum;
+    w.staleness_sum += static_cast<double>(staleness);
+    w.staleness_max = std::max(w.staleness_max, staleness);
+    if (!w.closed_once && w.examples > 0) w.last_mean_loss = w.loss_sum / w.examples;
+    if (w.steps >= log_every_) {
+      const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
+      row = LogRow{.wall_time_s = ElapsedSeconds(),
+                   .eval = false,
+                   .epoch = static_cast<double>(examples_seen_) / train_size_,
+                   .step = global_step,
+                   .examples_seen = examples_seen_,
+                   .worker = worker,
+                   .train_loss = mean_loss,
+                   .staleness_mean = w.staleness_sum / w.steps,
+                   .staleness_max = w.staleness_max,
+                   .lr = lr};
+      w = Window{.last_mean_loss = mean_loss, .closed_once = true};
+    }
+  }
+  if (row && log_ != nullptr) log_->Write(*row);
+}
+
+double TrainingMetrics::RecentLossLocked() const {
+  double sum = 0.0;
+  int count = 0;
+  for (const Window& w : windows_) {
+    if (w.closed_once || w.examples > 0) {
+      sum += w.last_mean_loss;
+      ++count;
+    }
+  }
+  return count > 0 ? sum / count : 0.0;
+}
+
+int64_t TrainingMetrics::last_eval_step() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_eval_step_;
+}
+
+void TrainingMetrics::FlushWindows(float lr) {
+  std::vector<LogRow> rows;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t worker = 0; worker < windows_.size(); ++worker) {
+      Window& w = windows_[worker];
+      if (w.steps == 0) continue;
+      const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
+      rows.push_back(LogRow{.wall_time_s = ElapsedSeconds(),
+                            .eval = false,
+                            .epoch = static_cast<double>(examples_seen_) / train_size_,
+                            .step = last_global_step_,
+                            .examples_seen = examples_seen_,
+                            .worker = static_cast<int>(worker),
+                            .train_loss = mean_loss,
+                            .staleness_mean = w.staleness_sum / w.steps,
+                            .staleness_max = w.staleness_max,
+                            .lr = lr});
+      w = Window{.last_mean_loss = mean_loss, .closed_once = true};
+    }
+  }
+  if (log_ != nullptr) {
+    for (const LogRow& row : rows) log_->Write(row);
+  }
+}
+
+void TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step, float lr) {
+  LogRow row;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_eval_ = eval;
+    last_eval_step_ = global_step;
+    row = LogRow{.wall_time_s = ElapsedSeconds(),
+                 .eval = true,
+                 .epoch = static_cast<double>(examples_seen_) / train_size_,
+                 .step = global_step,
+                 .examples_seen = examples_seen_,
+                 .worker = -1,
+                 .train_loss = RecentLossLocked(),
+                 .test_loss = eval.loss,
+                 .test_accuracy = eval.accuracy,
+                 .staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
+                 .staleness_max = staleness_max_,
+                 .lr = lr};
+  }
+  if (log_ != nullptr) log_->Write(row);
+}
+
+TrainingMetrics::Snapshot TrainingMetrics::Get() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Snapshot s;
+  s.wall_time_s = ElapsedSeconds();
+  s.examples_seen = examples_seen_;
+  s.updates = updates_;
+  s.epoch = static_cast<double>(examples_seen_) / train_size_;
+  s.recent_train_loss = RecentLossLocked();
+  s.last_eval = last_eval_;
+  s.staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0;
+  s.staleness_max = staleness_max_;
+  return s;
+}
+
+std::vector<uint64_t> TrainingMetrics::StalenessHistogram() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return histogram_;
+}
+
+}  // namespace hogwild

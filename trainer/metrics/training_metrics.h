@@ -1,0 +1,95 @@
+// Aggregates what the workers report every step: examples, loss, staleness, learning rate.
+// Writes a convergence-log row per worker every `log_every` of its steps and one per
+// evaluation, and serves snapshots to the progress line and the final summary.
+//
+// Thread-safety: every method is thread-safe (one std::mutex, taken once per step per worker,
+// which is negligible next to a train step; std::mutex so ThreadSanitizer sees it, see
+// sync/step_barrier.h).
+#ifndef HOGWILD_TRAINER_METRICS_TRAINING_METRICS_H_
+#define HOGWILD_TRAINER_METRICS_TRAINING_METRICS_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <mutex>
+
+#include "absl/time/clock.h"
+#include "trainer/metrics/convergence_log.h"
+#include "trainer/metrics/evaluator.h"
+
+namespace hogwild {
+
+class TrainingMetrics {
+ public:
+  // Staleness histogram: bucket s counts updates of staleness s; the last bucket collects
+  // staleness >= kStalenessBuckets - 1.
+  static constexpr int kStalenessBuckets = 65;
+
+  struct Snapshot {
+    double wall_time_s = 0.0;
+    int64_t examples_seen = 0;
+    int64_t updates = 0;           // steps recorded, summed over workers
+    double epoch = 0.0;            // examples_seen / training-set size
+    double recent_train_loss = 0.0;  // mean over every worker's latest window
+    std::optional<EvalResult> last_eval;
+    double staleness_mean = 0.0;   // over all updates
+    uint64_t staleness_max = 0;
+  };
+
+  // log may be null (no convergence log). log_every >= 1.
+  TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log, int64_t log_every);
+
+  // One step of `worker`: `examples` examples with loss sum `loss_sum`, update staleness,
+  // learning rate, and the global step after the update.
+  void RecordStep(int worker, int64_t examples, double loss_sum, uint64_t staleness, float lr,
+                  int64_t global_step);
+
+  // An evaluation of the parameters at `global_step`, trained with learning rate `lr` last.
+  void RecordEval(const EvalResult& eval, int64_t global_step, float lr);
+
+  // The global step of the last RecordEval, or -1.
+  int64_t last_eval_step() const;
+
+  // Writes a train row for every worker whose current window holds steps (the end of a run:
+  // short runs would otherwise log no train rows at all).
+  void FlushWindows(float lr);
+
+  Snapshot Get() const;
+  std::vector<uint64_t> StalenessHistogram() const;
+  double ElapsedSeconds() const;
+
+ private:
+  struct Window {
+    int64_t steps = 0;
+    int64_t examples = 0;
+    double loss_sum = 0.0;
+    double staleness_sum = 0.0;
+    uint64_t staleness_max = 0;
+    double last_mean_loss = 0.0;  // of the last closed window (or the running one if none)
+    bool closed_once = false;
+  };
+
+  double RecentLossLocked() const;  // requires mu_
+
+  const int64_t train_size_;
+  ConvergenceLog* const log_;
+  const int64_t log_every_;
+  const absl::Time start_;
+
+  // Everything below is guarded by mu_.
+  mutable std::mutex mu_;
+  std::vector<Window> windows_;
+  int64_t examples_seen_ = 0;
+  int64_t updates_ = 0;
+  double staleness_sum_ = 0.0;
+  uint64_t staleness_max_ = 0;
+  std::vector<uint64_t> histogram_;
+  std::optional<EvalResult> last_eval_;
+  int64_t last_eval_step_ = -1;
+  int64_t last_global_step_ = 0;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_METRICS_TRAINING_METRICS_H_
