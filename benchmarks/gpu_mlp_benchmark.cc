@@ -99,12 +99,12 @@ absl::Status StepWorker(const Model& model, DeviceHogwild& policy, int worker, i
     HOGWILD_RETURN_IF_ERROR(backend->CopyToDevice(labels.data(), y.data(), labels.bytes()));
     const float scale = 1.0f / static_cast<float>(batch);
     auto step = [&]() -> absl::Status {
-      HOGWILD_ASSIGN_OR_RETURN(absl::Span<const float> params, policy.BeginStep(worker));
+      HOGWILD_ASSIGN_OR_RETURN(DeviceSpan<const float> params, policy.BeginStep(worker));
       HOGWILD_ASSIGN_OR_RETURN(double loss, tower->ForwardBackward(params.data(), batch,
                                                                    features.data(), labels.data(),
                                                                    scale, grad.data()));
       (void)loss;
-      return policy.FinishStep(worker, absl::MakeConstSpan(grad.data(), grad.size()), 0.01f)
+      return policy.FinishStep(worker, DeviceSpan<const float>(grad.data(), grad.size()), 0.01f)
           .status();
     };
     for (int i = 0; i < 20; ++i) HOGWILD_RETURN_IF_ERROR(step());  // warm-up (cuBLAS heuristics)

@@ -46,7 +46,7 @@ RunSummary Summarize(const TrainResult& result, uint64_t seed, int64_t batch_siz
                      const std::vector<EvalPoint>& evals, double target_accuracy,
                      const std::string& log_path) {
   RunSummary s;
-  s.mode = result.mode;
+  s.mode = ModeName(result.mode);
   s.workers = result.num_workers;
   s.seed = seed;
   s.batch_size = batch_size;

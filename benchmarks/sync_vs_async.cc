@@ -78,13 +78,6 @@ absl::StatusOr<std::vector<int64_t>> ParseInts(const std::string& flag, const st
   return out;
 }
 
-absl::StatusOr<Mode> ParseMode(absl::string_view name) {
-  if (name == "async") return Mode::kAsync;
-  if (name == "sync") return Mode::kSync;
-  return absl::InvalidArgumentError(
-      absl::StrFormat("unknown mode '%s'; use async or sync", std::string(name)));
-}
-
 int HardwareThreads() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);

@@ -4,7 +4,15 @@
 
 namespace hogwild {
 
-const char* ModeName(Mode mode) { return mode == Mode::kSync ? "sync" : "async"; }
+const char* ModeName(Mode mode) {
+  switch (mode) {
+    case Mode::kAsync:
+      return "async";
+    case Mode::kSync:
+      return "sync";
+  }
+  return "unknown";  // a value cast from an integer that names no mode
+}
 
 absl::StatusOr<Mode> ParseMode(absl::string_view name) {
   if (name == "async") return Mode::kAsync;

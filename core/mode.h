@@ -10,7 +10,8 @@ namespace hogwild {
 
 enum class Mode { kAsync, kSync };
 
-// "async" / "sync": the spelling of the build flag, the checkpoint signature and the log. Pure.
+// "async" / "sync": the spelling of the build flag, the checkpoint file and the log; "unknown"
+// for a value that names no mode. Pure.
 const char* ModeName(Mode mode);
 
 // The inverse of ModeName. Errors: kInvalidArgument naming the value and the allowed ones.

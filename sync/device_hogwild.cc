@@ -17,7 +17,8 @@
 namespace hogwild {
 DeviceHogwild::DeviceHogwild(ParameterStore* store, SgdOptions options,
                              std::vector<int> worker_devices)
-    : store_(store), options_(options), workers_(worker_devices.size()) {
+    : UpdatePolicy(Mode::kAsync, store, static_cast<int>(worker_devices.size()), options),
+      workers_(worker_devices.size()) {
   for (size_t w = 0; w < worker_devices.size(); ++w) workers_[w].device = worker_devices[w];
 }
 
@@ -83,11 +84,7 @@ DeviceHogwild::~DeviceHogwild() {
   }
 }
 
-absl::Status DeviceHogwild::AttachWorker(int worker, Backend* backend) {
-  if (worker < 0 || worker >= num_workers()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "DeviceHogwild::AttachWorker: worker %d is outside [0, %d)", worker, num_workers()));
-  }
+absl::Status DeviceHogwild::DoAttachWorker(int worker, Backend* backend) {
   PerWorker& w = workers_[worker];
   auto* cuda = dynamic_cast<CudaBackend*>(backend);
   if (cuda == nullptr || cuda->device() != w.device) {
@@ -105,22 +102,23 @@ absl::Status DeviceHogwild::AttachWorker(int worker, Backend* backend) {
       HOGWILD_CUDA_RETURN_IF_ERROR(result);
     }
   }
-  const size_t bytes = static_cast<size_t>(store_->size()) * sizeof(float);
+  const size_t bytes = static_cast<size_t>(store()->size()) * sizeof(float);
   HOGWILD_ASSIGN_OR_RETURN(w.snapshot, DeviceBuffer::Allocate(bytes));
-  if (options_.momentum != 0.0f) {
+  if (sgd_options().momentum != 0.0f) {
     HOGWILD_ASSIGN_OR_RETURN(w.velocity, DeviceBuffer::Allocate(bytes));
-    HOGWILD_RETURN_IF_ERROR(cuda->Fill(store_->size(), 0.0f, w.velocity.as<float>()));
+    if (w.restored_momentum.empty()) {
+      HOGWILD_RETURN_IF_ERROR(cuda->Fill(num_params(), 0.0f, w.velocity.as<float>()));
+    } else if (bytes > 0) {
+      HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(w.velocity.data(), w.restored_momentum.data(),
+                                              bytes, cudaMemcpyHostToDevice));
+    }
+    w.restored_momentum = {};
   }
   w.backend = cuda;
   return absl::OkStatus();
 }
 
-absl::Status DeviceHogwild::ReadParams(absl::Span<float> out) const {
-  if (static_cast<int64_t>(out.size()) != store_->size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "DeviceHogwild::ReadParams: output has %d elements, the store %d", out.size(),
-        store_->size()));
-  }
+absl::Status DeviceHogwild::DoReadParams(absl::Span<float> out) const {
   const size_t bytes = out.size() * sizeof(float);
   if (bytes == 0) return absl::OkStatus();
   if (placement_ == Placement::kPinnedHost) {
@@ -136,43 +134,90 @@ absl::Status DeviceHogwild::ReadParams(absl::Span<float> out) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<absl::Span<const float>> DeviceHogwild::BeginStep(int worker) {
-  if (cancelled_.load(std::memory_order_relaxed)) {
-    return absl::CancelledError("training was cancelled");
-  }
+absl::StatusOr<DeviceSpan<const float>> DeviceHogwild::DoBeginStep(int worker) {
   PerWorker& w = workers_[worker];
   if (w.backend == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "DeviceHogwild::BeginStep: worker %d did not call AttachWorker", worker));
   }
-  w.read_version = store_->version();
-  const size_t bytes = static_cast<size_t>(store_->size()) * sizeof(float);
+  w.read_version = store()->version();
+  const size_t bytes = static_cast<size_t>(store()->size()) * sizeof(float);
   if (bytes > 0) {
     // cudaMemcpyDefault: unified addressing tells a same-GPU, peer or host-mapped source apart.
     HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(w.snapshot.data(), master_, bytes,
                                                  cudaMemcpyDefault, w.backend->stream()));
   }
-  return absl::MakeConstSpan(w.snapshot.as<const float>(), static_cast<size_t>(store_->size()));
+  return DeviceSpan<const float>(w.snapshot.as<const float>(), num_params());
 }
 
-absl::StatusOr<StepStats> DeviceHogwild::FinishStep(int worker, absl::Span<const float> grad,
-                                                    float lr) {
-  if (cancelled_.load(std::memory_order_relaxed)) {
-    return absl::CancelledError("training was cancelled");
-  }
-  if (static_cast<int64_t>(grad.size()) != store_->size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "DeviceHogwild::FinishStep: gradient has %d elements, the store %d", grad.size(),
-        store_->size()));
-  }
+absl::StatusOr<StepStats> DeviceHogwild::DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                      float lr) {
   PerWorker& w = workers_[worker];
   const StepStats stats =
-      AsyncStepStats(store_->version(), w.read_version, lr, options_.staleness_aware_lr);
+      AsyncStepStats(store()->version(), w.read_version, lr, sgd_options().staleness_aware_lr);
   HOGWILD_CUDA_RETURN_IF_ERROR(LaunchSgdUpdate(
-      w.backend->stream(), store_->size(), stats.applied_lr, options_.momentum,
-      options_.weight_decay, grad.data(), w.velocity.as<float>(), master_));
-  store_->CompleteUpdate();
+      w.backend->stream(), store()->size(), stats.applied_lr, sgd_options().momentum,
+      sgd_options().weight_decay, grad.data(), w.velocity.as<float>(), master_));
+  store()->CompleteUpdate();
   return stats;
+}
+
+int DeviceHogwild::num_momentum_buffers() const {
+  return sgd_options().momentum != 0.0f ? num_workers() : 0;
+}
+
+absl::Status DeviceHogwild::DoWaitForUpdates() const {
+  const std::set<int> devices = [&] {
+    std::set<int> d;
+    for (const PerWorker& w : workers_) d.insert(w.device);
+    return d;
+  }();
+  for (int device : devices) {
+    HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(device));
+    HOGWILD_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> DeviceHogwild::DoSaveMomentum() const {
+  std::vector<std::vector<float>> momentum;
+  if (num_momentum_buffers() == 0) return momentum;
+  const size_t bytes = static_cast<size_t>(num_params()) * sizeof(float);
+  for (const PerWorker& w : workers_) {
+    if (w.velocity.data() == nullptr) {
+      // Not attached (yet): the restored momentum, or the zeros it would start from.
+      momentum.push_back(w.restored_momentum.empty()
+                             ? std::vector<float>(static_cast<size_t>(num_params()), 0.0f)
+                             : w.restored_momentum);
+      continue;
+    }
+    momentum.emplace_back(static_cast<size_t>(num_params()));
+    if (bytes == 0) continue;
+    HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(w.device));
+    HOGWILD_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(momentum.back().data(), w.velocity.data(), bytes, cudaMemcpyDeviceToHost));
+  }
+  return momentum;
+}
+
+absl::Status DeviceHogwild::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+  // Before the workers start (UpdatePolicy::RestoreState's contract): the device buffers do not
+  // exist yet; AttachWorker uploads these.
+  for (size_t w = 0; w < momentum.size(); ++w) workers_[w].restored_momentum = momentum[w];
+  return absl::OkStatus();
+}
+
+absl::Status DeviceHogwild::DoRestoreParams() {
+  const size_t bytes = static_cast<size_t>(num_params()) * sizeof(float);
+  if (bytes == 0) return absl::OkStatus();
+  const float* restored = store()->unsafe_values().data();
+  if (placement_ == Placement::kPinnedHost) {
+    std::memcpy(master_, restored, bytes);
+    return absl::OkStatus();
+  }
+  HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(master_device_));
+  HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(master_, restored, bytes, cudaMemcpyHostToDevice));
+  return absl::OkStatus();
 }
 
 }  // namespace hogwild

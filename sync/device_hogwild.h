@@ -35,9 +35,6 @@
 // With one worker the result is sequential minibatch SGD, equal to the CPU run up to the
 // difference in float rounding between the backends (cuBLAS GEMM summation order, FMA).
 //
-// Status: compiled, and its errors paths exercised on a machine without a GPU; the GPU paths
-// have not run yet (see tools/gpu_check.sh).
-//
 // Thread-safety: worker w's calls come from its own thread, after AttachWorker(w, ...) on it.
 // ReadParams() and Cancel() from any thread.
 #ifndef HOGWILD_SYNC_DEVICE_HOGWILD_H_
@@ -71,41 +68,47 @@ class DeviceHogwild final : public UpdatePolicy {
                                                                bool force_pinned_host = false);
   ~DeviceHogwild() override;
 
-  std::string mode() const override { return "async"; }
-  int num_workers() const override { return static_cast<int>(workers_.size()); }
   Placement placement() const { return placement_; }
   // The GPU holding the master, or -1 when it is in pinned host memory.
   int master_device() const { return placement_ == Placement::kDevice ? master_device_ : -1; }
-
-  // `backend` must be a CudaBackend on worker_devices[worker]; allocates the worker's snapshot
-  // and momentum buffer on it and enables peer access to the master's GPU where needed.
-  absl::Status AttachWorker(int worker, Backend* backend) override;
-  absl::Status ReadParams(absl::Span<float> out) const override;
-  absl::StatusOr<absl::Span<const float>> BeginStep(int worker) override;
-  absl::StatusOr<StepStats> FinishStep(int worker, absl::Span<const float> grad,
-                                       float lr) override;
-  void Cancel() override { cancelled_.store(true, std::memory_order_relaxed); }
+  // W with momentum (each worker's own buffer, on its GPU), else 0.
+  int num_momentum_buffers() const override;
 
  private:
+  // `backend` must be a CudaBackend on worker_devices[worker]; allocates the worker's snapshot
+  // and momentum buffer on it (zeros, or the restored momentum) and enables peer access to the
+  // master's GPU where needed.
+  absl::Status DoAttachWorker(int worker, Backend* backend) override;
+  absl::Status DoReadParams(absl::Span<float> out) const override;
+  absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                         float lr) override;
+  // cudaDeviceSynchronize on every worker's GPU: their update kernels have landed.
+  absl::Status DoWaitForUpdates() const override;
+  // A worker that has not attached yet has no device buffer: its momentum is the restored one
+  // (or zeros), kept on the host until it attaches.
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
+  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  // Copies the store's parameters to the master.
+  absl::Status DoRestoreParams() override;
+
   struct PerWorker {
     int device = 0;
     CudaBackend* backend = nullptr;  // set by AttachWorker
     DeviceBuffer snapshot;           // [P] on `device`
     DeviceBuffer velocity;           // [P] on `device`, or empty when momentum == 0
     uint64_t read_version = 0;
+    std::vector<float> restored_momentum;  // [P] until AttachWorker uploads it, else empty
   };
 
   DeviceHogwild(ParameterStore* store, SgdOptions options, std::vector<int> worker_devices);
 
-  ParameterStore* store_;
-  SgdOptions options_;
   Placement placement_ = Placement::kDevice;
   int master_device_ = 0;
   DeviceBuffer master_on_device_;    // [P] when placement_ == kDevice
   PinnedHostBuffer master_on_host_;  // [P] when placement_ == kPinnedHost
   float* master_ = nullptr;          // one of the two above (a device pointer in both cases)
   std::vector<PerWorker> workers_;
-  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace hogwild

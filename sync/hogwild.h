@@ -16,8 +16,6 @@
 #ifndef HOGWILD_SYNC_HOGWILD_H_
 #define HOGWILD_SYNC_HOGWILD_H_
 
-#include <atomic>
-#include <memory>
 #include <vector>
 
 #include "sync/parameter_store.h"
@@ -30,17 +28,8 @@ class Hogwild final : public UpdatePolicy {
   // `store` must outlive this object. num_workers >= 1.
   Hogwild(ParameterStore* store, int num_workers, SgdOptions options);
 
-  std::string mode() const override { return "async"; }
-  int num_workers() const override { return static_cast<int>(workers_.size()); }
-  absl::Status ReadParams(absl::Span<float> out) const override;
-  absl::StatusOr<absl::Span<const float>> BeginStep(int worker) override;
-  absl::StatusOr<StepStats> FinishStep(int worker, absl::Span<const float> grad,
-                                       float lr) override;
-  void Cancel() override { cancelled_.store(true, std::memory_order_relaxed); }
-
-  // Worker w's momentum buffer ([P], empty when momentum == 0), for checkpoints.
-  // Not thread-safe: only while the workers are stopped.
-  std::vector<float>& velocity(int worker) { return workers_[worker].velocity; }
+  // W with momentum (each worker's own buffer), else 0.
+  int num_momentum_buffers() const override;
 
  private:
   struct PerWorker {
@@ -51,10 +40,14 @@ class Hogwild final : public UpdatePolicy {
     bool snapshot_current = false;
   };
 
-  ParameterStore* store_;
-  SgdOptions options_;
+  absl::Status DoReadParams(absl::Span<float> out) const override;
+  absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                         float lr) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
+  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+
   std::vector<PerWorker> workers_;
-  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace hogwild

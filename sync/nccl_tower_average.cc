@@ -14,8 +14,7 @@
 
 namespace hogwild {
 NcclTowerAverage::NcclTowerAverage(ParameterStore* store, SgdOptions options, int num_workers)
-    : store_(store),
-      options_(options),
+    : UpdatePolicy(Mode::kSync, store, num_workers, options),
       barrier_(num_workers),
       worker_gpu_(num_workers, -1),
       backends_(num_workers, nullptr),
@@ -89,11 +88,7 @@ NcclTowerAverage::~NcclTowerAverage() {
   }
 }
 
-absl::Status NcclTowerAverage::AttachWorker(int worker, Backend* backend) {
-  if (worker < 0 || worker >= num_workers()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "NcclTowerAverage::AttachWorker: worker %d is outside [0, %d)", worker, num_workers()));
-  }
+absl::Status NcclTowerAverage::DoAttachWorker(int worker, Backend* backend) {
   const int device = gpus_[worker_gpu_[worker]].device;
   auto* cuda = dynamic_cast<CudaBackend*>(backend);
   if (cuda == nullptr || cuda->device() != device) {
@@ -105,12 +100,7 @@ absl::Status NcclTowerAverage::AttachWorker(int worker, Backend* backend) {
   return absl::OkStatus();
 }
 
-absl::Status NcclTowerAverage::ReadParams(absl::Span<float> out) const {
-  if (static_cast<int64_t>(out.size()) != store_->size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "NcclTowerAverage::ReadParams: output has %d elements, the store %d", out.size(),
-        store_->size()));
-  }
+absl::Status NcclTowerAverage::DoReadParams(absl::Span<float> out) const {
   if (out.empty()) return absl::OkStatus();
   HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpus_[0].device));
   // Blocking copy on the legacy default stream; the last update was waited for (step 2d).
@@ -119,23 +109,17 @@ absl::Status NcclTowerAverage::ReadParams(absl::Span<float> out) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<absl::Span<const float>> NcclTowerAverage::BeginStep(int worker) {
-  if (barrier_.cancelled()) return absl::CancelledError("training was cancelled");
+absl::StatusOr<DeviceSpan<const float>> NcclTowerAverage::DoBeginStep(int worker) {
   if (backends_[worker] == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "NcclTowerAverage::BeginStep: worker %d did not call AttachWorker", worker));
   }
   const PerGpu& gpu = gpus_[worker_gpu_[worker]];
-  return absl::MakeConstSpan(gpu.replica.as<const float>(), static_cast<size_t>(store_->size()));
+  return DeviceSpan<const float>(gpu.replica.as<const float>(), num_params());
 }
 
-absl::StatusOr<StepStats> NcclTowerAverage::FinishStep(int worker, absl::Span<const float> grad,
-                                                       float lr) {
-  if (static_cast<int64_t>(grad.size()) != store_->size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "NcclTowerAverage::FinishStep: gradient has %d elements, the store %d", grad.size(),
-        store_->size()));
-  }
+absl::StatusOr<StepStats> NcclTowerAverage::DoFinishStep(int worker,
+                                                         DeviceSpan<const float> grad, float lr) {
   // The gradient was written on the worker's stream; waiting here (host-side) orders it before
   // the reduction that worker 0 enqueues on other streams after the barrier.
   HOGWILD_RETURN_IF_ERROR(backends_[worker]->Synchronize());
@@ -145,14 +129,53 @@ absl::StatusOr<StepStats> NcclTowerAverage::FinishStep(int worker, absl::Span<co
     // An error here returns at once; the trainer then cancels the barrier, which releases the
     // others from the closing barrier below.
     HOGWILD_RETURN_IF_ERROR(Reduce(lr));
-    store_->CompleteUpdate();
+    store()->CompleteUpdate();
   }
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
   return StepStats{.staleness = 0, .applied_lr = lr};
 }
 
+int NcclTowerAverage::num_momentum_buffers() const {
+  return sgd_options().momentum != 0.0f ? 1 : 0;
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> NcclTowerAverage::DoSaveMomentum() const {
+  std::vector<std::vector<float>> momentum;
+  if (num_momentum_buffers() == 0) return momentum;
+  momentum.emplace_back(static_cast<size_t>(num_params()));
+  if (num_params() == 0) return momentum;
+  // Every step ends with its update waited for (step 2d), so the buffer is final here.
+  HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpus_[0].device));
+  HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(momentum[0].data(), gpus_[0].velocity.data(),
+                                          momentum[0].size() * sizeof(float),
+                                          cudaMemcpyDeviceToHost));
+  return momentum;
+}
+
+absl::Status NcclTowerAverage::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+  if (momentum.empty() || num_params() == 0) return absl::OkStatus();
+  for (PerGpu& gpu : gpus_) {
+    HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));
+    HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(gpu.velocity.data(), momentum[0].data(),
+                                            momentum[0].size() * sizeof(float),
+                                            cudaMemcpyHostToDevice));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NcclTowerAverage::DoRestoreParams() {
+  if (num_params() == 0) return absl::OkStatus();
+  for (PerGpu& gpu : gpus_) {
+    HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));
+    HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(gpu.replica.data(), store()->unsafe_values().data(),
+                                            static_cast<size_t>(num_params()) * sizeof(float),
+                                            cudaMemcpyHostToDevice));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status NcclTowerAverage::Reduce(float lr) {
-  const int64_t n = store_->size();
+  const int64_t n = store()->size();
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);
   if (n == 0) return absl::OkStatus();
   // a. Per-GPU sums in worker order.
@@ -184,8 +207,8 @@ absl::Status NcclTowerAverage::Reduce(float lr) {
   // c. The same update on every replica.
   for (PerGpu& gpu : gpus_) {
     HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));
-    HOGWILD_CUDA_RETURN_IF_ERROR(LaunchSgdUpdate(gpu.stream, n, lr, options_.momentum,
-                                                 options_.weight_decay, gpu.sum.as<float>(),
+    HOGWILD_CUDA_RETURN_IF_ERROR(LaunchSgdUpdate(gpu.stream, n, lr, sgd_options().momentum,
+                                                 sgd_options().weight_decay, gpu.sum.as<float>(),
                                                  gpu.velocity.as<float>(), gpu.replica.as<float>()));
   }
   // d. Host-side wait, so the closing barrier orders the update before every tower's next read

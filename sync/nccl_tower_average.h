@@ -21,9 +21,6 @@
 // of GPUs, so runs repeat bitwise on one machine. With W workers and global batch B the
 // parameters equal those of one worker with batch B up to float rounding.
 //
-// Status: compiled; the GPU paths (and NCCL in particular) have not run yet (tools/gpu_check.sh
-// runs them on a GPU machine).
-//
 // Thread-safety: each worker calls BeginStep/FinishStep once per step from its own thread,
 // after AttachWorker on that thread. Cancel() releases every waiter (the no-hang guarantee).
 #ifndef HOGWILD_SYNC_NCCL_TOWER_AVERAGE_H_
@@ -55,21 +52,26 @@ class NcclTowerAverage final : public UpdatePolicy {
                                                                   SgdOptions options);
   ~NcclTowerAverage() override;
 
-  std::string mode() const override { return "sync"; }
-  int num_workers() const override { return static_cast<int>(worker_gpu_.size()); }
   // Distinct GPUs, i.e. replicas.
   int num_replicas() const { return static_cast<int>(gpus_.size()); }
-
-  // `backend` must be a CudaBackend on worker_devices[worker].
-  absl::Status AttachWorker(int worker, Backend* backend) override;
-  // Copies the first replica (all are equal between steps) to `out`.
-  absl::Status ReadParams(absl::Span<float> out) const override;
-  absl::StatusOr<absl::Span<const float>> BeginStep(int worker) override;
-  absl::StatusOr<StepStats> FinishStep(int worker, absl::Span<const float> grad,
-                                       float lr) override;
-  void Cancel() override { barrier_.Cancel(); }
+  // 1 with momentum (every replica keeps an identical buffer; the first is saved and a restore
+  // fills all), else 0.
+  int num_momentum_buffers() const override;
 
  private:
+  // `backend` must be a CudaBackend on worker_devices[worker].
+  absl::Status DoAttachWorker(int worker, Backend* backend) override;
+  // Copies the first replica (all are equal between steps) to `out`.
+  absl::Status DoReadParams(absl::Span<float> out) const override;
+  absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                         float lr) override;
+  void DoCancel() override { barrier_.Cancel(); }
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
+  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  // Copies the store's parameters to every replica.
+  absl::Status DoRestoreParams() override;
+
   struct PerGpu {
     int device = 0;
     CUstream_st* stream = nullptr;  // owned; the reduction's stream on this GPU
@@ -84,8 +86,6 @@ class NcclTowerAverage final : public UpdatePolicy {
   // Steps 2a-2d of the class comment, on worker 0's thread.
   absl::Status Reduce(float lr);
 
-  ParameterStore* store_;
-  SgdOptions options_;
   StepBarrier barrier_;
   std::vector<PerGpu> gpus_;
   std::vector<int> worker_gpu_;                // worker -> index into gpus_

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "absl/strings/str_format.h"
 #include "core/logging.h"
 #include "kernels/functors.h"
 
@@ -56,11 +57,31 @@ inline void StoreShared(float* p, __m128 v) {
 
 ParameterStore::ParameterStore(int64_t num_params) : size_(num_params) {
   HOGWILD_CHECK(num_params >= 0, "ParameterStore: negative size");
+  HOGWILD_CHECK(Allocate(), "ParameterStore: out of memory");
+}
+
+absl::StatusOr<std::unique_ptr<ParameterStore>> ParameterStore::Create(int64_t num_params) {
+  if (num_params < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ParameterStore: %d parameters; the count must be >= 0", num_params));
+  }
+  std::unique_ptr<ParameterStore> store(new ParameterStore(num_params, NoAllocation{}));
+  if (!store->Allocate()) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "out of memory for the parameters: %d floats (%d bytes) could not be allocated; use a "
+        "smaller model",
+        num_params, static_cast<uint64_t>(num_params) * sizeof(float)));
+  }
+  return store;
+}
+
+bool ParameterStore::Allocate() {
   // 64 bytes: one cache line, so the array shares no line with other data.
-  const size_t bytes = (static_cast<size_t>(num_params) * sizeof(float) + 63) / 64 * 64;
+  const size_t bytes = (static_cast<size_t>(size_) * sizeof(float) + 63) / 64 * 64;
   values_.reset(static_cast<float*>(std::aligned_alloc(64, bytes == 0 ? 64 : bytes)));
-  HOGWILD_CHECK(values_ != nullptr, "ParameterStore: out of memory");
+  if (values_ == nullptr) return false;
   std::memset(values_.get(), 0, bytes == 0 ? 64 : bytes);
+  return true;
 }
 
 uint64_t ParameterStore::Read(absl::Span<float> out) const {

@@ -34,13 +34,17 @@
 #include <cstdlib>
 #include <memory>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
 namespace hogwild {
 
 class ParameterStore {
  public:
-  // Allocates `num_params` (P >= 0) floats, all 0, version 0.
+  // Allocates `num_params` (P >= 0) floats, all 0, version 0. Errors: kResourceExhausted with
+  // the bytes asked when the memory cannot be allocated; kInvalidArgument for P < 0.
+  static absl::StatusOr<std::unique_ptr<ParameterStore>> Create(int64_t num_params);
+  // Like Create(), for sizes a program chooses (tests, benchmarks): aborts when allocation fails.
   explicit ParameterStore(int64_t num_params);
   ParameterStore(const ParameterStore&) = delete;
   ParameterStore& operator=(const ParameterStore&) = delete;
@@ -124,6 +128,11 @@ class ParameterStore {
   static bool BitwiseEqual(float a, float b) {
     return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
   }
+
+  struct NoAllocation {};
+  ParameterStore(int64_t num_params, NoAllocation) : size_(num_params) {}
+  // Allocates and zeroes the array; false when out of memory.
+  bool Allocate();
 
   struct FreeDeleter {
     void operator()(float* p) const { std::free(p); }

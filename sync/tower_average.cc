@@ -5,30 +5,32 @@
 #include <immintrin.h>
 #endif
 
-#include "absl/strings/str_format.h"
-#include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/functors.h"
 
 namespace hogwild {
 
 TowerAverage::TowerAverage(ParameterStore* store, int num_workers, SgdOptions options)
-    : store_(store),
-      num_workers_(num_workers),
-      options_(options),
+    : UpdatePolicy(Mode::kSync, store, num_workers, options),
       barrier_(num_workers),
       tower_grads_(num_workers, nullptr) {
-  HOGWILD_CHECK(num_workers >= 1, "TowerAverage: num_workers must be >= 1");
-  if (options_.momentum != 0.0f) velocity_.assign(store->size(), 0.0f);
+  if (options.momentum != 0.0f) velocity_.assign(store->size(), 0.0f);
 }
 
-absl::Status TowerAverage::ReadParams(absl::Span<float> out) const {
-  if (static_cast<int64_t>(out.size()) != store_->size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TowerAverage::ReadParams: output has %d elements, the store %d", out.size(),
-        store_->size()));
-  }
-  store_->Read(out);
+int TowerAverage::num_momentum_buffers() const { return velocity_.empty() ? 0 : 1; }
+
+absl::Status TowerAverage::DoReadParams(absl::Span<float> out) const {
+  store()->Read(out);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> TowerAverage::DoSaveMomentum() const {
+  if (velocity_.empty()) return std::vector<std::vector<float>>{};
+  return std::vector<std::vector<float>>{velocity_};
+}
+
+absl::Status TowerAverage::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+  if (!momentum.empty()) velocity_ = momentum[0];
   return absl::OkStatus();
 }
 
@@ -39,7 +41,7 @@ void TowerAverage::AddTowers(int64_t lo, int64_t n, float* sum) const {
   // The same sums in the same worker order as the scalar loop below, four elements at a time.
   for (; i + 4 <= n; i += 4) {
     __m128 acc = _mm_loadu_ps(g0 + i);
-    for (int w = 1; w < num_workers_; ++w) {
+    for (int w = 1; w < num_workers(); ++w) {
       acc = _mm_add_ps(acc, _mm_loadu_ps(tower_grads_[w] + lo + i));
     }
     _mm_storeu_ps(sum + i, acc);
@@ -47,34 +49,29 @@ void TowerAverage::AddTowers(int64_t lo, int64_t n, float* sum) const {
 #endif
   for (; i < n; ++i) {
     float acc = g0[i];
-    for (int w = 1; w < num_workers_; ++w) acc += tower_grads_[w][lo + i];
+    for (int w = 1; w < num_workers(); ++w) acc += tower_grads_[w][lo + i];
     sum[i] = acc;
   }
 }
 
-absl::StatusOr<absl::Span<const float>> TowerAverage::BeginStep(int /*worker*/) {
-  if (barrier_.cancelled()) return absl::CancelledError("training was cancelled");
+absl::StatusOr<DeviceSpan<const float>> TowerAverage::DoBeginStep(int /*worker*/) {
   // Nobody writes the array between the closing barrier of the last step and the opening
   // barrier of this one, so every tower reads it in place: no copy.
-  return store_->unsafe_values();
+  return DeviceSpan<const float>(store()->unsafe_values());
 }
 
-absl::StatusOr<StepStats> TowerAverage::FinishStep(int worker, absl::Span<const float> grad,
-                                                   float lr) {
-  const int64_t num_params = store_->size();
-  if (static_cast<int64_t>(grad.size()) != num_params) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TowerAverage::FinishStep: gradient has %d elements, the store %d", grad.size(),
-        num_params));
-  }
+absl::StatusOr<StepStats> TowerAverage::DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                     float lr) {
+  // A CPU policy: the gradient is in host memory.
+  const int64_t num_params = store()->size();
   tower_grads_[worker] = grad.data();
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
 
-  const int64_t begin = num_params * worker / num_workers_;
-  const int64_t end = num_params * (worker + 1) / num_workers_;
-  float* params = store_->unsafe_values().data();
+  const int64_t begin = num_params * worker / num_workers();
+  const int64_t end = num_params * (worker + 1) / num_workers();
+  float* params = store()->unsafe_values().data();
   float* velocity = velocity_.empty() ? nullptr : velocity_.data();
-  const SgdMomentumFn sgd{lr, options_.momentum, options_.weight_decay};
+  const SgdMomentumFn sgd{lr, sgd_options().momentum, sgd_options().weight_decay};
   // Blocked so the partial sums stay in L1 while all towers are added in worker order.
   constexpr int64_t kBlock = 1024;
   alignas(16) float sum[kBlock];
@@ -100,7 +97,7 @@ absl::StatusOr<StepStats> TowerAverage::FinishStep(int worker, absl::Span<const 
       params[lo + i] = sgd(params[lo + i], sum[i], velocity ? velocity[lo + i] : unused);
     }
   }
-  if (worker == 0) store_->CompleteUpdate();
+  if (worker == 0) store()->CompleteUpdate();
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
   return StepStats{.staleness = 0, .applied_lr = lr};
 }

@@ -32,25 +32,21 @@ class TowerAverage final : public UpdatePolicy {
   // `store` must outlive this object. num_workers >= 1. options.staleness_aware_lr is ignored.
   TowerAverage(ParameterStore* store, int num_workers, SgdOptions options);
 
-  std::string mode() const override { return "sync"; }
-  int num_workers() const override { return num_workers_; }
-  absl::Status ReadParams(absl::Span<float> out) const override;
-  absl::StatusOr<absl::Span<const float>> BeginStep(int worker) override;
-  absl::StatusOr<StepStats> FinishStep(int worker, absl::Span<const float> grad,
-                                       float lr) override;
-  void Cancel() override { barrier_.Cancel(); }
-
-  // The momentum buffer ([P], empty when momentum == 0), for checkpoints.
-  // Not thread-safe: only while the workers are stopped.
-  std::vector<float>& velocity() { return velocity_; }
+  // 1 with momentum (one buffer, sliced like the parameters), else 0.
+  int num_momentum_buffers() const override;
 
  private:
+  absl::Status DoReadParams(absl::Span<float> out) const override;
+  absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                         float lr) override;
+  void DoCancel() override { barrier_.Cancel(); }
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
+  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+
   // sum[i] = sum over w in 0..W-1, in that order, of tower_grads_[w][lo + i], for i in [0, n).
   void AddTowers(int64_t lo, int64_t n, float* sum) const;
 
-  ParameterStore* store_;
-  const int num_workers_;
-  SgdOptions options_;
   StepBarrier barrier_;
   // tower_grads_[w]: worker w's gradient of the current step, published before the first
   // barrier and read by all workers between the two barriers.

@@ -1,19 +1,20 @@
-// How a worker's gradient becomes a parameter update: the one seam between the two training
-// modes. Worker w runs, every step:
+// How a worker's gradient becomes a parameter update: the one seam between the training modes.
+// Worker w runs, every step:
 //
-//   absl::Span<const float> params = policy.BeginStep(w);     // [P] the parameters to read
+//   DeviceSpan<const float> params = policy.BeginStep(w);     // [P] the parameters to read
 //   ... compute grad ([P]) on its batch from `params` ...
 //   StatusOr<StepStats> stats = policy.FinishStep(w, grad, lr);
 //
 // Implementations: Hogwild (async, sync/hogwild.h) and TowerAverage (sync, sync/tower_average.h)
 // for host memory (CPU workers); DeviceHogwild (sync/device_hogwild.h) and NcclTowerAverage
 // (sync/nccl_tower_average.h) for GPU workers. All apply the SGD rule of kernels/functors.h
-// SgdMomentumFn.
+// SgdMomentumFn. sync/policy_factory.h picks one for a mode and a device list. A new policy
+// derives from UpdatePolicy and implements the Do* hooks below; the argument checks, the
+// cancellation flag, the global step and the checkpoint state's validation live here, once.
 //
-// Memory: the spans of BeginStep/FinishStep live in the memory of the backend that worker w
-// passed to AttachWorker(): host memory for the CPU policies (which need no AttachWorker), device
-// memory of the worker's GPU for the GPU policies. A span is only a pointer and a size there; it
-// is never dereferenced on the host when it holds device memory.
+// Memory: the spans of BeginStep/FinishStep live in the memory of the device of worker w
+// (kernels/device_span.h): host memory for the CPU policies, memory of the worker's GPU (the
+// backend it passed to AttachWorker) for the GPU policies.
 //
 // Gradient scaling is the caller's: the gradient handed to FinishStep is the gradient of the
 // loss *sum* over the worker's examples divided by the number of examples of the step's batch
@@ -22,12 +23,16 @@
 #ifndef HOGWILD_SYNC_UPDATE_POLICY_H_
 #define HOGWILD_SYNC_UPDATE_POLICY_H_
 
+#include <atomic>
 #include <cstdint>
-#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/mode.h"
 #include "kernels/backend.h"
+#include "kernels/device_span.h"
+#include "sync/parameter_store.h"
 
 namespace hogwild {
 
@@ -45,6 +50,17 @@ struct StepStats {
   uint64_t staleness = 0;
   // The learning rate actually applied (after staleness scaling).
   float applied_lr = 0.0f;
+};
+
+// Everything a policy needs to continue a run exactly where it stopped (checkpoints): the
+// parameters, the global step and the optimizer state. The optimizer state is SGD momentum:
+// one [P] buffer per worker in async mode (each worker owns its optimizer, as in PyTorch's
+// Hogwild recipe), one in sync mode (replicated policies keep identical copies and save one);
+// no buffer when momentum is 0. Optimizers with more state add their buffers here.
+struct PolicyState {
+  uint64_t global_step = 0;
+  std::vector<float> params;                  // [P]
+  std::vector<std::vector<float>> momentum;   // [num_momentum_buffers()][P], host memory
 };
 
 // The statistics of one asynchronous update: staleness = updates applied by other workers
@@ -65,46 +81,111 @@ inline StepStats AsyncStepStats(uint64_t version_now, uint64_t read_version, flo
 
 class UpdatePolicy {
  public:
+  UpdatePolicy(const UpdatePolicy&) = delete;
+  UpdatePolicy& operator=(const UpdatePolicy&) = delete;
   virtual ~UpdatePolicy() = default;
 
-  // "async" or "sync".
-  virtual std::string mode() const = 0;
-  virtual int num_workers() const = 0;
+  Mode mode() const { return mode_; }
+  int num_workers() const { return num_workers_; }
+  // P, the number of float32 parameters.
+  int64_t num_params() const { return store_->size(); }
+  const SgdOptions& sgd_options() const { return options_; }
+
+  // Updates applied to the parameters so far (sync: steps; async: every worker's updates). The
+  // learning-rate schedule and the checkpoints' step count follow it. Thread-safe (acquire
+  // load; a worker that reads it after its own FinishStep sees at least its own update).
+  uint64_t global_step() const { return store_->version(); }
 
   // Called once by worker `worker` on its own thread, before its first BeginStep, with the backend
   // it computes on (which must outlive its last FinishStep). GPU policies allocate the worker's
   // device-side state here and enqueue their copies and update kernels on the backend's stream.
-  // The CPU policies need nothing: the default accepts any backend.
-  // Errors: kInvalidArgument when the backend is of the wrong kind; allocation/CUDA errors.
-  virtual absl::Status AttachWorker(int /*worker*/, Backend* /*backend*/) {
-    return absl::OkStatus();
-  }
+  // The CPU policies need nothing.
+  // Errors: kInvalidArgument for a worker outside [0, W) or a backend of the wrong kind;
+  // allocation/CUDA errors.
+  absl::Status AttachWorker(int worker, Backend* backend);
 
   // Copies the current parameters into `out` ([P] float32, host memory), for evaluation and the
   // final result. Async: a Hogwild snapshot (each element one that some worker wrote); sync:
   // exact when no step is between its two barriers. Thread-safe; may be called from any thread,
-  // including after the workers have stopped. Errors: device errors of the GPU policies.
-  virtual absl::Status ReadParams(absl::Span<float> out) const = 0;
+  // including after the workers have stopped. Errors: kInvalidArgument when out is not [P];
+  // device errors of the GPU policies.
+  absl::Status ReadParams(absl::Span<float> out) const;
 
-  // Returns the parameters worker `worker` reads this step: [P] float32 in the worker's backend
-  // memory (see Memory above), valid and unchanged by this worker's peers' updates (async: a
-  // private snapshot; sync: the shared array or this GPU's replica, which the step barrier keeps
-  // unchanged until FinishStep) until FinishStep. GPU policies may return before the snapshot
-  // copy has run: it is enqueued on the worker's stream, ahead of the worker's own ops.
-  // Errors: kCancelled after Cancel().
-  virtual absl::StatusOr<absl::Span<const float>> BeginStep(int worker) = 0;
+  // Returns the parameters worker `worker` reads this step: [P] float32 in the worker's device
+  // memory, valid and unchanged by this worker's peers' updates (async: a private snapshot;
+  // sync: the shared array or this GPU's replica, which the step barrier keeps unchanged until
+  // FinishStep) until FinishStep. GPU policies may return before the snapshot copy has run: it
+  // is enqueued on the worker's stream, ahead of the worker's own ops.
+  // Errors: kCancelled after Cancel(); kInvalidArgument for a worker outside [0, W);
+  // kFailedPrecondition when a GPU worker did not attach.
+  absl::StatusOr<DeviceSpan<const float>> BeginStep(int worker);
 
-  // Applies (async) or contributes to (sync) the update from `grad` ([P] float32 in the worker's
-  // backend memory, owned by the caller and unchanged until this returns; on a GPU, written by
-  // ops enqueued on the worker's stream) with learning rate `lr` (> 0). GPU async: the update
-  // kernel is enqueued on the worker's stream and may still run after this returns.
-  // Errors: kCancelled after Cancel() (sync: also when a peer cancels while this one waits).
-  virtual absl::StatusOr<StepStats> FinishStep(int worker, absl::Span<const float> grad,
-                                               float lr) = 0;
+  // Applies (async) or contributes to (sync) the update from `grad` ([P] float32 in the
+  // worker's device memory, owned by the caller and unchanged until this returns; on a GPU,
+  // written by ops enqueued on the worker's stream) with learning rate `lr` (> 0). GPU async:
+  // the update kernel is enqueued on the worker's stream and may still run after this returns.
+  // Errors: kCancelled after Cancel() (sync: also when a peer cancels while this one waits);
+  // kInvalidArgument for a worker outside [0, W) or a gradient that is not [P].
+  absl::StatusOr<StepStats> FinishStep(int worker, DeviceSpan<const float> grad, float lr);
 
-  // Releases every worker blocked in this policy and makes later calls return kCancelled.
-  // Thread-safe, idempotent, never blocks.
-  virtual void Cancel() = 0;
+  // Releases every worker blocked in this policy and makes later BeginStep/FinishStep calls
+  // return kCancelled. Thread-safe, idempotent, never blocks.
+  void Cancel();
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+
+  // Number of momentum buffers of PolicyState: 0 without momentum, else W (async) or 1 (sync).
+  virtual int num_momentum_buffers() const = 0;
+
+  // The state to checkpoint (see PolicyState), copied to host memory. Call only while no
+  // worker is inside a step (before the first BeginStep, between steps at a step boundary where
+  // every worker is parked, or after the workers have stopped); GPU policies wait for their
+  // devices' queued work first. Errors: device errors of the GPU policies.
+  absl::StatusOr<PolicyState> SaveState() const;
+
+  // Continues from `state` (a SaveState() of a run with the same model, mode and workers):
+  // parameters, global step and momentum. Call before any worker starts. GPU workers' momentum
+  // buffers are filled when they attach.
+  // Errors: kFailedPrecondition, naming what differs, when the number of parameters or of
+  // momentum buffers (with or without momentum, or another worker count) does not match this
+  // policy; device errors of the GPU policies.
+  absl::Status RestoreState(const PolicyState& state);
+
+ protected:
+  // `store` holds the initial parameters and counts the updates (for the GPU policies, which
+  // keep the parameters on the devices, only the count); it must outlive this object.
+  // num_workers >= 1.
+  UpdatePolicy(Mode mode, ParameterStore* store, int num_workers, SgdOptions options);
+
+  // The hooks behind the public calls, which have checked the worker index, the sizes and the
+  // cancellation flag already. Contracts as the public calls.
+  virtual absl::Status DoAttachWorker(int /*worker*/, Backend* /*backend*/) {
+    return absl::OkStatus();
+  }
+  virtual absl::Status DoReadParams(absl::Span<float> out) const = 0;
+  virtual absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) = 0;
+  virtual absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                 float lr) = 0;
+  // Called once by the first Cancel(), to release waiters (the sync barrier).
+  virtual void DoCancel() {}
+  // Momentum buffers to and from host memory; sizes are checked by the caller
+  // ([num_momentum_buffers()][P]).
+  virtual absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const = 0;
+  virtual absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) = 0;
+  // Called first by SaveState: waits until every update enqueued so far has landed (the GPU
+  // policies' kernels on the workers' streams). The CPU policies apply updates synchronously.
+  virtual absl::Status DoWaitForUpdates() const { return absl::OkStatus(); }
+  // Called by RestoreState after the store holds the restored parameters and step: the GPU
+  // policies copy them to their devices. The CPU policies read the store directly.
+  virtual absl::Status DoRestoreParams() { return absl::OkStatus(); }
+
+  ParameterStore* store() const { return store_; }
+
+ private:
+  const Mode mode_;
+  ParameterStore* const store_;
+  const int num_workers_;
+  const SgdOptions options_;
+  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace hogwild

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
                  .num_classes = 2,
                  .layers = {"crash helper"},
                  .num_params = num_params,
-                 .mode = "sync",
+                 .mode = hogwild::Mode::kSync,
                  .num_workers = 1,
                  .batch_size = 1,
                  .seed = 1,

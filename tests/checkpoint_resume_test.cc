@@ -234,14 +234,14 @@ TEST(Resume, CheckpointOptionsAreValidated) {
   TrainerOptions o = Options(Mode::kSync, 1);
   o.resume = true;  // without a directory
   EXPECT_EQ(ValidateOptions(o).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(ValidateOptions(o).message().find("--checkpoint_dir"), std::string::npos);
+  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_dir"), std::string::npos);
   o = Options(Mode::kSync, 1);
   o.checkpoint_dir = "/tmp/x";
   o.checkpoint_every_steps = -1;
-  EXPECT_NE(ValidateOptions(o).message().find("--checkpoint_every=-1"), std::string::npos);
+  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_steps=-1"), std::string::npos);
   o.checkpoint_every_steps = 0;
   o.checkpoint_every_seconds = -2;
-  EXPECT_NE(ValidateOptions(o).message().find("--checkpoint_every=-2s"), std::string::npos);
+  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_seconds=-2"), std::string::npos);
 }
 
 }  // namespace

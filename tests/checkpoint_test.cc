@@ -29,7 +29,7 @@ Checkpoint SmallCheckpoint(int workers = 2, bool momentum = true) {
                                     .num_classes = 4,
                                     .layers = {"dense 6->5", "relu 5", "dense 5->4"},
                                     .num_params = 59,
-                                    .mode = "async",
+                                    .mode = Mode::kAsync,
                                     .num_workers = workers,
                                     .batch_size = 8,
                                     .seed = 42,
@@ -152,7 +152,7 @@ TEST(Checkpoint, SignatureMismatchNamesTheField) {
       {"number of classes differs", [](CheckpointSignature& s) { s.num_classes = 5; }},
       {"layers differs", [](CheckpointSignature& s) { s.layers[0] = "dense 6->7"; }},
       {"parameter count differs", [](CheckpointSignature& s) { s.num_params = 60; }},
-      {"mode differs", [](CheckpointSignature& s) { s.mode = "sync"; }},
+      {"mode differs", [](CheckpointSignature& s) { s.mode = Mode::kSync; }},
       {"worker count differs", [](CheckpointSignature& s) { s.num_workers = 3; }},
       {"batch size differs", [](CheckpointSignature& s) { s.batch_size = 9; }},
       {"seed differs", [](CheckpointSignature& s) { s.seed = 43; }},
@@ -182,7 +182,7 @@ TEST(Checkpoint, InconsistentSizesAreRefused) {
   c.velocities.pop_back();  // 1 buffer in async mode with 2 workers
   EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
   c = SmallCheckpoint();
-  c.signature.mode = "hogwild";
+  c.signature.mode = static_cast<Mode>(7);  // written as "unknown"
   EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
   c = SmallCheckpoint();
   c.next_step[0] = -1;
@@ -274,7 +274,7 @@ TEST(Checkpoint, SeedCorpusCheckpointStillParses) {
       std::string(srcdir) + "/hogwild/tests/fuzz/corpus/checkpoint/valid_async_momentum.hwckpt";
   auto c = ReadCheckpointFile(path);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->signature.mode, "async");
+  EXPECT_EQ(c->signature.mode, Mode::kAsync);
 }
 
 }  // namespace

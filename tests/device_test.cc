@@ -136,13 +136,13 @@ TEST(TrainerDevices, WorkerCountIsGpusTimesWorkersPerDevice) {
   EXPECT_EQ(WorkerCount(o), 6);
 }
 
-TEST(TrainerDevices, BadDeviceOptionsAreRejectedNamingTheFlag) {
+TEST(TrainerDevices, BadDeviceOptionsAreRejectedNamingTheOption) {
   TrainerOptions o;
   o.devices = GpuList({0});
   o.workers_per_device = 0;
   absl::Status s = ValidateOptions(o);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Contains(s, "--workers_per_device=0")) << s;
+  EXPECT_TRUE(Contains(s, "TrainerOptions::workers_per_device=0")) << s;
   o.workers_per_device = 1;
   o.devices = GpuList({1, 1});
   s = ValidateOptions(o);

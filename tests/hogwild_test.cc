@@ -50,7 +50,7 @@ TEST(Hogwild, DisjointWorkersMatchTheSequentialResultExactly) {
       for (int step = 0; step < kSteps; ++step) {
         auto params = policy.BeginStep(w);
         if (!params.ok()) return void(errors[w] = params.status());
-        for (int64_t i = w; i < kParams; i += kWorkers) grad[i] = (*params)[i] - target[i];
+        for (int64_t i = w; i < kParams; i += kWorkers) grad[i] = params->HostSpan()[i] - target[i];
         auto stats = policy.FinishStep(w, grad, lr);
         if (!stats.ok()) return void(errors[w] = stats.status());
         uint64_t seen = max_staleness.load();

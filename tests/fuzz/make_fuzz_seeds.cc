@@ -22,7 +22,7 @@ std::string BigEndian32(uint32_t v) {
           static_cast<char>(v)};
 }
 
-hogwild::Checkpoint Small(const std::string& mode, int workers, bool momentum) {
+hogwild::Checkpoint Small(hogwild::Mode mode, int workers, bool momentum) {
   hogwild::Checkpoint c;
   c.signature = {.model_name = "mlp",
                  .input_shape = {1, 2, 2},
@@ -38,7 +38,7 @@ hogwild::Checkpoint Small(const std::string& mode, int workers, bool momentum) {
   c.epoch = 1;
   c.next_step.assign(workers, 5);
   for (int i = 0; i < 16; ++i) c.params.push_back(0.125f * i);
-  const int buffers = !momentum ? 0 : (mode == "sync" ? 1 : workers);
+  const int buffers = !momentum ? 0 : (mode == hogwild::Mode::kSync ? 1 : workers);
   for (int b = 0; b < buffers; ++b) c.velocities.emplace_back(16, 0.5f);
   return c;
 }
@@ -52,9 +52,9 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path dir = argv[1];
   Write(dir / "checkpoint/valid_async_momentum.hwckpt",
-        hogwild::SerializeCheckpoint(Small("async", 2, true)));
+        hogwild::SerializeCheckpoint(Small(hogwild::Mode::kAsync, 2, true)));
   Write(dir / "checkpoint/valid_sync_plain.hwckpt",
-        hogwild::SerializeCheckpoint(Small("sync", 3, false)));
+        hogwild::SerializeCheckpoint(Small(hogwild::Mode::kSync, 3, false)));
   // IDX: 2 images of 3x2 pixels, 3 labels, and a header-only file.
   std::string images = BigEndian32(0x803) + BigEndian32(2) + BigEndian32(3) + BigEndian32(2);
   for (int i = 0; i < 12; ++i) images.push_back(static_cast<char>(i * 20));

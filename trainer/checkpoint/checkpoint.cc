@@ -135,7 +135,7 @@ void WriteSignature(const CheckpointSignature& s, Writer& w) {
   w.Pod<uint32_t>(static_cast<uint32_t>(s.layers.size()));
   for (const std::string& l : s.layers) w.Str(l);
   w.Pod<int64_t>(s.num_params);
-  w.Str(s.mode);
+  w.Str(ModeName(s.mode));
   w.Pod<int32_t>(s.num_workers);
   w.Pod<int64_t>(s.batch_size);
   w.Pod<uint64_t>(s.seed);
@@ -153,14 +153,17 @@ absl::Status ReadSignature(Reader& r, CheckpointSignature* s) {
   s->layers.resize(n);
   for (std::string& l : s->layers) HOGWILD_RETURN_IF_ERROR(r.Str("layers", &l));
   HOGWILD_RETURN_IF_ERROR(r.Pod("num_params", &s->num_params));
-  HOGWILD_RETURN_IF_ERROR(r.Str("mode", &s->mode));
+  std::string mode;
+  HOGWILD_RETURN_IF_ERROR(r.Str("mode", &mode));
   HOGWILD_RETURN_IF_ERROR(r.Pod("num_workers", &s->num_workers));
   HOGWILD_RETURN_IF_ERROR(r.Pod("batch_size", &s->batch_size));
   HOGWILD_RETURN_IF_ERROR(r.Pod("seed", &s->seed));
   HOGWILD_RETURN_IF_ERROR(r.Pod("train_examples", &s->train_examples));
-  if (s->mode != "async" && s->mode != "sync") {
-    return r.Corrupt("mode", absl::StrFormat("'%s' is neither async nor sync", s->mode));
+  const absl::StatusOr<Mode> parsed = ParseMode(mode);
+  if (!parsed.ok()) {
+    return r.Corrupt("mode", absl::StrFormat("'%s' is neither async nor sync", mode));
   }
+  s->mode = *parsed;
   if (s->num_workers < 1 || s->num_workers > static_cast<int32_t>(kMaxListItems)) {
     return r.Corrupt("num_workers", absl::StrFormat("%d is out of range", s->num_workers));
   }
@@ -276,11 +279,11 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     return r.Corrupt("params", absl::StrFormat("%d values for num_params %d", c.params.size(),
                                                s.num_params));
   }
-  const size_t expected_velocities = s.mode == "sync" ? 1 : static_cast<size_t>(s.num_workers);
+  const size_t expected_velocities = s.mode == Mode::kSync ? 1 : static_cast<size_t>(s.num_workers);
   if (!c.velocities.empty() && c.velocities.size() != expected_velocities) {
     return r.Corrupt("velocities", absl::StrFormat("%d buffers, expected 0 or %d in %s mode",
                                                    c.velocities.size(), expected_velocities,
-                                                   s.mode));
+                                                   ModeName(s.mode)));
   }
   for (const std::vector<float>& v : c.velocities) {
     if (static_cast<int64_t>(v.size()) != s.num_params) {
@@ -327,7 +330,7 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
                    kOtherDir);
   }
   if (f.mode != e.mode) {
-    return differs("mode", f.mode, e.mode,
+    return differs("mode", ModeName(f.mode), ModeName(e.mode),
                    "build the trainer in the checkpoint's mode (--config=sync for sync)");
   }
   if (f.num_workers != e.num_workers) {

@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/mode.h"
 
 namespace hogwild {
 
@@ -57,7 +58,7 @@ struct CheckpointSignature {
   int64_t num_classes = 0;
   std::vector<std::string> layers;   // Layer::name() of each layer, e.g. "dense 784->256"
   int64_t num_params = 0;            // P
-  std::string mode;                  // "async" or "sync"
+  Mode mode = Mode::kAsync;          // stored as its ModeName, "async" or "sync"
   int32_t num_workers = 0;           // W
   int64_t batch_size = 0;
   uint64_t seed = 0;

@@ -1,13 +1,15 @@
 // The bridge between a training run's live state and a Checkpoint: which fields identify the
-// run (the signature), how the state is captured, and how it is restored for --resume.
+// run (the signature), how the state is captured, and how it is restored for --resume. The
+// state itself (parameters, global step, optimizer state) comes from the update policy
+// (sync/update_policy.h PolicyState), so this works for every policy, on CPUs and GPUs alike.
 #ifndef HOGWILD_TRAINER_CHECKPOINT_CHECKPOINT_STATE_H_
 #define HOGWILD_TRAINER_CHECKPOINT_CHECKPOINT_STATE_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "sync/parameter_store.h"
+#include "absl/status/statusor.h"
+#include "core/mode.h"
 #include "sync/update_policy.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/data/input_pipeline.h"
@@ -20,18 +22,18 @@ namespace hogwild {
 CheckpointSignature MakeSignature(const Model& model, Mode mode, int num_workers,
                                   int64_t batch_size, uint64_t seed, int64_t train_examples);
 
-// Copies the state: parameters and version from `store`, the momentum buffers of `policy`
-// (a Hogwild or a TowerAverage), each worker's next step.
-// Thread-safety: only while no worker is inside a step (see trainer/step_boundary.h).
-Checkpoint CaptureState(const CheckpointSignature& signature, const ParameterStore& store,
-                        UpdatePolicy& policy, const BatchPlan& plan,
-                        const std::vector<int64_t>& next_step);
+// The checkpoint of the run's current state: `policy`'s PolicyState and each worker's next step
+// (`next_step`, [W]), with the epoch the slowest worker is in.
+// Thread-safety: only while no worker is inside a step (trainer/checkpoint/step_boundary.h).
+// Errors: the policy's (device errors of the GPU policies).
+absl::StatusOr<Checkpoint> CaptureState(const CheckpointSignature& signature,
+                                        const UpdatePolicy& policy, const BatchPlan& plan,
+                                        const std::vector<int64_t>& next_step);
 
-// Restores parameters, version and momentum from `checkpoint` (whose signature has been
-// checked). Errors: kFailedPrecondition when the checkpoint has momentum buffers and the run
-// uses no momentum or the other way round (naming --momentum).
-absl::Status RestoreState(const Checkpoint& checkpoint, ParameterStore& store,
-                          UpdatePolicy& policy);
+// Restores parameters, global step and momentum from `checkpoint` (whose signature has been
+// checked) into `policy`, before any worker starts. Errors: UpdatePolicy::RestoreState's
+// (kFailedPrecondition naming --momentum when one has momentum and the other not).
+absl::Status RestoreState(const Checkpoint& checkpoint, UpdatePolicy& policy);
 
 }  // namespace hogwild
 

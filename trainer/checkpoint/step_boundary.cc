@@ -40,13 +40,16 @@ bool StepBoundary::DueLocked(int64_t global_step) const {
 absl::Status StepBoundary::WriteLocked(std::unique_lock<std::mutex>& lock) {
   const std::vector<int64_t> next_step = next_step_;
   lock.unlock();
-  const Checkpoint checkpoint = snapshot_(next_step);
-  const absl::Status status = WriteCheckpoint(options_.checkpoint_dir, checkpoint);
+  absl::StatusOr<Checkpoint> checkpoint = snapshot_(next_step);
+  const absl::Status status = checkpoint.ok()
+                                  ? WriteCheckpoint(options_.checkpoint_dir, *checkpoint)
+                                  : checkpoint.status();
   lock.lock();
   // Whether or not it worked, wait a full period before the next attempt.
   last_checkpoint_time_ = std::chrono::steady_clock::now();
-  next_due_step_ = checkpoint.global_step + options_.every_steps;
-  if (status.ok()) last_checkpoint_step_ = checkpoint.global_step;
+  if (!checkpoint.ok()) return status;
+  next_due_step_ = checkpoint->global_step + options_.every_steps;
+  if (status.ok()) last_checkpoint_step_ = checkpoint->global_step;
   return status;
 }
 

@@ -52,8 +52,10 @@ class StepBoundary {
     std::vector<int64_t> start_next_step;  // [W]: each worker's first step index
   };
   // Builds the checkpoint of the current (quiescent) state, global step included, given each
-  // worker's next step index.
-  using SnapshotFn = std::function<Checkpoint(const std::vector<int64_t>& next_step)>;
+  // worker's next step index. An error (a device error reading the state back) fails the save
+  // like a failed write: the previous checkpoint is kept.
+  using SnapshotFn =
+      std::function<absl::StatusOr<Checkpoint>(const std::vector<int64_t>& next_step)>;
 
   StepBoundary(Options options, SnapshotFn snapshot, std::function<void()> release_peers);
 

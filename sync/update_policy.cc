@@ -1,0 +1,106 @@
+#include "sync/update_policy.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "core/logging.h"
+#include "core/status_macros.h"
+
+namespace hogwild {
+namespace {
+
+absl::Status CheckWorker(const char* call, int worker, int num_workers) {
+  if (worker >= 0 && worker < num_workers) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "UpdatePolicy::%s: worker %d is outside [0, %d)", call, worker, num_workers));
+}
+
+absl::Status CheckSize(const char* call, const char* what, int64_t size, int64_t num_params) {
+  if (size == num_params) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "UpdatePolicy::%s: %s has %d elements, the model %d parameters", call, what, size,
+      num_params));
+}
+
+absl::Status Cancelled() { return absl::CancelledError("training was cancelled"); }
+
+}  // namespace
+
+UpdatePolicy::UpdatePolicy(Mode mode, ParameterStore* store, int num_workers, SgdOptions options)
+    : mode_(mode), store_(store), num_workers_(num_workers), options_(options) {
+  HOGWILD_CHECK(store != nullptr, "UpdatePolicy: no parameter store");
+  HOGWILD_CHECK(num_workers >= 1, "UpdatePolicy: num_workers must be >= 1");
+}
+
+absl::Status UpdatePolicy::AttachWorker(int worker, Backend* backend) {
+  HOGWILD_RETURN_IF_ERROR(CheckWorker("AttachWorker", worker, num_workers_));
+  return DoAttachWorker(worker, backend);
+}
+
+absl::Status UpdatePolicy::ReadParams(absl::Span<float> out) const {
+  HOGWILD_RETURN_IF_ERROR(
+      CheckSize("ReadParams", "the output", static_cast<int64_t>(out.size()), num_params()));
+  return DoReadParams(out);
+}
+
+absl::StatusOr<DeviceSpan<const float>> UpdatePolicy::BeginStep(int worker) {
+  if (cancelled()) return Cancelled();
+  HOGWILD_RETURN_IF_ERROR(CheckWorker("BeginStep", worker, num_workers_));
+  return DoBeginStep(worker);
+}
+
+absl::StatusOr<StepStats> UpdatePolicy::FinishStep(int worker, DeviceSpan<const float> grad,
+                                                   float lr) {
+  if (cancelled()) return Cancelled();
+  HOGWILD_RETURN_IF_ERROR(CheckWorker("FinishStep", worker, num_workers_));
+  HOGWILD_RETURN_IF_ERROR(CheckSize("FinishStep", "the gradient", grad.size(), num_params()));
+  return DoFinishStep(worker, grad, lr);
+}
+
+void UpdatePolicy::Cancel() {
+  if (!cancelled_.exchange(true, std::memory_order_acq_rel)) DoCancel();
+}
+
+absl::StatusOr<PolicyState> UpdatePolicy::SaveState() const {
+  HOGWILD_RETURN_IF_ERROR(DoWaitForUpdates());
+  PolicyState state;
+  state.params.resize(static_cast<size_t>(num_params()));
+  HOGWILD_RETURN_IF_ERROR(ReadParams(absl::MakeSpan(state.params)));
+  state.global_step = global_step();
+  HOGWILD_ASSIGN_OR_RETURN(state.momentum, DoSaveMomentum());
+  return state;
+}
+
+absl::Status UpdatePolicy::RestoreState(const PolicyState& state) {
+  if (static_cast<int64_t>(state.params.size()) != num_params()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("cannot resume: the checkpoint has %d parameters, this model %d",
+                        state.params.size(), num_params()));
+  }
+  const int want = num_momentum_buffers();
+  const int have = static_cast<int>(state.momentum.size());
+  if ((want == 0) != (have == 0)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "cannot resume: momentum differs: the checkpoint was written %s momentum, this run "
+        "uses %s; resume with the checkpoint's --momentum",
+        have > 0 ? "with" : "without", want > 0 ? "momentum" : "none"));
+  }
+  if (want != have) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "cannot resume: the checkpoint has %d momentum buffers, this run %d", have, want));
+  }
+  for (const std::vector<float>& buffer : state.momentum) {
+    if (static_cast<int64_t>(buffer.size()) != num_params()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "cannot resume: a momentum buffer of the checkpoint has %d elements, the model %d "
+          "parameters",
+          buffer.size(), num_params()));
+    }
+  }
+  std::copy(state.params.begin(), state.params.end(), store_->unsafe_values().begin());
+  store_->RestoreVersion(state.global_step);
+  HOGWILD_RETURN_IF_ERROR(DoRestoreParams());
+  return DoRestoreMomentum(state.momentum);
+}
+
+}  // namespace hogwild
