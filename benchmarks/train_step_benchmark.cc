@@ -213,7 +213,7 @@ void BM_Train(benchmark::State& state) {
     examples_per_s += result->examples_per_s;
   }
   state.counters["examples/s"] = examples_per_s / state.iterations();
-  state.SetLabel(options.mode == Mode::kAsync ? "async" : "sync");
+  state.SetLabel(ModeName(options.mode));
 }
 BENCHMARK(BM_Train)
     ->ArgNames({"sync", "workers"})

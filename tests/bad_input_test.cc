@@ -302,12 +302,12 @@ TEST(Options, UnknownDatasetIsRejectedByName) {
 TEST(Options, ZeroWorkersIsRejected) {
   TrainerOptions o = ValidOptions();
   o.num_workers = 0;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"--workers=0"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"TrainerOptions::num_workers=0"});
   o.num_workers = -3;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"--workers=-3"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"TrainerOptions::num_workers=-3"});
   // Train() validates too, before it starts any thread.
   ExpectError(Train(o, testing::SyntheticDataset(10, 2, 2, 1), Dataset()).status(),
-              absl::StatusCode::kInvalidArgument, {"--workers=-3"});
+              absl::StatusCode::kInvalidArgument, {"TrainerOptions::num_workers=-3"});
 }
 
 TEST(Options, NonPositiveBatchSizeIsRejected) {
@@ -315,7 +315,7 @@ TEST(Options, NonPositiveBatchSizeIsRejected) {
     TrainerOptions o = ValidOptions();
     o.batch_size = b;
     ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
-                {"--batch_size=" + std::to_string(b)});
+                {"TrainerOptions::batch_size=" + std::to_string(b)});
   }
 }
 
@@ -323,13 +323,13 @@ TEST(Options, NonPositiveLearningRateIsRejected) {
   for (float lr : {0.0f, -0.1f}) {
     TrainerOptions o = ValidOptions();
     o.lr.base_lr = lr;
-    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"--lr=", "> 0"});
+    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::base_lr=", "> 0"});
   }
   TrainerOptions o = ValidOptions();
   o.lr.base_lr = -0.1f;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"--lr=-0.1"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::base_lr=-0.1"});
   o.lr.base_lr = std::numeric_limits<float>::quiet_NaN();
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"--lr=nan"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::base_lr=nan"});
 }
 
 TEST(Options, MomentumOutsideZeroToOneIsRejected) {
@@ -337,7 +337,7 @@ TEST(Options, MomentumOutsideZeroToOneIsRejected) {
     TrainerOptions o = ValidOptions();
     o.sgd.momentum = m;
     ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
-                {"--momentum=" + absl::StrFormat("%g", m), "[0, 1)"});
+                {"TrainerOptions::sgd.momentum=" + absl::StrFormat("%g", m), "[0, 1)"});
   }
 }
 
@@ -347,10 +347,10 @@ TEST(Options, BadLrScheduleIsRejected) {
   TrainerOptions o = ValidOptions();
   o.lr.kind = LrSchedule::Kind::kExponential;
   o.lr.decay_rate = 1.5f;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"--lr_decay_rate=1.5"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::decay_rate=1.5"});
   o.lr.decay_rate = 0.5f;
   o.lr.decay_steps = 0;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"--lr_decay_steps=0"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::decay_steps=0"});
 }
 
 TEST(Options, HiddenSizesThatDoNotParseAreRejected) {
@@ -381,7 +381,7 @@ TEST(Options, BadEvalEveryIsRejected) {
   EXPECT_EQ(epochs->epochs, 0.5);
   TrainerOptions o = ValidOptions();
   o.eval_every_steps = -5;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"--eval_every", "-5"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"TrainerOptions::eval_every_steps", "-5"});
 }
 
 // ---- Divergence ---------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
   // A resumed run evaluates at the same global steps as an uninterrupted one.
   int64_t next_eval = ctx.eval_every_steps;
   if (ctx.eval_every_steps > 0) {
-    const int64_t start = static_cast<int64_t>(ctx.store->version());
+    const int64_t start = static_cast<int64_t>(ctx.policy->global_step());
     next_eval = (start / ctx.eval_every_steps + 1) * ctx.eval_every_steps;
   }
   // The gradient is checked for NaN/Inf on the host only; on a GPU the loss check (which a
@@ -48,7 +48,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     if (ctx.boundary != nullptr) {
       HOGWILD_ASSIGN_OR_RETURN(
           bool stop, ctx.boundary->AtBoundary(worker, next_step,
-                                              static_cast<int64_t>(ctx.store->version())));
+                                              static_cast<int64_t>(ctx.policy->global_step())));
       if (stop) return absl::OkStatus();
     }
     HOGWILD_ASSIGN_OR_RETURN(std::optional<BatchView> batch, feed->Next());
@@ -58,7 +58,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     }
     step = batch->step;
     if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));
-    HOGWILD_ASSIGN_OR_RETURN(absl::Span<const float> params, ctx.policy->BeginStep(worker));
+    HOGWILD_ASSIGN_OR_RETURN(DeviceSpan<const float> params, ctx.policy->BeginStep(worker));
     const float grad_scale = batch->global_size > 0 ? 1.0f / batch->global_size : 0.0f;
     HOGWILD_ASSIGN_OR_RETURN(
         double loss_sum,
@@ -66,7 +66,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
                                grad_scale, grad.data()));
     // In sync mode the global step is the same for every tower of a step; in async mode it is
     // the number of updates applied so far by all workers.
-    const int64_t global_step = static_cast<int64_t>(ctx.store->version());
+    const int64_t global_step = static_cast<int64_t>(ctx.policy->global_step());
     const float lr = ctx.lr.At(global_step);
     if (!std::isfinite(loss_sum)) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -84,7 +84,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     }
     HOGWILD_ASSIGN_OR_RETURN(
         StepStats stats,
-        ctx.policy->FinishStep(worker, absl::MakeConstSpan(grad.data(), grad.size()), lr));
+        ctx.policy->FinishStep(worker, DeviceSpan<const float>(grad.data(), grad.size()), lr));
     next_step = batch->step + 1;
     ctx.metrics->RecordStep(worker, batch->size, loss_sum, stats.staleness, stats.applied_lr,
                             global_step + 1);
@@ -95,7 +95,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
       // state. Async: a consistent-enough snapshot, as any Hogwild reader sees.
       // On a GPU this worker's own last update may still be queued: let it land first.
       HOGWILD_RETURN_IF_ERROR(backend->Synchronize());
-      std::vector<float> snapshot(ctx.store->size());
+      std::vector<float> snapshot(static_cast<size_t>(ctx.policy->num_params()));
       HOGWILD_RETURN_IF_ERROR(ctx.policy->ReadParams(absl::MakeSpan(snapshot)));
       HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, ctx.evaluator->Evaluate(snapshot));
       ctx.metrics->RecordEval(eval, global_step + 1, lr);
@@ -120,6 +120,5 @@ absl::Status RunWorker(int worker, const WorkerContext& context) {
   }
   return Annotate(status, worker, step);
 }
-
 
 }  // namespace hogwild

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "sync/parameter_store.h"
 #include "sync/update_policy.h"
 #include "trainer/checkpoint/step_boundary.h"
 #include "trainer/data/input_pipeline.h"
@@ -28,7 +27,6 @@ namespace hogwild {
 // Everything the workers share; owned by the trainer, outlives the worker threads.
 struct WorkerContext {
   const Model* model = nullptr;
-  ParameterStore* store = nullptr;
   UpdatePolicy* policy = nullptr;
   InputPipeline* pipeline = nullptr;
   TrainingMetrics* metrics = nullptr;

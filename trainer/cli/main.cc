@@ -19,6 +19,8 @@
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "trainer/cli/flags_parse.h"
+#include "trainer/cli/option_flags.h"
+#include "trainer/cli/progress_line.h"
 #include "trainer/cli/stop_signal.h"
 #include "trainer/data/mnist.h"
 #include "trainer/device.h"
@@ -110,7 +112,8 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   options.eval_every_epochs = eval_every.epochs;
   options.log_path = absl::GetFlag(FLAGS_log);
   options.log_every_steps = absl::GetFlag(FLAGS_log_every);
-  options.progress = true;
+  options.progress = MakeProgressLine(stdout);
+  options.progress_period = ProgressLinePeriod(stdout);
   options.stop_requested = stop_requested;
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   options.resume = absl::GetFlag(FLAGS_resume);
@@ -185,7 +188,8 @@ int main(int argc, char** argv) {
   }
   absl::StatusOr<hogwild::TrainResult> result = Run(&(*stop)->stop_requested());
   if (!result.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(result.status().message()).c_str());
+    const absl::Status status = hogwild::WithFlagNames(result.status());
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
   std::printf("%s\n", hogwild::FormatSummary(*result).c_str());

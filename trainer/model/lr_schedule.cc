@@ -32,15 +32,15 @@ absl::StatusOr<LrSchedule::Kind> ParseLrScheduleKind(const std::string& name) {
 absl::Status ValidateLrSchedule(const LrSchedule& s) {
   if (!(s.base_lr > 0.0f) || !std::isfinite(s.base_lr)) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("--lr=%g is out of range; the learning rate must be > 0", s.base_lr));
+        absl::StrFormat("LrSchedule::base_lr=%g is out of range; the learning rate must be > 0", s.base_lr));
   }
   if (!(s.decay_rate > 0.0f && s.decay_rate <= 1.0f)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--lr_decay_rate=%g is out of range; it must be in (0, 1]", s.decay_rate));
+        "LrSchedule::decay_rate=%g is out of range; it must be in (0, 1]", s.decay_rate));
   }
   if (s.decay_steps < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--lr_decay_steps=%d is out of range; it must be >= 1", s.decay_steps));
+        "LrSchedule::decay_steps=%d is out of range; it must be >= 1", s.decay_steps));
   }
   return absl::OkStatus();
 }

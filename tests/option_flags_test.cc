@@ -1,0 +1,71 @@
+// The command line turns the library's option-field names into flags: every option error that
+// ValidateOptions can produce comes out naming the flag a user typed, never a C++ field.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "trainer/cli/option_flags.h"
+#include "trainer/trainer_options.h"
+
+namespace hogwild {
+namespace {
+
+TrainerOptions Valid() {
+  TrainerOptions o;
+  o.model = ModelSpec{.name = "mlp", .hidden = {8}};
+  return o;
+}
+
+TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
+  struct Case {
+    std::function<void(TrainerOptions&)> break_it;
+    std::string field, flag;
+  };
+  const std::vector<Case> cases = {
+      {[](TrainerOptions& o) { o.num_workers = 0; }, "TrainerOptions::num_workers=0",
+       "--workers=0"},
+      {[](TrainerOptions& o) { o.batch_size = -1; }, "TrainerOptions::batch_size=-1",
+       "--batch_size=-1"},
+      {[](TrainerOptions& o) { o.epochs = 0; }, "TrainerOptions::epochs=0", "--epochs=0"},
+      {[](TrainerOptions& o) { o.lr.base_lr = -1; }, "LrSchedule::base_lr=-1", "--lr=-1"},
+      {[](TrainerOptions& o) { o.lr.decay_rate = 2; }, "LrSchedule::decay_rate=2",
+       "--lr_decay_rate=2"},
+      {[](TrainerOptions& o) { o.lr.decay_steps = 0; }, "LrSchedule::decay_steps=0",
+       "--lr_decay_steps=0"},
+      {[](TrainerOptions& o) { o.sgd.momentum = 1; }, "TrainerOptions::sgd.momentum=1",
+       "--momentum=1"},
+      {[](TrainerOptions& o) { o.sgd.weight_decay = -1; }, "TrainerOptions::sgd.weight_decay=-1",
+       "--weight_decay=-1"},
+      {[](TrainerOptions& o) { o.eval_every_steps = -2; }, "TrainerOptions::eval_every_steps=-2",
+       "--eval_every=-2"},
+      {[](TrainerOptions& o) { o.log_every_steps = 0; }, "TrainerOptions::log_every_steps=0",
+       "--log_every=0"},
+      {[](TrainerOptions& o) { o.checkpoint_every_steps = -1; },
+       "TrainerOptions::checkpoint_every_steps=-1", "--checkpoint_every=-1"},
+      {[](TrainerOptions& o) { o.resume = true; }, "TrainerOptions::checkpoint_dir",
+       "--checkpoint_dir"},
+      {[](TrainerOptions& o) {
+         o.devices = {DeviceSpec::Gpu(0)};
+         o.workers_per_device = 0;
+       },
+       "TrainerOptions::workers_per_device=0", "--workers_per_device=0"},
+  };
+  for (const Case& c : cases) {
+    TrainerOptions o = Valid();
+    c.break_it(o);
+    const absl::Status library = ValidateOptions(o);
+    ASSERT_EQ(library.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_NE(library.message().find(c.field), std::string::npos) << library;
+    const absl::Status cli = WithFlagNames(library);
+    EXPECT_EQ(cli.code(), library.code());
+    EXPECT_NE(cli.message().find(c.flag), std::string::npos) << cli;
+    EXPECT_EQ(cli.message().find("TrainerOptions::"), std::string::npos) << cli;
+    EXPECT_EQ(cli.message().find("LrSchedule::"), std::string::npos) << cli;
+  }
+  EXPECT_TRUE(WithFlagNames(absl::OkStatus()).ok());
+}
+
+}  // namespace
+}  // namespace hogwild

@@ -1,0 +1,43 @@
+#include "trainer/cli/option_flags.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_replace.h"
+
+namespace hogwild {
+
+absl::Status WithFlagNames(const absl::Status& status) {
+  if (status.ok()) return status;
+  // Longer names first where one is a prefix of another (checkpoint_every_*).
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"TrainerOptions::checkpoint_every_steps", "--checkpoint_every"},
+      {"TrainerOptions::checkpoint_every_seconds", "--checkpoint_every"},
+      {"TrainerOptions::checkpoint_every_*", "--checkpoint_every"},
+      {"TrainerOptions::checkpoint_dir", "--checkpoint_dir"},
+      {"TrainerOptions::resume", "--resume"},
+      {"TrainerOptions::num_workers", "--workers"},
+      {"TrainerOptions::workers_per_device", "--workers_per_device"},
+      {"TrainerOptions::devices", "--devices"},
+      {"TrainerOptions::batch_size", "--batch_size"},
+      {"TrainerOptions::epochs", "--epochs"},
+      {"TrainerOptions::sgd.momentum", "--momentum"},
+      {"TrainerOptions::sgd.weight_decay", "--weight_decay"},
+      {"TrainerOptions::sgd.staleness_aware_lr", "--staleness_aware_lr"},
+      {"TrainerOptions::eval_every_steps", "--eval_every"},
+      {"TrainerOptions::eval_every_epochs", "--eval_every"},
+      {"TrainerOptions::log_every_steps", "--log_every"},
+      {"TrainerOptions::log_path", "--log"},
+      {"TrainerOptions::seed", "--seed"},
+      {"LrSchedule::base_lr", "--lr"},
+      {"LrSchedule::decay_rate", "--lr_decay_rate"},
+      {"LrSchedule::decay_steps", "--lr_decay_steps"},
+  };
+  std::string message(status.message());
+  for (const auto& [field, flag] : kFlags) {
+    message = absl::StrReplaceAll(message, {{field, flag}});
+  }
+  return absl::Status(status.code(), message);
+}
+
+}  // namespace hogwild

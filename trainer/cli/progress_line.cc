@@ -1,0 +1,40 @@
+#include "trainer/cli/progress_line.h"
+
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+
+namespace hogwild {
+namespace {
+
+bool IsTerminal(std::FILE* out) { return isatty(fileno(out)) != 0; }
+
+}  // namespace
+
+ProgressSink MakeProgressLine(std::FILE* out) {
+  const bool tty = IsTerminal(out);
+  return [out, tty](const ProgressReport& report) {
+    const TrainingMetrics::Snapshot& s = report.metrics;
+    const std::string acc =
+        s.last_eval ? absl::StrFormat("%.2f%%", 100.0 * s.last_eval->accuracy) : "-";
+    const std::string line = absl::StrFormat(
+        "epoch %.2f/%d | %.0f examples/s | train loss %.4f | test acc %s | staleness %.2f",
+        s.epoch, report.epochs, s.wall_time_s > 0 ? s.examples_seen / s.wall_time_s : 0.0,
+        s.recent_train_loss, acc, s.staleness_mean);
+    if (tty) {
+      absl::FPrintF(out, "\r\033[K%s%s", line, report.final ? "\n" : "");
+    } else {
+      absl::FPrintF(out, "%s\n", line);
+    }
+    std::fflush(out);
+  };
+}
+
+absl::Duration ProgressLinePeriod(std::FILE* out) {
+  return IsTerminal(out) ? absl::Milliseconds(250) : absl::Seconds(2);
+}
+
+}  // namespace hogwild

@@ -1,0 +1,93 @@
+// What a training run is asked to do: TrainerOptions, their limits as named constants, and
+// their validation. The library names a bad option by its field (`TrainerOptions::num_workers`);
+// only the command line turns those names into flags (trainer/cli/option_flags.h).
+#ifndef HOGWILD_TRAINER_TRAINER_OPTIONS_H_
+#define HOGWILD_TRAINER_TRAINER_OPTIONS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "core/mode.h"
+#include "sync/update_policy.h"
+#include "trainer/device.h"
+#include "trainer/metrics/progress.h"
+#include "trainer/model/lr_schedule.h"
+#include "trainer/model/model.h"
+
+namespace hogwild {
+
+// The allowed ranges of the integer options, inclusive. They bound memory and thread counts
+// against typing mistakes, not against what a machine can do.
+inline constexpr int kMaxWorkers = 4096;
+inline constexpr int kMaxWorkersPerDevice = 64;
+inline constexpr int64_t kMaxBatchSize = int64_t{1} << 24;
+inline constexpr int64_t kMaxEpochs = 1000000;
+inline constexpr int kMaxPrefetch = 1024;
+
+struct TrainerOptions {
+  Mode mode = Mode::kAsync;
+  int num_workers = 1;       // CPU workers, in [1, kMaxWorkers]
+  int64_t batch_size = 64;   // per worker in async mode, global in sync mode; [1, kMaxBatchSize]
+  int64_t epochs = 10;       // passes over the training set, [1, kMaxEpochs]
+  LrSchedule lr;
+  SgdOptions sgd;
+  uint64_t seed = 1;         // initialization and data order
+  ModelSpec model;           // input_shape and num_classes are taken from the dataset
+
+  // Evaluate on the test set every `eval_every_steps` global steps (0: only at the end), or,
+  // if eval_every_epochs > 0, every that many epochs (converted to global steps). Both >= 0.
+  int64_t eval_every_steps = 0;
+  double eval_every_epochs = 1.0;
+  int64_t log_every_steps = 100;  // convergence-log rows per worker, >= 1
+  std::string log_path;           // convergence log (CSV, or JSON Lines if *.jsonl); "" = none
+  int prefetch = 4;               // batches queued per worker, [1, kMaxPrefetch]
+
+  // Called with a progress report every `progress_period` while training and once at the end
+  // (trainer/metrics/progress.h), from the thread that called Train(). Null: no reports. The
+  // command line prints a progress line.
+  ProgressSink progress;
+  absl::Duration progress_period = absl::Seconds(2);
+
+  // Where the workers run (trainer/device.h). {cpu}: num_workers CPU workers. A list of GPUs:
+  // workers_per_device workers on each (one stream each), so WorkerCount() = GPUs x
+  // workers_per_device and num_workers is not used. Parameter placement: async on GPUs uses
+  // sync/device_hogwild.h, sync uses sync/nccl_tower_average.h.
+  std::vector<DeviceSpec> devices = {DeviceSpec::Cpu()};
+  int workers_per_device = 1;  // [1, kMaxWorkersPerDevice], GPUs only
+  // Async on GPUs: keep the master parameters in pinned host memory even where a GPU could
+  // hold them (exercises the several-GPUs-without-peer-access path on one GPU).
+  bool force_host_master = false;
+
+  // Called by each worker before each of its steps (worker id, its step index); a non-OK
+  // status stops training like any worker error. For fault injection and custom callbacks.
+  std::function<absl::Status(int worker, int64_t step)> step_hook;
+
+  // Checkpoints (trainer/checkpoint/). "" = none. On CPUs and GPUs alike.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every_steps = 0;   // global steps, 0 = not by steps; >= 0
+  double checkpoint_every_seconds = 0;  // 0 = not by time; >= 0, finite
+  // Continue from the checkpoint in checkpoint_dir when there is one (none: start afresh).
+  // Its signature (model, mode, workers, batch size, seed, training-set size) must match.
+  bool resume = false;
+  // When it becomes true, every worker finishes its current step, a checkpoint is written (if
+  // checkpoint_dir is set) and Train() returns OK with TrainResult::stopped_early. May be null;
+  // the pointee must outlive Train(). Set it from a signal handler or any thread.
+  const std::atomic<bool>* stop_requested = nullptr;
+};
+
+// The number of workers the options ask for: num_workers on the CPU, GPUs x workers_per_device
+// on GPUs. Pure.
+int WorkerCount(const TrainerOptions& options);
+
+// Checks every option against its range (no dataset needed). Errors: kInvalidArgument whose
+// message names the field as `TrainerOptions::<field>`, the value and the allowed range.
+absl::Status ValidateOptions(const TrainerOptions& options);
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_TRAINER_OPTIONS_H_
