@@ -70,9 +70,8 @@ TEST_P(Conv2dLayerTest, ForwardMatchesDirectFloat64Convolution) {
   ASSERT_EQ(layer_->output_shape(),
             (Shape{shape_.out_channels, shape_.out_height(), shape_.out_width()}));
   std::vector<float> y(batch * shape_.out_size(), std::nanf(""));
-  ASSERT_TRUE(layer_->Forward(backend_, batch, ToFloat(params_).data(), ToFloat(x_).data(),
-                              y.data(), nullptr)
-                  .ok());
+  ASSERT_TRUE(
+      layer_->Forward(backend_, batch, ToFloat(params_).data(), ToFloat(x_).data(), y.data()).ok());
   const std::vector<double> ref = ReferenceConv2d(shape_, x_, w_, b_);
   ASSERT_EQ(y.size(), ref.size());
   // float32 sums of C*KH*KW products of values in [-1, 1]: a few ulps of the sum's magnitude.
@@ -87,9 +86,10 @@ TEST_P(Conv2dLayerTest, BackwardMatchesFiniteDifferencesOfFloat64Reference) {
   std::vector<float> dx(x_.size(), std::nanf(""));
   const std::vector<float> xf = ToFloat(x_), pf = ToFloat(params_), rf = ToFloat(r);
   std::vector<float> y(r.size());
-  ASSERT_TRUE(layer_->Forward(backend_, batch, pf.data(), xf.data(), y.data(), nullptr).ok());
-  ASSERT_TRUE(layer_->Backward(backend_, batch, pf.data(), xf.data(), y.data(), rf.data(),
-                               dparams.data(), dx.data(), nullptr)
+  ASSERT_TRUE(layer_->Forward(backend_, batch, pf.data(), xf.data(), y.data()).ok());
+  ASSERT_TRUE(layer_
+                  ->Backward(backend_, batch, pf.data(), xf.data(), y.data(), rf.data(),
+                             dparams.data(), dx.data())
                   .ok());
 
   constexpr double kEps = 1e-3;
@@ -168,15 +168,19 @@ TEST(CpuConv2d, NonSquareKernelStridesAndPadsMatchReference) {
   // Backward data is the adjoint of forward: <dy, conv(x)> == <conv^T(dy), x>.
   const std::vector<double> dy = RandomValues(y.size(), 6);
   std::vector<float> dx(x.size(), std::nanf(""));
-  ASSERT_TRUE(
-      backend.Conv2dBackwardData(s, ToFloat(w).data(), ToFloat(dy).data(), dx.data()).ok());
+  ASSERT_TRUE(backend.Conv2dBackwardData(s, ToFloat(w).data(), ToFloat(dy).data(), dx.data()).ok());
   std::vector<double> dxd(dx.begin(), dx.end());
   EXPECT_NEAR(Dot(dy, ref), Dot(dxd, x), 1e-4);
 }
 
 TEST(CpuConv2d, EmptyBatchZeroesTheFilterGradient) {
-  const Conv2dShape s{.batch = 0, .in_channels = 2, .in_height = 4, .in_width = 4,
-                      .out_channels = 3, .kernel_height = 3, .kernel_width = 3};
+  const Conv2dShape s{.batch = 0,
+                      .in_channels = 2,
+                      .in_height = 4,
+                      .in_width = 4,
+                      .out_channels = 3,
+                      .kernel_height = 3,
+                      .kernel_width = 3};
   CpuBackend backend;
   std::vector<float> dw(s.filter_size(), std::nanf("")), db(3, std::nanf(""));
   ASSERT_TRUE(backend.Conv2dBackwardFilter(s, nullptr, nullptr, dw.data(), db.data()).ok());
@@ -186,8 +190,13 @@ TEST(CpuConv2d, EmptyBatchZeroesTheFilterGradient) {
 
 TEST(CpuConv2d, BadShapesAreInvalidArgumentNamingTheValue) {
   CpuBackend backend;
-  Conv2dShape s{.batch = 1, .in_channels = 1, .in_height = 4, .in_width = 4,
-                .out_channels = 1, .kernel_height = 7, .kernel_width = 3};
+  Conv2dShape s{.batch = 1,
+                .in_channels = 1,
+                .in_height = 4,
+                .in_width = 4,
+                .out_channels = 1,
+                .kernel_height = 7,
+                .kernel_width = 3};
   float dummy = 0.0f;
   absl::Status st = backend.Conv2dForward(s, &dummy, &dummy, nullptr, &dummy);
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
@@ -198,14 +207,18 @@ TEST(CpuConv2d, BadShapesAreInvalidArgumentNamingTheValue) {
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("stride_width = 0"), std::string::npos) << st;
 
-  auto layer = Conv2d::Create({.in_channels = 1, .in_height = 3, .in_width = 3,
-                               .out_channels = 2, .kernel = 5, .pad = 0});
+  auto layer = Conv2d::Create(
+      {.in_channels = 1, .in_height = 3, .in_width = 3, .out_channels = 2, .kernel = 5, .pad = 0});
   EXPECT_EQ(layer.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Conv2dLayer, InitIsPyTorchsUniformBound) {
-  auto layer = Conv2d::Create({.in_channels = 32, .in_height = 14, .in_width = 14,
-                               .out_channels = 64, .kernel = 5, .pad = 2});
+  auto layer = Conv2d::Create({.in_channels = 32,
+                               .in_height = 14,
+                               .in_width = 14,
+                               .out_channels = 64,
+                               .kernel = 5,
+                               .pad = 2});
   ASSERT_TRUE(layer.ok());
   ASSERT_EQ((*layer)->num_params(), 64 * 32 * 25 + 64);
   std::vector<float> p((*layer)->num_params());

@@ -117,7 +117,8 @@ void ExpectGradientNear(const std::vector<float>& actual, const Vec& expected, c
                          << " elements out of tolerance";
 }
 
-// ---- Dense ----------------------------------------------------------------------------------------
+// ---- Dense
+// ----------------------------------------------------------------------------------------
 
 TEST(Dense, ForwardMatchesFloat64Reference) {
   constexpr int64_t kBatch = 5, kIn = 7, kOut = 4;
@@ -126,7 +127,7 @@ TEST(Dense, ForwardMatchesFloat64Reference) {
   const std::vector<float> params = RandomFloats(dense.num_params(), 1);
   const std::vector<float> x = RandomFloats(kBatch * kIn, 2);
   std::vector<float> y(kBatch * kOut, kNaN);
-  ASSERT_TRUE(dense.Forward(backend, kBatch, params.data(), x.data(), y.data(), nullptr).ok());
+  ASSERT_TRUE(dense.Forward(backend, kBatch, params.data(), x.data(), y.data()).ok());
   const Vec p = ToDouble(params);
   const Vec expected = RefDense(ToDouble(x), p.data(), p.data() + kIn * kOut, kBatch, kIn, kOut);
   for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], expected[i], 1e-5) << i;
@@ -140,9 +141,10 @@ TEST(Dense, ParamAndInputGradientsMatchFiniteDifferences) {
   const std::vector<float> x = RandomFloats(kBatch * kIn, 4);
   const std::vector<float> dy = RandomFloats(kBatch * kOut, 5);  // dL/dy for L = <y, dy>
   std::vector<float> y(kBatch * kOut), dparams(dense.num_params(), kNaN), dx(x.size(), kNaN);
-  ASSERT_TRUE(dense.Forward(backend, kBatch, params.data(), x.data(), y.data(), nullptr).ok());
-  ASSERT_TRUE(dense.Backward(backend, kBatch, params.data(), x.data(), y.data(), dy.data(),
-                             dparams.data(), dx.data(), nullptr)
+  ASSERT_TRUE(dense.Forward(backend, kBatch, params.data(), x.data(), y.data()).ok());
+  ASSERT_TRUE(dense
+                  .Backward(backend, kBatch, params.data(), x.data(), y.data(), dy.data(),
+                            dparams.data(), dx.data())
                   .ok());
 
   const Vec x64 = ToDouble(x), p64 = ToDouble(params);
@@ -166,13 +168,14 @@ TEST(Dense, EmptyBatchGivesZeroParamGradient) {
   const std::vector<float> params = RandomFloats(dense.num_params(), 6);
   std::vector<float> dparams(dense.num_params(), kNaN);
   float unused = 0.0f;
-  ASSERT_TRUE(dense.Backward(backend, 0, params.data(), &unused, &unused, &unused,
-                             dparams.data(), nullptr, nullptr)
-                  .ok());
+  ASSERT_TRUE(
+      dense.Backward(backend, 0, params.data(), &unused, &unused, &unused, dparams.data(), nullptr)
+          .ok());
   for (float g : dparams) EXPECT_EQ(g, 0.0f);
 }
 
-// ---- ReLU -----------------------------------------------------------------------------------------
+// ---- ReLU
+// -----------------------------------------------------------------------------------------
 
 TEST(Relu, InputGradientMatchesFiniteDifferences) {
   constexpr int64_t kBatch = 4, kWidth = 11;
@@ -184,19 +187,20 @@ TEST(Relu, InputGradientMatchesFiniteDifferences) {
   for (float& v : x) v = v >= 0 ? v + 0.01f : v - 0.01f;
   const std::vector<float> dy = RandomFloats(x.size(), 8);
   std::vector<float> y(x.size(), kNaN), dx(x.size(), kNaN);
-  ASSERT_TRUE(relu.Forward(backend, kBatch, nullptr, x.data(), y.data(), nullptr).ok());
+  ASSERT_TRUE(relu.Forward(backend, kBatch, nullptr, x.data(), y.data()).ok());
   const Vec expected_y = RefRelu(ToDouble(x));
   for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], expected_y[i]) << i;
-  ASSERT_TRUE(relu.Backward(backend, kBatch, nullptr, x.data(), y.data(), dy.data(), nullptr,
-                            dx.data(), nullptr)
-                  .ok());
-  const Vec fd = FiniteDifferences([&](const Vec& xs) { return Dot(RefRelu(xs), dy); },
-                                   ToDouble(x));
+  ASSERT_TRUE(
+      relu.Backward(backend, kBatch, nullptr, x.data(), y.data(), dy.data(), nullptr, dx.data())
+          .ok());
+  const Vec fd =
+      FiniteDifferences([&](const Vec& xs) { return Dot(RefRelu(xs), dy); }, ToDouble(x));
   ExpectGradientNear(dx, fd, "dx");
   EXPECT_EQ(relu.num_params(), 0);
 }
 
-// ---- Softmax cross-entropy ------------------------------------------------------------------------
+// ---- Softmax cross-entropy
+// ------------------------------------------------------------------------
 
 TEST(SoftmaxCrossEntropy, LossAndGradientMatchFiniteDifferences) {
   constexpr int64_t kRows = 7, kClasses = 6;
@@ -213,13 +217,14 @@ TEST(SoftmaxCrossEntropy, LossAndGradientMatchFiniteDifferences) {
                   .ok());
   const Vec z = ToDouble(logits);
   EXPECT_NEAR(loss_sum, RefCrossEntropySum(z, labels, kClasses), 1e-5 * kRows);
-  Vec fd = FiniteDifferences([&](const Vec& zs) { return RefCrossEntropySum(zs, labels, kClasses); },
-                             z);
+  Vec fd =
+      FiniteDifferences([&](const Vec& zs) { return RefCrossEntropySum(zs, labels, kClasses); }, z);
   for (double& g : fd) g *= scale;
   ExpectGradientNear(dlogits, fd, "dlogits");
 }
 
-// ---- A whole model through Tower::ForwardBackward ------------------------------------------------
+// ---- A whole model through Tower::ForwardBackward
+// ------------------------------------------------
 
 // The float64 loss sum of an mlp with the flat parameter layout of trainer/model.h:
 // [W1 (D x H1), b1, W2 (H1 x H2), b2, ..., Wout (Hn x K), bout].
@@ -250,7 +255,8 @@ void CheckTowerAgainstFiniteDifferences(const ModelSpec& spec, int64_t batch, ui
   (*model)->InitParams(seed, absl::MakeSpan(params));
   const std::vector<float> x = RandomFloats(batch * widths[0], seed + 1);
   std::vector<int32_t> labels(batch);
-  for (int64_t r = 0; r < batch; ++r) labels[r] = static_cast<int32_t>((r * 7 + 3) % spec.num_classes);
+  for (int64_t r = 0; r < batch; ++r)
+    labels[r] = static_cast<int32_t>((r * 7 + 3) % spec.num_classes);
 
   CpuBackend backend;
   auto tower = Tower::Create(model->get(), &backend, batch + 3);  // max_batch > batch on purpose

@@ -74,8 +74,7 @@ class MaxPool2dLayerTest : public ::testing::TestWithParam<PoolCase> {
 
 TEST_P(MaxPool2dLayerTest, ForwardIsTheWindowMaximum) {
   std::vector<float> y(shape_.batch * shape_.out_size(), std::nanf(""));
-  ASSERT_TRUE(
-      layer_->Forward(backend_, shape_.batch, nullptr, ToFloat(x_).data(), y.data(), nullptr).ok());
+  ASSERT_TRUE(layer_->Forward(backend_, shape_.batch, nullptr, ToFloat(x_).data(), y.data()).ok());
   const std::vector<double> ref = ReferenceMaxPool2d(shape_, x_);
   ASSERT_EQ(y.size(), ref.size());
   for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], static_cast<float>(ref[i])) << i;
@@ -85,9 +84,10 @@ TEST_P(MaxPool2dLayerTest, BackwardMatchesFiniteDifferencesOfFloat64Reference) {
   const std::vector<double> r = RandomValues(shape_.batch * shape_.out_size(), 3);
   const std::vector<float> xf = ToFloat(x_), rf = ToFloat(r);
   std::vector<float> y(r.size()), dx(x_.size(), std::nanf(""));
-  ASSERT_TRUE(layer_->Forward(backend_, shape_.batch, nullptr, xf.data(), y.data(), nullptr).ok());
-  ASSERT_TRUE(layer_->Backward(backend_, shape_.batch, nullptr, xf.data(), y.data(), rf.data(),
-                               nullptr, dx.data(), nullptr)
+  ASSERT_TRUE(layer_->Forward(backend_, shape_.batch, nullptr, xf.data(), y.data()).ok());
+  ASSERT_TRUE(layer_
+                  ->Backward(backend_, shape_.batch, nullptr, xf.data(), y.data(), rf.data(),
+                             nullptr, dx.data())
                   .ok());
   constexpr double kEps = 1e-3;  // values are 1e-2 apart: no window's maximum moves
   std::vector<double> x = x_;
@@ -113,8 +113,13 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<PoolCase>& info) { return info.param.name; });
 
 TEST(CpuMaxPool2d, TiesGoToTheFirstMaximumInRowMajorOrder) {
-  const Pool2dShape s{.batch = 1, .channels = 1, .in_height = 4, .in_width = 4,
-                      .window_height = 2, .window_width = 2, .stride_height = 2,
+  const Pool2dShape s{.batch = 1,
+                      .channels = 1,
+                      .in_height = 4,
+                      .in_width = 4,
+                      .window_height = 2,
+                      .window_width = 2,
+                      .stride_height = 2,
                       .stride_width = 2};
   CpuBackend backend;
   const std::vector<float> x(16, 1.0f), dy = {1.0f, 2.0f, 3.0f, 4.0f};
@@ -127,8 +132,14 @@ TEST(CpuMaxPool2d, TiesGoToTheFirstMaximumInRowMajorOrder) {
 
 TEST(CpuMaxPool2d, BadShapesAreInvalidArgumentNamingTheValue) {
   CpuBackend backend;
-  Pool2dShape s{.batch = 1, .channels = 1, .in_height = 4, .in_width = 4,
-                .window_height = 2, .window_width = 2, .stride_height = 2, .stride_width = 2,
+  Pool2dShape s{.batch = 1,
+                .channels = 1,
+                .in_height = 4,
+                .in_width = 4,
+                .window_height = 2,
+                .window_width = 2,
+                .stride_height = 2,
+                .stride_width = 2,
                 .pad_height = 2};
   float dummy = 0.0f;
   absl::Status st = backend.MaxPool2dForward(s, &dummy, &dummy);

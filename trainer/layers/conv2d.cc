@@ -55,15 +55,14 @@ Conv2dShape Conv2d::ShapeFor(int64_t batch) const {
 }
 
 absl::Status Conv2d::Forward(Backend& backend, int64_t batch, const float* params, const float* x,
-                             float* y, float* /*workspace*/) {
-  const float* w = params;                       // [F, C, KH, KW]
+                             float* y) {
+  const float* w = params;                         // [F, C, KH, KW]
   const float* b = params + shape_.filter_size();  // [F]
   return backend.Conv2dForward(ShapeFor(batch), x, w, b, y);
 }
 
-absl::Status Conv2d::Backward(Backend& backend, int64_t batch, const float* params,
-                              const float* x, const float* /*y*/, const float* dy, float* dparams,
-                              float* dx, float* /*workspace*/) {
+absl::Status Conv2d::Backward(Backend& backend, int64_t batch, const float* params, const float* x,
+                              const float* /*y*/, const float* dy, float* dparams, float* dx) {
   const Conv2dShape s = ShapeFor(batch);
   HOGWILD_RETURN_IF_ERROR(
       backend.Conv2dBackwardFilter(s, x, dy, dparams, dparams + shape_.filter_size()));

@@ -38,10 +38,9 @@ class Conv2d final : public Layer {
   int64_t num_params() const override;
   void InitParams(std::mt19937_64& rng, absl::Span<float> params) const override;
   absl::Status Forward(Backend& backend, int64_t batch, const float* params, const float* x,
-                       float* y, float* workspace) override;
+                       float* y) override;
   absl::Status Backward(Backend& backend, int64_t batch, const float* params, const float* x,
-                        const float* y, const float* dy, float* dparams, float* dx,
-                        float* workspace) override;
+                        const float* y, const float* dy, float* dparams, float* dx) override;
 
  private:
   explicit Conv2d(const Conv2dShape& shape) : shape_(shape) {}

@@ -16,19 +16,18 @@ void Dense::InitParams(std::mt19937_64& rng, absl::Span<float> params) const {
 }
 
 absl::Status Dense::Forward(Backend& backend, int64_t batch, const float* params, const float* x,
-                            float* y, float* /*workspace*/) {
-  const float* w = params;           // [in, out]
+                            float* y) {
+  const float* w = params;               // [in, out]
   const float* b = params + in_ * out_;  // [out]
   HOGWILD_RETURN_IF_ERROR(
       backend.Gemm(Transpose::kNo, Transpose::kNo, batch, out_, in_, 1.0f, x, w, 0.0f, y));
   return backend.AddBias(batch, out_, b, y);
 }
 
-absl::Status Dense::Backward(Backend& backend, int64_t batch, const float* params,
-                             const float* x, const float* /*y*/, const float* dy, float* dparams,
-                             float* dx, float* /*workspace*/) {
-  float* dw = dparams;                 // [in, out]
-  float* db = dparams + in_ * out_;    // [out]
+absl::Status Dense::Backward(Backend& backend, int64_t batch, const float* params, const float* x,
+                             const float* /*y*/, const float* dy, float* dparams, float* dx) {
+  float* dw = dparams;               // [in, out]
+  float* db = dparams + in_ * out_;  // [out]
   HOGWILD_RETURN_IF_ERROR(
       backend.Gemm(Transpose::kYes, Transpose::kNo, in_, out_, batch, 1.0f, x, dy, 0.0f, dw));
   HOGWILD_RETURN_IF_ERROR(backend.SumRows(batch, out_, dy, db));

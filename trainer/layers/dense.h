@@ -21,10 +21,9 @@ class Dense final : public Layer {
   int64_t num_params() const override { return in_ * out_ + out_; }
   void InitParams(std::mt19937_64& rng, absl::Span<float> params) const override;
   absl::Status Forward(Backend& backend, int64_t batch, const float* params, const float* x,
-                       float* y, float* workspace) override;
+                       float* y) override;
   absl::Status Backward(Backend& backend, int64_t batch, const float* params, const float* x,
-                        const float* y, const float* dy, float* dparams, float* dx,
-                        float* workspace) override;
+                        const float* y, const float* dy, float* dparams, float* dx) override;
 
  private:
   int64_t in_;

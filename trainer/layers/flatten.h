@@ -17,10 +17,9 @@ class Flatten final : public Layer {
   Shape input_shape() const override { return input_shape_; }
   Shape output_shape() const override { return {NumElements(input_shape_)}; }
   absl::Status Forward(Backend& backend, int64_t batch, const float* params, const float* x,
-                       float* y, float* workspace) override;
+                       float* y) override;
   absl::Status Backward(Backend& backend, int64_t batch, const float* params, const float* x,
-                        const float* y, const float* dy, float* dparams, float* dx,
-                        float* workspace) override;
+                        const float* y, const float* dy, float* dparams, float* dx) override;
 
  private:
   Shape input_shape_;

@@ -28,24 +28,21 @@ class Layer {
   virtual Shape output_shape() const = 0;
   // Number of float32 parameters this layer owns in the flat array (0 for ReLU, pooling).
   virtual int64_t num_params() const { return 0; }
-  // Floats of scratch memory Forward/Backward need for a batch of `batch` examples.
-  virtual int64_t workspace_floats(int64_t /*batch*/) const { return 0; }
-
   // Writes the initial parameters into `params` ([num_params()] host memory), drawing from rng.
   virtual void InitParams(std::mt19937_64& /*rng*/, absl::Span<float> /*params*/) const {}
 
-  // y = layer(x).   params: [num_params()], x: [batch, input], y: [batch, output],
-  // workspace: [workspace_floats(batch)]; all in the backend's memory. batch may be 0.
-  virtual absl::Status Forward(Backend& backend, int64_t batch, const float* params,
-                               const float* x, float* y, float* workspace) = 0;
+  // y = layer(x).   params: [num_params()], x: [batch, input], y: [batch, output]; all in the
+  // backend's memory. batch may be 0. Scratch memory a layer needs (im2col columns, a cuDNN
+  // workspace) belongs to the backend, which is one worker's.
+  virtual absl::Status Forward(Backend& backend, int64_t batch, const float* params, const float* x,
+                               float* y) = 0;
 
   // Back-propagates dy ([batch, output]) given the x and y of the matching Forward: overwrites
   // dparams ([num_params()], the gradient of the loss with respect to this layer's parameters)
-  // and, when dx is not null, dx ([batch, input]). The workspace is scratch shared by all layers
-  // of a Tower: its contents do NOT survive from Forward to Backward (recompute from x and y).
+  // and, when dx is not null, dx ([batch, input]).
   virtual absl::Status Backward(Backend& backend, int64_t batch, const float* params,
                                 const float* x, const float* y, const float* dy, float* dparams,
-                                float* dx, float* workspace) = 0;
+                                float* dx) = 0;
 };
 
 }  // namespace hogwild

@@ -25,7 +25,9 @@ std::string MaxPool2d::name() const {
                          shape_.stride_height, shape_.pad_height);
 }
 
-Shape MaxPool2d::input_shape() const { return {shape_.channels, shape_.in_height, shape_.in_width}; }
+Shape MaxPool2d::input_shape() const {
+  return {shape_.channels, shape_.in_height, shape_.in_width};
+}
 
 Shape MaxPool2d::output_shape() const {
   return {shape_.channels, shape_.out_height(), shape_.out_width()};
@@ -38,13 +40,13 @@ Pool2dShape MaxPool2d::ShapeFor(int64_t batch) const {
 }
 
 absl::Status MaxPool2d::Forward(Backend& backend, int64_t batch, const float* /*params*/,
-                                const float* x, float* y, float* /*workspace*/) {
+                                const float* x, float* y) {
   return backend.MaxPool2dForward(ShapeFor(batch), x, y);
 }
 
 absl::Status MaxPool2d::Backward(Backend& backend, int64_t batch, const float* /*params*/,
                                  const float* x, const float* y, const float* dy,
-                                 float* /*dparams*/, float* dx, float* /*workspace*/) {
+                                 float* /*dparams*/, float* dx) {
   if (dx == nullptr) return absl::OkStatus();
   return backend.MaxPool2dBackward(ShapeFor(batch), x, y, dy, dx);
 }

@@ -14,12 +14,12 @@
 namespace hogwild {
 
 struct MaxPool2dOptions {
-  int64_t channels = 1;   // C
-  int64_t in_height = 28; // H
-  int64_t in_width = 28;  // W
-  int64_t window = 2;     // KH = KW
-  int64_t stride = 2;     // both directions
-  int64_t pad = 0;        // in [0, window / 2]
+  int64_t channels = 1;    // C
+  int64_t in_height = 28;  // H
+  int64_t in_width = 28;   // W
+  int64_t window = 2;      // KH = KW
+  int64_t stride = 2;      // both directions
+  int64_t pad = 0;         // in [0, window / 2]
 };
 
 class MaxPool2d final : public Layer {
@@ -31,10 +31,9 @@ class MaxPool2d final : public Layer {
   Shape input_shape() const override;
   Shape output_shape() const override;
   absl::Status Forward(Backend& backend, int64_t batch, const float* params, const float* x,
-                       float* y, float* workspace) override;
+                       float* y) override;
   absl::Status Backward(Backend& backend, int64_t batch, const float* params, const float* x,
-                        const float* y, const float* dy, float* dparams, float* dx,
-                        float* workspace) override;
+                        const float* y, const float* dy, float* dparams, float* dx) override;
 
  private:
   explicit MaxPool2d(const Pool2dShape& shape) : shape_(shape) {}

@@ -15,10 +15,9 @@ class Relu final : public Layer {
   Shape input_shape() const override { return shape_; }
   Shape output_shape() const override { return shape_; }
   absl::Status Forward(Backend& backend, int64_t batch, const float* params, const float* x,
-                       float* y, float* workspace) override;
+                       float* y) override;
   absl::Status Backward(Backend& backend, int64_t batch, const float* params, const float* x,
-                        const float* y, const float* dy, float* dparams, float* dx,
-                        float* workspace) override;
+                        const float* y, const float* dy, float* dparams, float* dx) override;
 
  private:
   Shape shape_;

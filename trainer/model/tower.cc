@@ -14,18 +14,17 @@ absl::StatusOr<std::unique_ptr<Tower>> Tower::Create(const Model* model, Backend
   }
   std::unique_ptr<Tower> tower(new Tower(model, backend, max_batch));
   int64_t widest = model->input_features();
-  int64_t workspace = 0;
   for (const auto& layer : model->layers()) {
     const int64_t width = NumElements(layer->output_shape());
     widest = std::max(widest, width);
-    workspace = std::max(workspace, layer->workspace_floats(max_batch));
     HOGWILD_ASSIGN_OR_RETURN(auto activation,
                              BackendBuffer<float>::Create(backend, max_batch * width));
     tower->activations_.push_back(std::move(activation));
   }
-  HOGWILD_ASSIGN_OR_RETURN(tower->grad_a_, BackendBuffer<float>::Create(backend, max_batch * widest));
-  HOGWILD_ASSIGN_OR_RETURN(tower->grad_b_, BackendBuffer<float>::Create(backend, max_batch * widest));
-  HOGWILD_ASSIGN_OR_RETURN(tower->workspace_, BackendBuffer<float>::Create(backend, workspace));
+  HOGWILD_ASSIGN_OR_RETURN(tower->grad_a_,
+                           BackendBuffer<float>::Create(backend, max_batch * widest));
+  HOGWILD_ASSIGN_OR_RETURN(tower->grad_b_,
+                           BackendBuffer<float>::Create(backend, max_batch * widest));
   HOGWILD_ASSIGN_OR_RETURN(tower->loss_sum_, BackendBuffer<float>::Create(backend, 1));
   return tower;
 }
@@ -40,8 +39,8 @@ absl::StatusOr<const float*> Tower::Forward(const float* params, int64_t batch,
   const float* x = features;
   for (size_t i = 0; i < layers.size(); ++i) {
     float* y = activations_[i].data();
-    HOGWILD_RETURN_IF_ERROR(layers[i]->Forward(*backend_, batch, params + model_->param_offset(i),
-                                               x, y, workspace_.data()));
+    HOGWILD_RETURN_IF_ERROR(
+        layers[i]->Forward(*backend_, batch, params + model_->param_offset(i), x, y));
     x = y;
   }
   return x;
@@ -55,15 +54,14 @@ absl::StatusOr<double> Tower::ForwardBackward(const float* params, int64_t batch
   float* dy = grad_a_.data();
   float* spare = grad_b_.data();
   HOGWILD_RETURN_IF_ERROR(backend_->SoftmaxCrossEntropy(batch, model_->num_classes(), logits,
-                                                        labels, grad_scale, dy,
-                                                        loss_sum_.data()));
+                                                        labels, grad_scale, dy, loss_sum_.data()));
   for (size_t i = layers.size(); i-- > 0;) {
     const float* x = i == 0 ? features : activations_[i - 1].data();
     // The first layer's input gradient is never needed: skip that GEMM.
     float* dx = i == 0 ? nullptr : spare;
-    HOGWILD_RETURN_IF_ERROR(layers[i]->Backward(
-        *backend_, batch, params + model_->param_offset(i), x, activations_[i].data(), dy,
-        grad + model_->param_offset(i), dx, workspace_.data()));
+    HOGWILD_RETURN_IF_ERROR(layers[i]->Backward(*backend_, batch, params + model_->param_offset(i),
+                                                x, activations_[i].data(), dy,
+                                                grad + model_->param_offset(i), dx));
     std::swap(dy, spare);
   }
   float loss_sum = 0.0f;

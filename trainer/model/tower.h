@@ -1,5 +1,5 @@
 // A Tower runs a Model's forward and backward passes on one worker's Backend: it owns the
-// activation, gradient and scratch buffers for batches of up to `max_batch` examples, so the
+// activation and gradient buffers for batches of up to `max_batch` examples, so the
 // steady-state step allocates nothing. (The name is TensorFlow's: one replica of the model.)
 //
 // Thread-safety: one Tower per worker thread (like its Backend). The model is shared read-only.
@@ -32,9 +32,8 @@ class Tower {
   //   grad:       [P] float32 out, backend memory: grad_scale * d(sum of losses)/d(params)
   // Returns the sum over the batch of the per-example loss (not scaled); a batch of 0 gives
   // loss 0 and a zero gradient. The result is read back to the host (synchronizes).
-  absl::StatusOr<double> ForwardBackward(const float* params, int64_t batch,
-                                         const float* features, const int32_t* labels,
-                                         float grad_scale, float* grad);
+  absl::StatusOr<double> ForwardBackward(const float* params, int64_t batch, const float* features,
+                                         const int32_t* labels, float grad_scale, float* grad);
 
   // Forward pass only. Returns the logits, [batch, K] in backend memory, valid until the next
   // call on this tower.
@@ -53,7 +52,6 @@ class Tower {
   std::vector<BackendBuffer<float>> activations_;
   // Two ping-pong buffers for the activation gradients, [max_batch, max width].
   BackendBuffer<float> grad_a_, grad_b_;
-  BackendBuffer<float> workspace_;
   BackendBuffer<float> loss_sum_;  // [1]
 };
 
