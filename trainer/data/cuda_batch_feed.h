@@ -13,8 +13,6 @@
 //   slot 0: [pinned features, labels] --copy stream--> [device features, labels]
 //   slot 1: the same; staging and compute alternate between the two.
 //
-// Status: compiled; not yet run on a GPU (see tools/gpu_check.sh).
-//
 // Thread-safety: Next() from the worker's thread (the one that created the backend). The
 // staging thread is the only caller of pipeline->Next(worker).
 #ifndef HOGWILD_TRAINER_DATA_CUDA_BATCH_FEED_H_
