@@ -28,35 +28,10 @@ absl::StatusOr<void*> CudaMallocOrError(size_t bytes) {
   return ptr;
 }
 
-absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(size_t bytes) {
-  absl::StatusOr<void*> ptr = CudaMallocOrError(bytes);
-  if (!ptr.ok()) return ptr.status();
-  DeviceBuffer buffer;
-  buffer.data_ = *ptr;
-  buffer.bytes_ = bytes;
-  return buffer;
-}
+namespace {
 
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  if (this != &other) {
-    Reset();
-    data_ = std::exchange(other.data_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
-  }
-  return *this;
-}
-
-void DeviceBuffer::Reset() {
-  if (data_ == nullptr) return;
-  const absl::Status s = HOGWILD_CUDA_STATUS(cudaFree(data_));
-  LogIfError("DeviceBuffer", s);
-  data_ = nullptr;
-  bytes_ = 0;
-}
-
-absl::StatusOr<PinnedHostBuffer> PinnedHostBuffer::Allocate(size_t bytes) {
-  PinnedHostBuffer buffer;
-  if (bytes == 0) return buffer;
+absl::StatusOr<void*> CudaMallocHostOrError(size_t bytes) {
+  if (bytes == 0) return nullptr;
   void* ptr = nullptr;
   const cudaError_t result = cudaMallocHost(&ptr, bytes);
   if (result == cudaErrorMemoryAllocation) {
@@ -65,26 +40,35 @@ absl::StatusOr<PinnedHostBuffer> PinnedHostBuffer::Allocate(size_t bytes) {
         "cudaMallocHost of %d bytes of pinned host memory failed: out of memory", bytes));
   }
   HOGWILD_CUDA_RETURN_IF_ERROR(result);
-  buffer.data_ = ptr;
-  buffer.bytes_ = bytes;
+  return ptr;
+}
+
+}  // namespace
+
+template <CudaMemoryKind kKind>
+absl::StatusOr<CudaMemory<kKind>> CudaMemory<kKind>::Allocate(size_t bytes) {
+  absl::StatusOr<void*> ptr =
+      kKind == CudaMemoryKind::kDevice ? CudaMallocOrError(bytes) : CudaMallocHostOrError(bytes);
+  if (!ptr.ok()) return ptr.status();
+  CudaMemory buffer;
+  buffer.data_ = *ptr;
+  buffer.bytes_ = *ptr == nullptr ? 0 : bytes;
   return buffer;
 }
 
-PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept {
-  if (this != &other) {
-    Reset();
-    data_ = std::exchange(other.data_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
-  }
-  return *this;
-}
-
-void PinnedHostBuffer::Reset() {
+template <CudaMemoryKind kKind>
+void CudaMemory<kKind>::Reset() {
   if (data_ == nullptr) return;
-  const absl::Status s = HOGWILD_CUDA_STATUS(cudaFreeHost(data_));
-  LogIfError("PinnedHostBuffer", s);
+  if constexpr (kKind == CudaMemoryKind::kDevice) {
+    LogIfError("DeviceBuffer", HOGWILD_CUDA_STATUS(cudaFree(data_)));
+  } else {
+    LogIfError("PinnedHostBuffer", HOGWILD_CUDA_STATUS(cudaFreeHost(data_)));
+  }
   data_ = nullptr;
   bytes_ = 0;
 }
+
+template class CudaMemory<CudaMemoryKind::kDevice>;
+template class CudaMemory<CudaMemoryKind::kPinnedHost>;
 
 }  // namespace hogwild

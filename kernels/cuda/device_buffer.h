@@ -23,20 +23,34 @@ namespace hogwild {
 // (cudaMemGetInfo); other CUDA errors as converted by kernels/cuda/cuda_status.h.
 absl::StatusOr<void*> CudaMallocOrError(size_t bytes);
 
-// Device memory on the device that was current when Allocate() ran. Move-only; the destructor
-// calls cudaFree (which waits for the device to go idle, so never free in a hot loop) and logs,
-// never throws, if that fails. May be destroyed on any thread.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  // Allocates `bytes` (uninitialized) with CudaMallocOrError; same errors.
-  static absl::StatusOr<DeviceBuffer> Allocate(size_t bytes);
+// Where a CudaMemory lives: device memory of the device that was current when Allocate() ran
+// (cudaMalloc), or page-locked host memory (cudaMallocHost).
+enum class CudaMemoryKind { kDevice, kPinnedHost };
 
-  DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { Reset(); }
+// An owning handle for `bytes` of CUDA memory of one kind. Move-only; the destructor frees the
+// memory (cudaFree / cudaFreeHost) and logs, never throws, if that fails. May be destroyed on any
+// thread. cudaFree waits for the device to go idle, so never free in a hot loop.
+template <CudaMemoryKind kKind>
+class CudaMemory {
+ public:
+  CudaMemory() = default;
+  // Allocates `bytes` (uninitialized). bytes == 0 gives an empty buffer. Errors:
+  // kResourceExhausted with the bytes asked (device memory: also the device and its free/total
+  // bytes, as CudaMallocOrError); other CUDA errors as converted by kernels/cuda/cuda_status.h.
+  static absl::StatusOr<CudaMemory> Allocate(size_t bytes);
+
+  CudaMemory(CudaMemory&& other) noexcept { *this = std::move(other); }
+  CudaMemory& operator=(CudaMemory&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      data_ = std::exchange(other.data_, nullptr);
+      bytes_ = std::exchange(other.bytes_, 0);
+    }
+    return *this;
+  }
+  CudaMemory(const CudaMemory&) = delete;
+  CudaMemory& operator=(const CudaMemory&) = delete;
+  ~CudaMemory() { Reset(); }
 
   // Frees the memory now (see the class comment); the buffer becomes empty.
   void Reset();
@@ -53,36 +67,14 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
-// Page-locked host memory (cudaMallocHost). Move-only; the destructor calls cudaFreeHost and
-// logs, never throws, on failure. Copies from it with cudaMemcpyAsync return before the data has
-// been read: do not overwrite it until the stream has passed the copy.
-class PinnedHostBuffer {
- public:
-  PinnedHostBuffer() = default;
-  // Allocates `bytes` of pinned host memory (uninitialized). bytes == 0 gives an empty buffer.
-  // Errors: kResourceExhausted with the bytes asked; other CUDA errors converted.
-  static absl::StatusOr<PinnedHostBuffer> Allocate(size_t bytes);
+// Device memory. Never managed memory.
+using DeviceBuffer = CudaMemory<CudaMemoryKind::kDevice>;
+// Page-locked host memory. Copies from it with cudaMemcpyAsync return before the data has been
+// read: do not overwrite it until the stream has passed the copy.
+using PinnedHostBuffer = CudaMemory<CudaMemoryKind::kPinnedHost>;
 
-  PinnedHostBuffer(PinnedHostBuffer&& other) noexcept { *this = std::move(other); }
-  PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept;
-  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
-  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
-  ~PinnedHostBuffer() { Reset(); }
-
-  // Frees the memory now; the buffer becomes empty.
-  void Reset();
-
-  void* data() const { return data_; }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(data_);
-  }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* data_ = nullptr;
-  size_t bytes_ = 0;
-};
+extern template class CudaMemory<CudaMemoryKind::kDevice>;
+extern template class CudaMemory<CudaMemoryKind::kPinnedHost>;
 
 }  // namespace hogwild
 
