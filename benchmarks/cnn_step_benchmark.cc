@@ -5,9 +5,11 @@
 // in PyTorch and reports the ratio.
 //
 //   bazel run -c opt //benchmarks:cnn_step_benchmark -- --benchmark_filter=TrainStep
+#include <memory>
 #include <random>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "trainer/model/model.h"
@@ -24,24 +26,50 @@ std::vector<float> Random(size_t n, uint32_t seed) {
   return v;
 }
 
+// The CNN of the README with initialized parameters and a random batch of `batch` examples.
+struct CnnStep {
+  explicit CnnStep(int64_t batch) : batch(batch) {
+    auto created = Model::Create(ModelSpec{.name = "cnn", .input_shape = {1, 28, 28}});
+    if (!created.ok()) {
+      status = created.status();
+      return;
+    }
+    model = *std::move(created);
+    auto created_tower = Tower::Create(model.get(), &backend, batch);
+    if (!created_tower.ok()) {
+      status = created_tower.status();
+      return;
+    }
+    tower = *std::move(created_tower);
+    params.resize(model->num_params());
+    model->InitParams(1, absl::MakeSpan(params));
+    features = Random(batch * 784, 2);
+  }
+
+  int64_t batch;
+  absl::Status status;
+  std::unique_ptr<Model> model;
+  CpuBackend backend;
+  std::unique_ptr<Tower> tower;
+  std::vector<float> params;
+  std::vector<float> features;  // [batch, 784]
+};
+
 void BM_CnnTrainStep(benchmark::State& state) {
   const int64_t batch = state.range(0);
-  auto model = Model::Create(ModelSpec{.name = "cnn", .input_shape = {1, 28, 28}});
-  if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
-  CpuBackend backend;
-  auto tower = Tower::Create(model->get(), &backend, batch);
-  if (!tower.ok()) return state.SkipWithError(tower.status().ToString().c_str());
-  std::vector<float> params((*model)->num_params()), grad(params.size());
-  (*model)->InitParams(1, absl::MakeSpan(params));
-  const std::vector<float> features = Random(batch * 784, 2);
+  CnnStep step(batch);
+  if (!step.status.ok()) return state.SkipWithError(step.status.ToString().c_str());
+  std::vector<float>& params = step.params;
+  std::vector<float> grad(params.size());
   std::vector<int32_t> labels(batch);
   for (int64_t i = 0; i < batch; ++i) labels[i] = static_cast<int32_t>(i % 10);
   for (auto _ : state) {
-    auto loss = (*tower)->ForwardBackward(params.data(), batch, features.data(), labels.data(),
-                                          1.0f / batch, grad.data());
+    auto loss = step.tower->ForwardBackward(params.data(), batch, step.features.data(),
+                                            labels.data(), 1.0f / batch, grad.data());
     if (!loss.ok()) return state.SkipWithError(loss.status().ToString().c_str());
     benchmark::DoNotOptimize(*loss);
-    if (!backend.SgdUpdate(params.size(), 0.01f, 0.0f, 0.0f, grad.data(), nullptr, params.data())
+    if (!step.backend
+             .SgdUpdate(params.size(), 0.01f, 0.0f, 0.0f, grad.data(), nullptr, params.data())
              .ok()) {
       return state.SkipWithError("SgdUpdate failed");
     }
@@ -52,16 +80,10 @@ BENCHMARK(BM_CnnTrainStep)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime(
 
 void BM_CnnForward(benchmark::State& state) {
   const int64_t batch = state.range(0);
-  auto model = Model::Create(ModelSpec{.name = "cnn", .input_shape = {1, 28, 28}});
-  if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
-  CpuBackend backend;
-  auto tower = Tower::Create(model->get(), &backend, batch);
-  if (!tower.ok()) return state.SkipWithError(tower.status().ToString().c_str());
-  std::vector<float> params((*model)->num_params());
-  (*model)->InitParams(1, absl::MakeSpan(params));
-  const std::vector<float> features = Random(batch * 784, 2);
+  CnnStep step(batch);
+  if (!step.status.ok()) return state.SkipWithError(step.status.ToString().c_str());
   for (auto _ : state) {
-    auto logits = (*tower)->Forward(params.data(), batch, features.data());
+    auto logits = step.tower->Forward(step.params.data(), batch, step.features.data());
     if (!logits.ok()) return state.SkipWithError(logits.status().ToString().c_str());
     benchmark::DoNotOptimize(*logits);
   }
@@ -73,9 +95,15 @@ BENCHMARK(BM_CnnForward)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 enum Pass { kForward, kBackwardData, kBackwardFilter };
 
 void BM_Conv2(benchmark::State& state) {
-  const Conv2dShape s{.batch = 64, .in_channels = 32, .in_height = 14, .in_width = 14,
-                      .out_channels = 64, .kernel_height = 5, .kernel_width = 5,
-                      .pad_height = 2, .pad_width = 2};
+  const Conv2dShape s{.batch = 64,
+                      .in_channels = 32,
+                      .in_height = 14,
+                      .in_width = 14,
+                      .out_channels = 64,
+                      .kernel_height = 5,
+                      .kernel_width = 5,
+                      .pad_height = 2,
+                      .pad_width = 2};
   CpuBackend backend;
   const std::vector<float> x = Random(s.batch * s.in_size(), 1), w = Random(s.filter_size(), 2),
                            b = Random(s.out_channels, 3), dy = Random(s.batch * s.out_size(), 4);
@@ -83,9 +111,14 @@ void BM_Conv2(benchmark::State& state) {
   for (auto _ : state) {
     absl::Status st;
     switch (state.range(0)) {
-      case kForward: st = backend.Conv2dForward(s, x.data(), w.data(), b.data(), y.data()); break;
-      case kBackwardData: st = backend.Conv2dBackwardData(s, w.data(), dy.data(), dx.data()); break;
-      default: st = backend.Conv2dBackwardFilter(s, x.data(), dy.data(), dw.data(), db.data());
+      case kForward:
+        st = backend.Conv2dForward(s, x.data(), w.data(), b.data(), y.data());
+        break;
+      case kBackwardData:
+        st = backend.Conv2dBackwardData(s, w.data(), dy.data(), dx.data());
+        break;
+      default:
+        st = backend.Conv2dBackwardFilter(s, x.data(), dy.data(), dw.data(), db.data());
     }
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
   }
