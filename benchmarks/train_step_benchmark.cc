@@ -7,8 +7,9 @@
 //   the weights of every layer but the first for the input gradients: 1,211,392 per example).
 // - BM_GemmLimit/B: the same eight GEMM calls with the same shapes straight into OpenBLAS on
 //   the same core, nothing else: the practical limit of BM_TrainStep.
-// - BM_HogwildUpdate: ParameterStore::SgdUpdateAndRead over P = 269,322 floats (reads params
-//   and gradient, writes params and the snapshot: 16 bytes per element), against
+// - BM_HogwildUpdate/momentum:M: ParameterStore::SgdUpdateAndRead over P = 269,322 floats
+//   (reads params and gradient, writes params and the snapshot: 16 bytes per element; with
+//   momentum also the velocity: 24), against
 //   BM_Memcpy of the same array (8 bytes per element moved).
 // - BM_SyncReduction/threads:W: TowerAverage::FinishStep with W threads (barrier, reduction of
 //   W gradients over the worker's slice, SGD on the slice, barrier): bytes of gradients and
@@ -73,7 +74,7 @@ void BM_TrainStep(benchmark::State& state) {
     auto loss = tower->ForwardBackward(snapshot.data(), batch, features.data(), labels.data(),
                                        1.0f / batch, grad.data());
     benchmark::DoNotOptimize(loss);
-    store.SgdUpdateAndRead(grad, 1e-3f, 0.0f, absl::MakeSpan(snapshot));
+    store.SgdUpdateAndRead(SgdMomentumFn{1e-3f, 0.0f, 0.0f}, grad, {}, absl::MakeSpan(snapshot));
     store.CompleteUpdate();
   }
   state.counters["examples/s"] =
@@ -123,17 +124,21 @@ int64_t W1Params() { return MakeW1Model()->num_params(); }
 
 void BM_HogwildUpdate(benchmark::State& state) {
   const int64_t p = W1Params();
+  const float momentum = state.range(0) != 0 ? 0.9f : 0.0f;
   ParameterStore store(p);
   const std::vector<float> grad = RandomVector(p, 7);
-  std::vector<float> snapshot(p);
+  std::vector<float> snapshot(p), velocity(momentum != 0.0f ? p : 0);
   for (auto _ : state) {
-    store.SgdUpdateAndRead(grad, 1e-3f, 0.0f, absl::MakeSpan(snapshot));
+    store.SgdUpdateAndRead(SgdMomentumFn{1e-3f, momentum, 0.0f}, grad, absl::MakeSpan(velocity),
+                           absl::MakeSpan(snapshot));
     benchmark::ClobberMemory();
   }
-  state.counters["bytes/s"] = benchmark::Counter(
-      16.0 * p, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
+  // Momentum reads and writes the velocity too: 24 bytes per element.
+  state.counters["bytes/s"] = benchmark::Counter((momentum != 0.0f ? 24.0 : 16.0) * p,
+                                                 benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1024);
 }
-BENCHMARK(BM_HogwildUpdate);
+BENCHMARK(BM_HogwildUpdate)->ArgName("momentum")->Arg(0)->Arg(1);
 
 void BM_Memcpy(benchmark::State& state) {
   const int64_t p = W1Params();

@@ -54,20 +54,11 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
   const StepStats stats =
       AsyncStepStats(store()->version(), w.read_version, lr, sgd_options().staleness_aware_lr);
   const SgdMomentumFn sgd{stats.applied_lr, sgd_options().momentum, sgd_options().weight_decay};
-  const float* g = grad.data();
   // The update also refreshes this worker's snapshot (one pass over P instead of two: the
   // update and the next step's Read() were a third of the step on the MLP). The snapshot counts
   // as a fresh read only if no other update completed during the pass.
-  float* snapshot = w.snapshot.data();
   const uint64_t version_before = store()->version();
-  if (sgd_options().momentum != 0.0f) {
-    float* v = w.velocity.data();
-    store()->UpdateAndRead(
-        0, store()->size(), [&](int64_t i, float p) { return sgd(p, g[i], v[i]); }, snapshot);
-  } else {
-    store()->SgdUpdateAndRead(grad, stats.applied_lr, sgd_options().weight_decay,
-                             absl::MakeSpan(w.snapshot));
-  }
+  store()->SgdUpdateAndRead(sgd, grad, absl::MakeSpan(w.velocity), absl::MakeSpan(w.snapshot));
   const uint64_t version_after = store()->CompleteUpdate() + 1;
   w.snapshot_current = version_after == version_before + 1;
   w.read_version = version_after;

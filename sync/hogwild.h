@@ -6,8 +6,8 @@
 // refreshed the snapshot and no other update has completed since; FinishStep applies
 //   p <- SgdMomentumFn(p, grad, v_w)
 // element by element to the shared ParameterStore with relaxed atomic loads and stores and no
-// lock, copying each value it leaves into the snapshot (ParameterStore::UpdateAndRead), then
-// advances the version. The momentum buffer v_w is private to each worker (as in
+// lock, copying each value it leaves into the snapshot (ParameterStore::SgdUpdateAndRead, the
+// vectorized kernels/cpu/sgd_update.h), then advances the version. The momentum buffer v_w is private to each worker (as in
 // PyTorch's Hogwild recipe, where each process owns its optimizer). See sync/parameter_store.h
 // for what may be lost and what can never happen.
 //

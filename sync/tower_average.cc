@@ -6,6 +6,7 @@
 #endif
 
 #include "core/status_macros.h"
+#include "kernels/cpu/sgd_update.h"
 #include "kernels/functors.h"
 
 namespace hogwild {
@@ -74,28 +75,13 @@ absl::StatusOr<StepStats> TowerAverage::DoFinishStep(int worker, DeviceSpan<cons
   const SgdMomentumFn sgd{lr, sgd_options().momentum, sgd_options().weight_decay};
   // Blocked so the partial sums stay in L1 while all towers are added in worker order.
   constexpr int64_t kBlock = 1024;
-  alignas(16) float sum[kBlock];
+  float sum[kBlock];
   for (int64_t lo = begin; lo < end; lo += kBlock) {
     const int64_t n = std::min(kBlock, end - lo);
     AddTowers(lo, n, sum);
-    int64_t i = 0;
-#if defined(__SSE2__)
-    if (velocity == nullptr) {
-      // SgdMomentumFn with momentum 0, four lanes at a time with the same roundings (GCC's -O2
-      // does not vectorize the functor loop: the reduction was a sixth of a sync step).
-      const __m128 lr4 = _mm_set1_ps(sgd.lr);
-      const __m128 wd4 = _mm_set1_ps(sgd.weight_decay);
-      for (; i + 4 <= n; i += 4) {
-        const __m128 p = _mm_loadu_ps(params + lo + i);
-        const __m128 d = _mm_add_ps(_mm_load_ps(sum + i), _mm_mul_ps(wd4, p));
-        _mm_storeu_ps(params + lo + i, _mm_sub_ps(p, _mm_mul_ps(lr4, d)));
-      }
-    }
-#endif
-    float unused = 0.0f;
-    for (; i < n; ++i) {
-      params[lo + i] = sgd(params[lo + i], sum[i], velocity ? velocity[lo + i] : unused);
-    }
+    cpu::SgdUpdate(sgd, absl::MakeConstSpan(sum, n),
+                   velocity == nullptr ? absl::Span<float>() : absl::MakeSpan(velocity + lo, n),
+                   absl::MakeSpan(params + lo, n));
   }
   if (worker == 0) store()->CompleteUpdate();
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());

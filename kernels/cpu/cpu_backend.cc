@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/cpu/direct_max_pool2d.h"
 #include "kernels/cpu/im2col_conv2d.h"
+#include "kernels/cpu/sgd_update.h"
 #include "kernels/functors.h"
 
 namespace hogwild {
@@ -174,11 +175,9 @@ absl::Status CpuBackend::SgdUpdate(int64_t n, float lr, float momentum, float we
   if (momentum != 0.0f && velocity == nullptr) {
     return absl::InvalidArgumentError("SgdUpdate: momentum != 0 needs a velocity buffer");
   }
-  const SgdMomentumFn f{lr, momentum, weight_decay};
-  float unused = 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    params[i] = f(params[i], grad[i], momentum != 0.0f ? velocity[i] : unused);
-  }
+  cpu::SgdUpdate(SgdMomentumFn{lr, momentum, weight_decay}, absl::MakeConstSpan(grad, n),
+                 momentum != 0.0f ? absl::MakeSpan(velocity, n) : absl::Span<float>(),
+                 absl::MakeSpan(params, n));
   return absl::OkStatus();
 }
 
