@@ -75,7 +75,7 @@ absl::StatusOr<StepStats> TowerAverage::DoFinishStep(int worker, DeviceSpan<cons
   const SgdMomentumFn sgd{lr, sgd_options().momentum, sgd_options().weight_decay};
   // Blocked so the partial sums stay in L1 while all towers are added in worker order.
   constexpr int64_t kBlock = 1024;
-  float sum[kBlock];
+  alignas(64) float sum[kBlock];
   for (int64_t lo = begin; lo < end; lo += kBlock) {
     const int64_t n = std::min(kBlock, end - lo);
     AddTowers(lo, n, sum);

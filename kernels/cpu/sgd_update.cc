@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "absl/base/internal/raw_logging.h"
+#include "absl/base/optimization.h"
 
 // SSE2 is the x86-64 baseline, so the vector loops need no runtime dispatch.
 #if defined(__SSE2__) && defined(__x86_64__)
@@ -59,26 +60,16 @@ inline float LoadRelaxed(const float* element) {
 #if HOGWILD_SGD_SIMD
 // SgdMomentumFn on four lanes: the same operations in the same order (d = g + wd * p;
 // v = m * v + d; p - lr * d), each rounded separately.
-class Sgd4 {
- public:
-  explicit Sgd4(const SgdMomentumFn& sgd)
-      : lr_(_mm_set1_ps(sgd.lr)),
-        momentum_(_mm_set1_ps(sgd.momentum)),
-        weight_decay_(_mm_set1_ps(sgd.weight_decay)) {}
-
-  template <bool kMomentum>
-  __m128 Step(__m128 param, __m128 grad, __m128& velocity) const {
-    __m128 d = _mm_add_ps(grad, _mm_mul_ps(weight_decay_, param));
-    if constexpr (kMomentum) {
-      velocity = _mm_add_ps(_mm_mul_ps(momentum_, velocity), d);
-      d = velocity;
-    }
-    return _mm_sub_ps(param, _mm_mul_ps(lr_, d));
+template <bool kMomentum>
+inline __m128 SgdStep4(__m128 param, __m128 grad, __m128& velocity, __m128 lr, __m128 momentum,
+                       __m128 weight_decay) {
+  __m128 d = _mm_add_ps(grad, _mm_mul_ps(weight_decay, param));
+  if constexpr (kMomentum) {
+    velocity = _mm_add_ps(_mm_mul_ps(momentum, velocity), d);
+    d = velocity;
   }
-
- private:
-  __m128 lr_, momentum_, weight_decay_;
-};
+  return _mm_sub_ps(param, _mm_mul_ps(lr, d));
+}
 #endif
 
 #if HOGWILD_SHARED_SIMD
@@ -112,10 +103,13 @@ void PlainLoop(const SgdMomentumFn& sgd, int64_t n, const float* grad, float* ve
   int64_t i = 0;
 #if HOGWILD_SGD_SIMD
   // GCC's -O2 ("very cheap" cost model) does not vectorize the functor loop.
-  const Sgd4 sgd4(sgd);
+  const __m128 lr = _mm_set1_ps(sgd.lr);
+  const __m128 momentum = _mm_set1_ps(sgd.momentum);
+  const __m128 weight_decay = _mm_set1_ps(sgd.weight_decay);
   for (; i + 4 <= n; i += 4) {
     __m128 v = kMomentum ? _mm_loadu_ps(velocity + i) : _mm_setzero_ps();
-    const __m128 q = sgd4.Step<kMomentum>(_mm_loadu_ps(params + i), _mm_loadu_ps(grad + i), v);
+    const __m128 q = SgdStep4<kMomentum>(_mm_loadu_ps(params + i), _mm_loadu_ps(grad + i), v, lr,
+                                         momentum, weight_decay);
     if constexpr (kMomentum) _mm_storeu_ps(velocity + i, v);
     _mm_storeu_ps(params + i, q);
   }
@@ -135,16 +129,19 @@ void SharedLoop(const SgdMomentumFn& sgd, int64_t n, const float* grad, float* v
   }
   // Four elements per instruction instead of one: this took Hogwild's update from a sixth of the
   // MLP step to a few percent.
-  const Sgd4 sgd4(sgd);
+  // Plain locals (a struct of them was kept in memory and reloaded every iteration).
+  const __m128 lr = _mm_set1_ps(sgd.lr);
+  const __m128 momentum = _mm_set1_ps(sgd.momentum);
+  const __m128 weight_decay = _mm_set1_ps(sgd.weight_decay);
   for (; i + 4 <= n; i += 4) {
     const __m128 p = LoadShared(shared + i);
     __m128 v = kMomentum ? _mm_loadu_ps(velocity + i) : _mm_setzero_ps();
-    const __m128 q = sgd4.Step<kMomentum>(p, _mm_loadu_ps(grad + i), v);
+    const __m128 q = SgdStep4<kMomentum>(p, _mm_loadu_ps(grad + i), v, lr, momentum, weight_decay);
     if constexpr (kMomentum) _mm_storeu_ps(velocity + i, v);
     _mm_storeu_ps(out + i, q);
     const int unchanged = _mm_movemask_ps(
         _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_castps_si128(p), _mm_castps_si128(q))));
-    if (unchanged == 0) {
+    if (ABSL_PREDICT_TRUE(unchanged == 0)) {
       StoreShared(shared + i, q);
     } else if (unchanged != 0xF) {
       // Rare (a zero step in some lanes): write only the lanes that changed.
