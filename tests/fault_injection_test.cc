@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "tests/expect_error.h"
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -240,6 +241,27 @@ TEST(FiniteCheck, FindsTheFirstNanOrInfinityAnywhere) {
       w[2999] = nan;  // a later one must not hide the first
       EXPECT_EQ(FirstNonFinite(w), static_cast<int64_t>(at)) << at << " " << bad;
     }
+  }
+}
+
+TEST(Divergence, InfiniteLossStopsTrainingNamingTheStepAndSuggestingALowerLr) {
+  const Dataset data = testing::SyntheticDataset(64, 8, 3, 2);
+  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+    SCOPED_TRACE(ModeName(mode));
+    TrainerOptions o;
+    o.model = ModelSpec{.name = "mlp", .hidden = {8}};
+    o.eval_every_epochs = 0;
+    o.mode = mode;
+    o.num_workers = mode == Mode::kSync ? 2 : 1;
+    o.batch_size = 8;
+    o.epochs = 3;
+    o.lr.base_lr = 1e30f;
+    // Step 0 starts from the initial parameters (finite loss); its update sends them to ~1e29,
+    // so the loss of step 1 is no longer finite.
+    auto result = testing::WithWatchdog(kWatchdogS, ModeName(mode),
+                                        [&] { return Train(o, data, Dataset()); });
+    testing::ExpectError(result.status(), absl::StatusCode::kInvalidArgument,
+                         {"diverged", "step 1", "lower --lr"});
   }
 }
 
