@@ -22,8 +22,8 @@ bool WaitForDirChange(const std::string& dir, double limit_s, Condition conditio
   const int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (fd < 0) return false;
   const bool watching =
-      ::inotify_add_watch(fd, dir.c_str(),
-                          IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE) >= 0;
+      ::inotify_add_watch(fd, dir.c_str(), IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE) >=
+      0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
   bool met = false;
   while (watching && !(met = condition())) {

@@ -19,9 +19,9 @@ TEST(FlagsParse, HiddenSizesThatDoNotParseAreRejected) {
   struct Case {
     std::string value, culprit;
   };
-  for (const Case& c : {Case{"12,x", "'x'"}, Case{"", "''"}, Case{"256,,128", "''"},
-                        Case{"0", "'0'"}, Case{"-4", "'-4'"}, Case{"100000", "'100000'"},
-                        Case{"1.5", "'1.5'"}}) {
+  for (const Case& c :
+       {Case{"12,x", "'x'"}, Case{"", "''"}, Case{"256,,128", "''"}, Case{"0", "'0'"},
+        Case{"-4", "'-4'"}, Case{"100000", "'100000'"}, Case{"1.5", "'1.5'"}}) {
     ExpectError(ParseHiddenSizes(c.value).status(), absl::StatusCode::kInvalidArgument,
                 {"--hidden=" + c.value, c.culprit});
   }

@@ -30,7 +30,8 @@ inline void WriteFile(const std::string& path, const std::string& bytes) {
 }
 
 inline void PutBigEndian32(std::string& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
 }
 
 // An IDX image: magic {0, 0, 0x08, ndims}, the dims, then `data`.

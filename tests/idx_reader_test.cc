@@ -78,8 +78,9 @@ TEST(ParseIdx, RejectsDataLongerThanTheHeaderSays) {
 TEST(ParseIdx, RejectsHugeDimensionsBeforeAllocating) {
   // 0xFFFFFFFF^3 bytes would overflow 64 bits; 65536 x 65536 is 4 GiB. Both must be refused
   // from the header alone (an allocation of that size would abort the test).
-  ExpectError(ParseIdx(Idx3(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, Pixels(16)), 3, "h.idx").status(),
-              absl::StatusCode::kInvalidArgument, {"h.idx", "4294967295", "corrupt"});
+  ExpectError(
+      ParseIdx(Idx3(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, Pixels(16)), 3, "h.idx").status(),
+      absl::StatusCode::kInvalidArgument, {"h.idx", "4294967295", "corrupt"});
   ExpectError(ParseIdx(Idx3(65536, 65536, 1, Pixels(16)), 3, "h.idx").status(),
               absl::StatusCode::kInvalidArgument, {"65536", "corrupt"});
 }
@@ -117,15 +118,13 @@ TEST(ReadIdxFile, MissingFileIsNotFound) {
 
 TEST(ReadIdxFile, RejectsADirectory) {
   const std::string dir = FreshDir();
-  ExpectError(ReadIdxFile(dir, 3).status(), absl::StatusCode::kInvalidArgument,
-              {dir, "directory"});
+  ExpectError(ReadIdxFile(dir, 3).status(), absl::StatusCode::kInvalidArgument, {dir, "directory"});
 }
 
 TEST(ReadIdxFile, RejectsAnEmptyFile) {
   const std::string path = FreshDir() + "/empty";
   WriteFile(path, "");
-  ExpectError(ReadIdxFile(path, 3).status(), absl::StatusCode::kInvalidArgument,
-              {path, "empty"});
+  ExpectError(ReadIdxFile(path, 3).status(), absl::StatusCode::kInvalidArgument, {path, "empty"});
 }
 
 TEST(ReadIdxFile, RejectsHugeHeaderCountsInAFile) {

@@ -41,7 +41,8 @@ void WriteSplit(const std::string& dir, const std::string& split, const std::str
 
 TEST(LoadMnistSplit, LoadsAWellFormedSplit) {
   const std::string dir = FreshDir();
-  WriteSplit(dir, "t10k", Idx3(3, 28, 28, Pixels(3 * 784)), Idx(0x801, {3}, std::string("\x07\x00\x09", 3)));
+  WriteSplit(dir, "t10k", Idx3(3, 28, 28, Pixels(3 * 784)),
+             Idx(0x801, {3}, std::string("\x07\x00\x09", 3)));
   auto data = LoadMnistSplit(FashionInfo(), dir, "t10k");
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_EQ(data->size(), 3);

@@ -6,6 +6,8 @@
 // run takes too long, so a lost wake-up fails the test instead of hanging it. No test sleeps or
 // times anything: a waiter is known to be blocked when the kernel says it is asleep
 // (tests/thread_state.h).
+#include "sync/step_barrier.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,7 +18,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "sync/step_barrier.h"
 #include "tests/thread_state.h"
 #include "tests/watchdog.h"
 

@@ -33,9 +33,11 @@ TEST(TrainerOptions, ValidOptionsPass) { EXPECT_TRUE(ValidateOptions(ValidOption
 TEST(TrainerOptions, ZeroWorkersIsRejected) {
   TrainerOptions o = ValidOptions();
   o.num_workers = 0;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"TrainerOptions::num_workers=0"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::num_workers=0"});
   o.num_workers = -3;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"TrainerOptions::num_workers=-3"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::num_workers=-3"});
   // Train() validates too, before it starts any thread.
   ExpectError(Train(o, testing::SyntheticDataset(10, 2, 2, 1), Dataset()).status(),
               absl::StatusCode::kInvalidArgument, {"TrainerOptions::num_workers=-3"});
@@ -54,7 +56,8 @@ TEST(TrainerOptions, NonPositiveLearningRateIsRejected) {
   for (float lr : {0.0f, -0.1f}) {
     TrainerOptions o = ValidOptions();
     o.lr.base_lr = lr;
-    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::base_lr=", "> 0"});
+    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+                {"LrSchedule::base_lr=", "> 0"});
   }
   TrainerOptions o = ValidOptions();
   o.lr.base_lr = -0.1f;
@@ -76,16 +79,19 @@ TEST(TrainerOptions, BadLrScheduleIsRejected) {
   TrainerOptions o = ValidOptions();
   o.lr.kind = LrSchedule::Kind::kExponential;
   o.lr.decay_rate = 1.5f;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::decay_rate=1.5"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"LrSchedule::decay_rate=1.5"});
   o.lr.decay_rate = 0.5f;
   o.lr.decay_steps = 0;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::decay_steps=0"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"LrSchedule::decay_steps=0"});
 }
 
 TEST(TrainerOptions, NegativeEvalEveryStepsIsRejected) {
   TrainerOptions o = ValidOptions();
   o.eval_every_steps = -5;
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"TrainerOptions::eval_every_steps", "-5"});
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::eval_every_steps", "-5"});
 }
 
 }  // namespace
