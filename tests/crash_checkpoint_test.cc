@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "tests/dir_events.h"
 #include "trainer/checkpoint/checkpoint.h"
 
 extern char** environ;
@@ -33,6 +34,7 @@ TEST(CrashCheckpoint, SigkillDuringSavesAlwaysLeavesTheLatestCompleteCheckpoint)
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = std::string(tmp ? tmp : "/tmp") + "/crash_checkpoints";
   std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);  // to watch it for each incarnation's first save
   // 64 Ki floats = 256 KiB of parameters and 256 KiB of momentum: a save (write, fsync, rename,
   // fsync of the directory) takes ~10-60 ms here, so kills spread over 0-40 ms land inside every
   // phase of a save.
@@ -53,15 +55,13 @@ TEST(CrashCheckpoint, SigkillDuringSavesAlwaysLeavesTheLatestCompleteCheckpoint)
     // Let this incarnation complete one save of its own (so every kill is preceded by progress,
     // however slow the build, e.g. under ASan), then kill it at a random moment of the saves
     // that follow: the helper saves back to back, so the moment is almost always inside one.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
+    // (The limit only bounds a hang; the wait ends at the rename that publishes the save.)
+    testing::WaitForDirChange(dir, 20, [&] {
       auto seen = ReadLatestCheckpoint(dir);
-      if (seen.ok() && seen->has_value() && (*seen)->global_step > last_step) {
-        last_step = (*seen)->global_step;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+      if (!seen.ok() || !seen->has_value() || (*seen)->global_step <= last_step) return false;
+      last_step = (*seen)->global_step;
+      return true;
+    });
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     int wstatus = 0;

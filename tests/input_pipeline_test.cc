@@ -3,7 +3,6 @@
 // seed (invariant 7 of DESIGN.md), and Cancel() unblocking a waiting Next().
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -11,12 +10,17 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/thread_state.h"
+#include "tests/watchdog.h"
 #include "trainer/data/input_pipeline.h"
 
 namespace hogwild {
 namespace {
 
 constexpr int64_t kDim = 3;
+
+// Bounds a hang only (sanitizer builds included); a healthy wait takes microseconds.
+constexpr double kHangS = 60.0;
 
 // Row i has features {i, -i, 0.5 i} and label i % 7, so a batch's contents identify its rows.
 Dataset IndexedDataset(int64_t n) {
@@ -79,7 +83,7 @@ std::vector<int64_t> Rows(const std::vector<Batch>& batches, int64_t epoch) {
 TEST(InputPipeline, AsyncWorkersGetDistinctShardsCoveringEveryExampleOncePerEpoch) {
   for (int64_t n : {60, 61, 7, 1}) {
     for (int workers : {1, 2, 3, 4, 7}) {
-      SCOPED_TRACE(testing::Message() << "N=" << n << " W=" << workers);
+      SCOPED_TRACE(::testing::Message() << "N=" << n << " W=" << workers);
       constexpr int64_t kBatch = 8, kEpochs = 3;
       const Dataset data = IndexedDataset(n);
       const PipelineOptions options{.mode = Mode::kAsync,
@@ -128,7 +132,7 @@ TEST(InputPipeline, SyncShardsPartitionEachGlobalBatch) {
   };
   for (const Case c : {Case{50, 10, 3}, Case{50, 10, 4}, Case{23, 3, 7}, Case{9, 4, 2},
                        Case{12, 12, 5}, Case{5, 1, 2}}) {
-    SCOPED_TRACE(testing::Message() << "N=" << c.n << " B=" << c.batch << " W=" << c.workers);
+    SCOPED_TRACE(::testing::Message() << "N=" << c.n << " B=" << c.batch << " W=" << c.workers);
     constexpr int64_t kEpochs = 2;
     const Dataset data = IndexedDataset(c.n);
     const PipelineOptions options{.mode = Mode::kSync,
@@ -240,7 +244,7 @@ TEST(InputPipeline, EpochsArePermutedDifferently) {
 
 // ---- cancellation -------------------------------------------------------------------------------
 
-TEST(InputPipeline, CancelUnblocksABlockedNextQuickly) {
+TEST(InputPipeline, CancelUnblocksABlockedNext) {
   const Dataset data = IndexedDataset(10);
   InputPipeline pipeline(
       &data, PipelineOptions{.mode = Mode::kAsync, .num_workers = 2, .batch_size = 4, .epochs = 1});
@@ -251,26 +255,23 @@ TEST(InputPipeline, CancelUnblocksABlockedNextQuickly) {
     if (!next->has_value()) break;
   }
   std::atomic<bool> returned{false};
+  std::atomic<pid_t> tid{0};
   absl::Status status;
   std::thread blocked([&] {
+    tid.store(testing::CurrentThreadId());
     status = pipeline.Next(0).status();
     returned.store(true);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Asleep inside Next(): the wake-up Cancel() must deliver is the one that could be lost.
+  while (tid.load() == 0) std::this_thread::yield();
+  EXPECT_TRUE(testing::WaitUntilAsleep(tid.load(), kHangS)) << "Next() did not block";
   EXPECT_FALSE(returned.load()) << "Next() returned without data or cancellation";
-  const auto start = std::chrono::steady_clock::now();
-  pipeline.Cancel();
-  const auto deadline = start + std::chrono::seconds(5);
-  while (!returned.load() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-  ASSERT_TRUE(returned.load()) << "Cancel() did not unblock Next() within 5 s";
-  blocked.join();
+  testing::WithWatchdog(kHangS, "Next() released by Cancel()", [&] {
+    pipeline.Cancel();
+    blocked.join();
+  });
+  EXPECT_TRUE(returned.load());
   EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
-  EXPECT_LT(ms, 1000);
   EXPECT_EQ(pipeline.Next(1).status().code(), absl::StatusCode::kCancelled);
   pipeline.Cancel();  // idempotent
 }
@@ -278,8 +279,7 @@ TEST(InputPipeline, CancelUnblocksABlockedNextQuickly) {
 TEST(InputPipeline, DestroyingWithFullQueuesDoesNotHang) {
   // Producers blocked on full queues (nobody consumes) must be released by the destructor.
   const Dataset data = IndexedDataset(1000);
-  const auto start = std::chrono::steady_clock::now();
-  {
+  testing::WithWatchdog(kHangS, "the pipeline's destructor", [&] {
     InputPipeline pipeline(&data, PipelineOptions{.mode = Mode::kSync,
                                                   .num_workers = 3,
                                                   .batch_size = 6,
@@ -287,9 +287,10 @@ TEST(InputPipeline, DestroyingWithFullQueuesDoesNotHang) {
                                                   .prefetch = 1});
     auto first = pipeline.Next(1);
     ASSERT_TRUE(first.ok() && first->has_value());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+    // Every producer has filled its queue and is blocked on it (5 epochs never fit in one
+    // batch): only then is the destructor's wake-up the one under test.
+    EXPECT_TRUE(testing::WaitUntilAllOthersAsleep(kHangS)) << "a producer never blocked";
+  });
 }
 
 }  // namespace

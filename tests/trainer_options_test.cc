@@ -1,0 +1,98 @@
+// TrainerOptions validation (trainer/trainer_options.h): valid options pass, and every bad value
+// is refused with a one-line error naming the option field and the value, by ValidateOptions()
+// and by Train() before it starts any thread.
+#include "trainer/trainer_options.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "tests/expect_error.h"
+#include "tests/test_data.h"
+#include "trainer/model/lr_schedule.h"
+#include "trainer/trainer.h"
+
+namespace hogwild {
+namespace {
+
+using testing::ExpectError;
+
+TrainerOptions ValidOptions() {
+  TrainerOptions o;
+  o.model = ModelSpec{.name = "mlp", .hidden = {8}};
+  o.epochs = 1;
+  o.eval_every_epochs = 0;
+  return o;
+}
+
+TEST(TrainerOptions, ValidOptionsPass) { EXPECT_TRUE(ValidateOptions(ValidOptions()).ok()); }
+
+TEST(TrainerOptions, ZeroWorkersIsRejected) {
+  TrainerOptions o = ValidOptions();
+  o.num_workers = 0;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::num_workers=0"});
+  o.num_workers = -3;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::num_workers=-3"});
+  // Train() validates too, before it starts any thread.
+  ExpectError(Train(o, testing::SyntheticDataset(10, 2, 2, 1), Dataset()).status(),
+              absl::StatusCode::kInvalidArgument, {"TrainerOptions::num_workers=-3"});
+}
+
+TEST(TrainerOptions, NonPositiveBatchSizeIsRejected) {
+  for (int64_t b : {0, -64}) {
+    TrainerOptions o = ValidOptions();
+    o.batch_size = b;
+    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+                {"TrainerOptions::batch_size=" + std::to_string(b)});
+  }
+}
+
+TEST(TrainerOptions, NonPositiveLearningRateIsRejected) {
+  for (float lr : {0.0f, -0.1f}) {
+    TrainerOptions o = ValidOptions();
+    o.lr.base_lr = lr;
+    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+                {"LrSchedule::base_lr=", "> 0"});
+  }
+  TrainerOptions o = ValidOptions();
+  o.lr.base_lr = -0.1f;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::base_lr=-0.1"});
+  o.lr.base_lr = std::numeric_limits<float>::quiet_NaN();
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"LrSchedule::base_lr=nan"});
+}
+
+TEST(TrainerOptions, MomentumOutsideZeroToOneIsRejected) {
+  for (float m : {1.0f, -0.5f, 1.5f}) {
+    TrainerOptions o = ValidOptions();
+    o.sgd.momentum = m;
+    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+                {"TrainerOptions::sgd.momentum=" + absl::StrFormat("%g", m), "[0, 1)"});
+  }
+}
+
+TEST(TrainerOptions, BadLrScheduleIsRejected) {
+  TrainerOptions o = ValidOptions();
+  o.lr.kind = LrSchedule::Kind::kExponential;
+  o.lr.decay_rate = 1.5f;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"LrSchedule::decay_rate=1.5"});
+  o.lr.decay_rate = 0.5f;
+  o.lr.decay_steps = 0;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"LrSchedule::decay_steps=0"});
+}
+
+TEST(TrainerOptions, NegativeEvalEveryStepsIsRejected) {
+  TrainerOptions o = ValidOptions();
+  o.eval_every_steps = -5;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::eval_every_steps", "-5"});
+}
+
+}  // namespace
+}  // namespace hogwild
