@@ -33,7 +33,8 @@ hogwild::Checkpoint Small(hogwild::Mode mode, int workers, bool momentum) {
                  .num_workers = workers,
                  .batch_size = 4,
                  .seed = 1,
-                 .train_examples = 10};
+                 .train_examples = 10,
+                 .dataset = hogwild::DatasetId{.name = "fashion_mnist", .fingerprint = 0xfeed}};
   c.global_step = 7;
   c.epoch = 1;
   c.next_step.assign(workers, 5);
