@@ -3,6 +3,7 @@
 // Valid seeds matter most: the checksums and magic numbers are hard for a fuzzer to guess, and
 // mutations of a valid file reach the parser's deep paths.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,7 +14,13 @@ namespace {
 
 void Write(const std::filesystem::path& path, const std::string& bytes) {
   std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  out.close();  // a seed cut short by a full disk would fail SeedCorpusCheckpointStillParses
+  if (!out) {
+    std::fprintf(stderr, "make_fuzz_seeds: cannot write %s\n", path.c_str());
+    std::exit(1);
+  }
   std::printf("%s (%zu bytes)\n", path.c_str(), bytes.size());
 }
 
