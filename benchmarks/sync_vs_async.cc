@@ -123,8 +123,7 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   // disk (the destructor would drop that error).
   out.close();
   if (!out) {
-    return absl::InternalError(
-        absl::StrFormat("cannot write %s (%s)", path, std::strerror(errno)));
+    return absl::InternalError(absl::StrFormat("cannot write %s (%s)", path, std::strerror(errno)));
   }
   return absl::OkStatus();
 }

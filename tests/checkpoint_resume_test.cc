@@ -317,17 +317,17 @@ TEST(Resume, AnotherDatasetIsRefusedNamingBoth) {
   Dataset same_name = other;
   same_name.name = Data().name;
   for (const Dataset* d : {&other, &same_name}) {
-    auto result = testing::WithWatchdog(kWatchdogS, "other data",
-                                        [&] { return Train(o, *d, Dataset()); });
+    auto result =
+        testing::WithWatchdog(kWatchdogS, "other data", [&] { return Train(o, *d, Dataset()); });
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
     EXPECT_NE(result.status().message().find(absl::StrFormat(
                   "dataset differs: the checkpoint has %s (fingerprint 0x", Data().name)),
               std::string::npos)
         << result.status();
-    EXPECT_NE(result.status().message().find(absl::StrFormat("this run %s (fingerprint 0x",
-                                                             d->name)),
-              std::string::npos)
+    EXPECT_NE(
+        result.status().message().find(absl::StrFormat("this run %s (fingerprint 0x", d->name)),
+        std::string::npos)
         << result.status();
   }
   // The same data resumes.

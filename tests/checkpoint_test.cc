@@ -5,7 +5,6 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
-
 #include <zlib.h>
 
 #include <cmath>
@@ -25,18 +24,18 @@ namespace fs = std::filesystem;
 
 Checkpoint SmallCheckpoint(int workers = 2, bool momentum = true) {
   Checkpoint c;
-  c.signature = CheckpointSignature{.model_name = "mlp",
-                                    .input_shape = {1, 2, 3},
-                                    .num_classes = 4,
-                                    .layers = {"dense 6->5", "relu 5", "dense 5->4"},
-                                    .num_params = 59,
-                                    .mode = Mode::kAsync,
-                                    .num_workers = workers,
-                                    .batch_size = 8,
-                                    .seed = 42,
-                                    .train_examples = 100,
-                                    .dataset = DatasetId{.name = "fashion_mnist",
-                                                         .fingerprint = 0x1234abcd}};
+  c.signature =
+      CheckpointSignature{.model_name = "mlp",
+                          .input_shape = {1, 2, 3},
+                          .num_classes = 4,
+                          .layers = {"dense 6->5", "relu 5", "dense 5->4"},
+                          .num_params = 59,
+                          .mode = Mode::kAsync,
+                          .num_workers = workers,
+                          .batch_size = 8,
+                          .seed = 42,
+                          .train_examples = 100,
+                          .dataset = DatasetId{.name = "fashion_mnist", .fingerprint = 0x1234abcd}};
   c.global_step = 123;
   c.epoch = 3;
   for (int w = 0; w < workers; ++w) c.next_step.push_back(60 + w);
@@ -152,8 +151,8 @@ std::string RunfilePath(const std::string& path) {
 TEST(Checkpoint, Version1FilesAreStillReadWithoutADataset) {
   // A file written by the version-1 format (before the dataset was recorded), kept in the fuzz
   // corpus: it must still load, with no dataset, so runs of the previous release can resume.
-  auto old = ReadCheckpointFile(
-      RunfilePath("tests/fuzz/corpus/checkpoint/v1_async_momentum.hwckpt"));
+  auto old =
+      ReadCheckpointFile(RunfilePath("tests/fuzz/corpus/checkpoint/v1_async_momentum.hwckpt"));
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(old->format_version, 1u);
   EXPECT_FALSE(old->signature.dataset.has_value());

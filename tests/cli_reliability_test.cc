@@ -170,8 +170,8 @@ TEST(CliLog, AFullLogDeviceFailsTheRunNamingThePath) {
   if (!fs::exists(fs::path(kFashionMnist) / "train-images-idx3-ubyte.gz")) {
     GTEST_SKIP() << "Fashion-MNIST missing: apt-get install dataset-fashion-mnist (tools/setup.sh)";
   }
-  const TrainRun run = RunTrain({"--log=/dev/full", "--model=logreg", "--workers=2",
-                                 "--train_examples=1000", "--epochs=1"});
+  const TrainRun run = RunTrain(
+      {"--log=/dev/full", "--model=logreg", "--workers=2", "--train_examples=1000", "--epochs=1"});
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find(
                 "error: convergence log /dev/full: cannot write a row (No space left on device)"),

@@ -80,7 +80,8 @@ TEST(ConvergenceLog, RowsBeforeAFailureStayAsWholeRows) {
   const std::string path = TempPath("limited.csv");
   rlimit old{};
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
-  struct sigaction ignore {}, old_action{};
+  struct sigaction ignore = {};
+  struct sigaction old_action = {};
   ignore.sa_handler = SIG_IGN;
   ASSERT_EQ(sigaction(SIGXFSZ, &ignore, &old_action), 0);  // EFBIG instead of a signal
   rlimit limit = old;
@@ -137,8 +138,8 @@ TEST(ConvergenceLog, AFailingLogStopsTheRun) {
     SCOPED_TRACE(path);
     for (Mode mode : {Mode::kAsync, Mode::kSync}) {
       const TrainerOptions o = LoggedRun(mode, 2, path);
-      auto result = testing::WithWatchdog(30, "run with a full log",
-                                          [&] { return Train(o, train, test); });
+      auto result =
+          testing::WithWatchdog(30, "run with a full log", [&] { return Train(o, train, test); });
       ASSERT_FALSE(result.ok()) << "a run whose log cannot be written must not succeed";
       EXPECT_EQ(result.status().code(), absl::StatusCode::kResourceExhausted) << result.status();
       EXPECT_NE(result.status().message().find("convergence log " + path +
@@ -187,8 +188,8 @@ TEST(ConvergenceLog, AsyncRowsNeverGoBackwardsInStep) {
     SCOPED_TRACE(run);
     const std::string path = TempPath(absl::StrCat("async_", run, ".csv"));
     const TrainerOptions o = LoggedRun(Mode::kAsync, 4, path);
-    auto result = testing::WithWatchdog(60, "logged async run",
-                                        [&] { return Train(o, train, test); });
+    auto result =
+        testing::WithWatchdog(60, "logged async run", [&] { return Train(o, train, test); });
     ASSERT_TRUE(result.ok()) << result.status();
     const std::vector<CsvRow> rows = ReadCsvLog(path);
     int evals = 0;

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <system_error>
 #include <memory>
 #include <optional>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -106,10 +106,9 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
   model->InitParams(options.seed, store->unsafe_values());
   // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.
   const CheckpointSignature signature =
-      options.checkpoint_dir.empty()
-          ? CheckpointSignature{}
-          : MakeSignature(*model, options.mode, options.num_workers, options.batch_size,
-                          options.seed, train);
+      options.checkpoint_dir.empty() ? CheckpointSignature{}
+                                     : MakeSignature(*model, options.mode, options.num_workers,
+                                                     options.batch_size, options.seed, train);
 
   PolicyPlacement placement{.num_cpu_workers = options.num_workers,
                             .force_host_master = options.force_host_master};

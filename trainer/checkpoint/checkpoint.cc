@@ -197,9 +197,9 @@ std::string ShapeString(const std::vector<int64_t>& shape) { return absl::StrJoi
 }  // namespace
 
 std::string SerializeCheckpoint(const Checkpoint& c) {
-  HOGWILD_CHECK(c.format_version >= kOldestCheckpointVersion &&
-                    c.format_version <= kCheckpointVersion,
-                "SerializeCheckpoint: unknown format_version");
+  HOGWILD_CHECK(
+      c.format_version >= kOldestCheckpointVersion && c.format_version <= kCheckpointVersion,
+      "SerializeCheckpoint: unknown format_version");
   Writer payload;
   WriteSignature(c.signature, c.format_version, payload);
   payload.Pod<int64_t>(c.global_step);
@@ -246,10 +246,10 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
         actual_header_crc, header_crc));
   }
   if (version < kOldestCheckpointVersion || version > kCheckpointVersion) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "%s: checkpoint format version %d; this build reads versions %d to %d (%s)", origin,
-        version, kOldestCheckpointVersion, kCheckpointVersion,
-        version > kCheckpointVersion ? "written by a newer hogwild" : "too old"));
+    return absl::UnimplementedError(
+        absl::StrFormat("%s: checkpoint format version %d; this build reads versions %d to %d (%s)",
+                        origin, version, kOldestCheckpointVersion, kCheckpointVersion,
+                        version > kCheckpointVersion ? "written by a newer hogwild" : "too old"));
   }
   if (header_size != kHeaderSize) {
     return absl::DataLossError(absl::StrFormat(

@@ -24,8 +24,8 @@
 // Version 1 files are still read (the migration): their signature has no dataset
 // (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
 // them with a one-line warning, and its next save writes version 2 with the dataset. (Train()
-// always records the dataset; has_dataset = 0 exists so that every signature round-trips.) A newer version is refused
-// by number ("written by a newer hogwild").
+// always records the dataset; has_dataset = 0 exists so that every signature round-trips.) A newer
+// version is refused by number ("written by a newer hogwild").
 //
 // The RNG state: the data order is the only randomness after initialization, and BatchPlan
 // reseeds its generator from (seed, epoch) at every epoch, so (seed, next_step) *is* the exact

@@ -74,8 +74,7 @@ absl::Status WriteTempFile(const std::string& tmp, const std::string& bytes) {
 // Errors of the probe write: a directory the user cannot write is a permission problem, the
 // rest (ENOSPC, EIO, ...) is an I/O error like WriteCheckpoint's.
 absl::Status ProbeError(const std::string& dir, const std::string& what, int err) {
-  const std::string message =
-      absl::StrFormat("%s: cannot %s (%s)", dir, what, std::strerror(err));
+  const std::string message = absl::StrFormat("%s: cannot %s (%s)", dir, what, std::strerror(err));
   if (err == EACCES || err == EPERM || err == EROFS) return absl::PermissionDeniedError(message);
   return absl::InternalError(message);
 }
@@ -89,11 +88,10 @@ absl::Status CheckCheckpointDirWritable(const std::string& dir) {
   std::error_code ignored;
   if (!std::filesystem::is_directory(dir, ignored)) {
     if (std::filesystem::exists(std::filesystem::symlink_status(dir, ignored))) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: exists and is not a directory", dir));
+      return absl::InvalidArgumentError(absl::StrFormat("%s: exists and is not a directory", dir));
     }
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: cannot create the directory%s", dir, ec ? " (" + ec.message() + ")" : ""));
+    return absl::InvalidArgumentError(absl::StrFormat("%s: cannot create the directory%s", dir,
+                                                      ec ? " (" + ec.message() + ")" : ""));
   }
   // A probe name no other run or call can hold, next to where the checkpoint will go.
   std::string probe = (std::filesystem::path(dir) / ".checkpoint.hwckpt.probe.XXXXXX").string();

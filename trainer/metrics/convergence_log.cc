@@ -49,9 +49,9 @@ ConvergenceLog::~ConvergenceLog() {
 
 void ConvergenceLog::SetErrorLocked(const char* what, int err) {
   if (status_.ok()) {
-    status_ = absl::Status(absl::ErrnoToStatusCode(err),
-                           absl::StrFormat("convergence log %s: cannot %s (%s)", path_, what,
-                                           std::strerror(err)));
+    status_ = absl::Status(
+        absl::ErrnoToStatusCode(err),
+        absl::StrFormat("convergence log %s: cannot %s (%s)", path_, what, std::strerror(err)));
   }
 }
 
@@ -111,10 +111,10 @@ absl::Status ConvergenceLog::Write(const LogRow& r) {
     auto opt = [](const std::optional<double>& v) {
       return v ? absl::StrFormat("%.6g", *v) : std::string();
     };
-    line = absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g\n", r.wall_time_s,
-                           kind, r.epoch, r.step, r.examples_seen, r.worker, r.train_loss,
-                           opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean,
-                           r.staleness_max, r.lr);
+    line =
+        absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g\n", r.wall_time_s, kind,
+                        r.epoch, r.step, r.examples_seen, r.worker, r.train_loss, opt(r.test_loss),
+                        opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr);
   }
   std::lock_guard<std::mutex> lock(mu_);
   return AppendLocked(line);

@@ -89,8 +89,8 @@ class ConvergenceLog {
   void SetErrorLocked(const char* what, int err);
 
   std::mutex mu_;
-  int fd_;                // guarded by mu_; -1 once closed
-  absl::Status status_;   // guarded by mu_; the first error
+  int fd_;               // guarded by mu_; -1 once closed
+  absl::Status status_;  // guarded by mu_; the first error
   const std::string path_;
   const bool json_;
 };

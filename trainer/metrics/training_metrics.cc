@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace hogwild {
 
 TrainingMetrics::TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log,
@@ -121,8 +120,7 @@ TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, flo
                                    .examples_seen = examples_seen_,
                                    .worker = -1,
                                    .train_loss = RecentLossLocked(),
-                                   .staleness_mean =
-                                       updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
+                                   .staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
                                    .staleness_max = staleness_max_,
                                    .lr = lr}};
 }

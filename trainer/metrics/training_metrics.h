@@ -19,10 +19,9 @@
 #define HOGWILD_TRAINER_METRICS_TRAINING_METRICS_H_
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <vector>
-
-#include <mutex>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
