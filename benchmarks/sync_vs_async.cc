@@ -12,8 +12,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -117,7 +119,12 @@ absl::StatusOr<std::vector<RunSpec>> ParseRuns() {
 absl::Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
-  if (!out) return absl::InternalError(absl::StrFormat("cannot write %s", path));
+  // The text may still sit in the stream's buffer: only close() writes it and reports a full
+  // disk (the destructor would drop that error).
+  out.close();
+  if (!out) {
+    return absl::InternalError(absl::StrFormat("cannot write %s (%s)", path, std::strerror(errno)));
+  }
   return absl::OkStatus();
 }
 

@@ -2,8 +2,11 @@
 // crash after a periodic checkpoint) and resumed ends with parameters bitwise equal to an
 // uninterrupted run with the same seed; in async mode with one worker too, and with several the
 // resumed run trains each remaining batch exactly once. Foreign checkpoints are refused by name.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -217,6 +220,150 @@ TEST(Resume, ForeignCheckpointsAreRefusedNamingTheField) {
     EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
     EXPECT_NE(result.status().message().find(c.expected), std::string::npos) << result.status();
   }
+}
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(Resume, AnExistingCheckpointIsNeverSilentlyReplaced) {
+  TrainerOptions o = Options(Mode::kSync, 2);
+  o.checkpoint_dir = TempDir("existing");
+  o.epochs = 1;
+  auto first = TrainGuarded(o, "writer");
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::string path = CheckpointPath(o.checkpoint_dir);
+  const std::string good = FileBytes(path);
+
+  // Without resume: refused before any step, naming the step and both ways on; file untouched.
+  std::atomic<int> steps{0};
+  TrainerOptions again = o;
+  again.step_hook = [&](int, int64_t) {
+    ++steps;
+    return absl::OkStatus();
+  };
+  auto refused = TrainGuarded(again, "no resume");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  EXPECT_NE(refused.status().message().find(absl::StrFormat(
+                "TrainerOptions::checkpoint_dir=%s already holds a checkpoint at global step %d",
+                o.checkpoint_dir, first->last_checkpoint_step)),
+            std::string::npos)
+      << refused.status();
+  EXPECT_NE(refused.status().message().find("TrainerOptions::resume"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("TrainerOptions::overwrite_checkpoint"),
+            std::string::npos);
+  EXPECT_EQ(steps.load(), 0);
+  EXPECT_EQ(FileBytes(path), good);
+
+  // A damaged checkpoint too: refused as damaged (it cannot be resumed either).
+  std::string damaged = good;
+  damaged[damaged.size() / 2] ^= 0x40;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << damaged;
+  refused = TrainGuarded(again, "damaged");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  EXPECT_NE(refused.status().message().find("already holds a damaged checkpoint ("),
+            std::string::npos)
+      << refused.status();
+  EXPECT_NE(refused.status().message().find("payload checksum"), std::string::npos);
+  EXPECT_EQ(steps.load(), 0);
+  EXPECT_EQ(FileBytes(path), damaged);
+
+  // overwrite_checkpoint starts over and replaces it; together with resume it is refused.
+  again.overwrite_checkpoint = true;
+  again.resume = true;
+  EXPECT_EQ(TrainGuarded(again, "both").status().code(), absl::StatusCode::kInvalidArgument);
+  again.resume = false;
+  auto replaced = TrainGuarded(again, "overwrite");
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  EXPECT_EQ(replaced->resumed_from_step, -1);
+  EXPECT_EQ(replaced->params, first->params);  // same seed, trained afresh
+  EXPECT_EQ(FileBytes(path), good);            // and written again at the end
+}
+
+TEST(Resume, AnUnusableCheckpointDirFailsBeforeAnyStep) {
+  const std::string file = TempDir("ckpt_is_a_file");
+  std::ofstream(file) << "x";
+  for (const std::string& dir : {file, std::string("/proc/x")}) {
+    SCOPED_TRACE(dir);
+    TrainerOptions o = Options(Mode::kAsync, 2);
+    o.checkpoint_dir = dir;
+    std::atomic<int> steps{0};
+    o.step_hook = [&](int, int64_t) {
+      ++steps;
+      return absl::OkStatus();
+    };
+    auto result = TrainGuarded(o, "bad dir");
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
+    EXPECT_NE(result.status().message().find("TrainerOptions::checkpoint_dir=" + dir),
+              std::string::npos)
+        << result.status();
+    EXPECT_EQ(steps.load(), 0);
+  }
+}
+
+TEST(Resume, AnotherDatasetIsRefusedNamingBoth) {
+  TrainerOptions o = Options(Mode::kSync, 2);
+  o.checkpoint_dir = TempDir("other_dataset");
+  o.epochs = 1;
+  ASSERT_TRUE(TrainGuarded(o, "writer").ok());
+  o.resume = true;
+  // Same shape, classes and size: only the dataset tells them apart.
+  Dataset other = testing::SyntheticDataset(203, 12, 4, 6);
+  other.name = "other";
+  Dataset same_name = other;
+  same_name.name = Data().name;
+  for (const Dataset* d : {&other, &same_name}) {
+    auto result =
+        testing::WithWatchdog(kWatchdogS, "other data", [&] { return Train(o, *d, Dataset()); });
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
+    EXPECT_NE(result.status().message().find(absl::StrFormat(
+                  "dataset differs: the checkpoint has %s (fingerprint 0x", Data().name)),
+              std::string::npos)
+        << result.status();
+    EXPECT_NE(
+        result.status().message().find(absl::StrFormat("this run %s (fingerprint 0x", d->name)),
+        std::string::npos)
+        << result.status();
+  }
+  // The same data resumes.
+  EXPECT_TRUE(TrainGuarded(o, "same data").ok());
+}
+
+TEST(Resume, AVersion1CheckpointResumesWithAWarningAndIsMigrated) {
+  auto reference = TrainGuarded(Options(Mode::kSync, 2), "reference");
+  ASSERT_TRUE(reference.ok());
+  TrainerOptions o = Options(Mode::kSync, 2);
+  o.checkpoint_dir = TempDir("version1");
+  ASSERT_TRUE(RunAndStop(o, 21).ok());
+  // Rewrite it as the previous release would have: format version 1, no dataset.
+  auto current = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(current.ok() && current->has_value());
+  Checkpoint old = **current;
+  old.format_version = 1;
+  old.signature.dataset.reset();
+  ASSERT_TRUE(WriteCheckpoint(o.checkpoint_dir, old).ok());
+
+  o.resume = true;
+  ::testing::internal::CaptureStderr();
+  auto resumed = TrainGuarded(o, "resumed from version 1");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->resumed_from_step, old.global_step);
+  EXPECT_EQ(resumed->params, reference->params);
+  EXPECT_NE(err.find("warning: " + CheckpointPath(o.checkpoint_dir) +
+                     " (format version 1) does not record its dataset"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  auto migrated = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(migrated.ok() && migrated->has_value());
+  EXPECT_EQ((*migrated)->format_version, kCheckpointVersion);
+  EXPECT_EQ((*migrated)->signature.dataset, (*current)->signature.dataset);
 }
 
 TEST(Resume, NoCheckpointYetStartsAfresh) {

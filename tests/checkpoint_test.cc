@@ -5,7 +5,6 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
-
 #include <zlib.h>
 
 #include <cmath>
@@ -15,6 +14,7 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace hogwild {
@@ -24,16 +24,18 @@ namespace fs = std::filesystem;
 
 Checkpoint SmallCheckpoint(int workers = 2, bool momentum = true) {
   Checkpoint c;
-  c.signature = CheckpointSignature{.model_name = "mlp",
-                                    .input_shape = {1, 2, 3},
-                                    .num_classes = 4,
-                                    .layers = {"dense 6->5", "relu 5", "dense 5->4"},
-                                    .num_params = 59,
-                                    .mode = Mode::kAsync,
-                                    .num_workers = workers,
-                                    .batch_size = 8,
-                                    .seed = 42,
-                                    .train_examples = 100};
+  c.signature =
+      CheckpointSignature{.model_name = "mlp",
+                          .input_shape = {1, 2, 3},
+                          .num_classes = 4,
+                          .layers = {"dense 6->5", "relu 5", "dense 5->4"},
+                          .num_params = 59,
+                          .mode = Mode::kAsync,
+                          .num_workers = workers,
+                          .batch_size = 8,
+                          .seed = 42,
+                          .train_examples = 100,
+                          .dataset = DatasetId{.name = "fashion_mnist", .fingerprint = 0x1234abcd}};
   c.global_step = 123;
   c.epoch = 3;
   for (int w = 0; w < workers; ++w) c.next_step.push_back(60 + w);
@@ -130,14 +132,73 @@ TEST(Checkpoint, DamageMessagesNameTheProblem) {
 
 TEST(Checkpoint, NewerVersionIsRefusedByName) {
   std::string bytes = SerializeCheckpoint(SmallCheckpoint());
-  bytes[8] = 2;  // version, then fix the header checksum so only the version differs
+  bytes[8] = kCheckpointVersion + 1;  // then fix the header checksum: only the version differs
   const uint32_t crc = static_cast<uint32_t>(
       crc32(crc32(0, nullptr, 0), reinterpret_cast<const unsigned char*>(bytes.data()), 28));
   std::memcpy(bytes.data() + 28, &crc, 4);
   auto s = ParseCheckpoint(bytes, "v2").status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_NE(s.message().find("version 2"), std::string::npos) << s;
+  EXPECT_NE(s.message().find(absl::StrCat("version ", kCheckpointVersion + 1)), std::string::npos)
+      << s;
   EXPECT_NE(s.message().find("newer"), std::string::npos) << s;
+}
+
+std::string RunfilePath(const std::string& path) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  return std::string(srcdir != nullptr ? srcdir : ".") + "/hogwild/" + path;
+}
+
+TEST(Checkpoint, Version1FilesAreStillReadWithoutADataset) {
+  // A file written by the version-1 format (before the dataset was recorded), kept in the fuzz
+  // corpus: it must still load, with no dataset, so runs of the previous release can resume.
+  auto old =
+      ReadCheckpointFile(RunfilePath("tests/fuzz/corpus/checkpoint/v1_async_momentum.hwckpt"));
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->format_version, 1u);
+  EXPECT_FALSE(old->signature.dataset.has_value());
+  EXPECT_EQ(old->global_step, 7);
+  // The migration writes it back in the current version, with the dataset when it is known.
+  Checkpoint migrated = *old;
+  migrated.format_version = kCheckpointVersion;
+  migrated.signature.dataset = DatasetId{.name = "mnist", .fingerprint = 7};
+  auto reparsed = ParseCheckpoint(SerializeCheckpoint(migrated), "migrated");
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_EQ(reparsed->format_version, kCheckpointVersion);
+  EXPECT_EQ(reparsed->signature.dataset, migrated.signature.dataset);
+  // And a version-1 file written now round-trips bit for bit (the fuzzer's invariant).
+  Checkpoint v1 = SmallCheckpoint();
+  v1.format_version = 1;
+  const std::string bytes = SerializeCheckpoint(v1);
+  auto parsed = ParseCheckpoint(bytes, "v1");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->signature.dataset.has_value());
+  EXPECT_EQ(SerializeCheckpoint(*parsed), bytes);
+}
+
+TEST(Checkpoint, DatasetIsPartOfTheSignature) {
+  const CheckpointSignature base = SmallCheckpoint().signature;
+  CheckpointSignature other = base;
+  other.dataset = DatasetId{.name = "mnist", .fingerprint = 0x1234abcd};
+  absl::Status s = CheckSignature(base, other, "dir/checkpoint.hwckpt");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  // Both names, the checkpoint's first.
+  EXPECT_NE(s.message().find("dataset differs: the checkpoint has mnist (fingerprint 0x1234abcd), "
+                             "this run fashion_mnist (fingerprint 0x1234abcd)"),
+            std::string::npos)
+      << s;
+  other = base;
+  other.dataset = DatasetId{.name = "fashion_mnist", .fingerprint = 0x1234abcc};  // other files
+  s = CheckSignature(base, other, "c");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("0x1234abcc"), std::string::npos) << s;
+  // A signature without a dataset (a version-1 file) cannot be compared: the trainer warns.
+  other = base;
+  other.dataset.reset();
+  EXPECT_TRUE(CheckSignature(base, other, "c").ok());
+  // The dataset is stored: a parsed checkpoint keeps it.
+  auto parsed = ParseCheckpoint(SerializeCheckpoint(SmallCheckpoint()), "mem");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->signature.dataset, base.dataset);
 }
 
 TEST(Checkpoint, SignatureMismatchNamesTheField) {
@@ -166,6 +227,43 @@ TEST(Checkpoint, SignatureMismatchNamesTheField) {
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << c.field;
     EXPECT_NE(s.message().find(c.field), std::string::npos) << s;
     EXPECT_NE(s.message().find("dir/checkpoint.hwckpt"), std::string::npos) << s;
+  }
+}
+
+TEST(CheckpointDir, IsCheckedToBeWritableBeforeAnyWork) {
+  // Missing (nested): created, and no probe file left behind.
+  const std::string fresh = TempDir("probe/nested/dir");
+  ASSERT_TRUE(CheckCheckpointDirWritable(fresh).ok());
+  ASSERT_TRUE(fs::is_directory(fresh));
+  EXPECT_TRUE(fs::is_empty(fresh));
+  // An existing directory with a checkpoint: untouched.
+  ASSERT_TRUE(WriteCheckpoint(fresh, SmallCheckpoint()).ok());
+  ASSERT_TRUE(CheckCheckpointDirWritable(fresh).ok());
+  EXPECT_EQ(std::distance(fs::directory_iterator(fresh), fs::directory_iterator()), 1);
+
+  // A regular file.
+  const std::string file = TempDir("probe_file");
+  WriteBytes(file, "x");
+  absl::Status s = CheckCheckpointDirWritable(file);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find(file + ": exists and is not a directory"), std::string::npos) << s;
+  // Below a regular file, and under /proc (where nothing can be created).
+  for (const std::string& bad : {file + "/sub", std::string("/proc/x")}) {
+    s = CheckCheckpointDirWritable(bad);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find(bad + ": cannot create the directory ("), std::string::npos) << s;
+  }
+  // A directory the user cannot write (root writes anywhere, so only as another user).
+  if (geteuid() != 0) {
+    const std::string read_only = TempDir("probe_read_only");
+    fs::create_directories(read_only);
+    chmod(read_only.c_str(), 0555);
+    s = CheckCheckpointDirWritable(read_only);
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+    EXPECT_NE(s.message().find(read_only + ": cannot create a file in it (Permission denied)"),
+              std::string::npos)
+        << s;
+    chmod(read_only.c_str(), 0755);
   }
 }
 
@@ -270,11 +368,13 @@ TEST(Checkpoint, SeedCorpusCheckpointStillParses) {
   // Regenerate with `bazel run //tests:make_fuzz_seeds -- $PWD/tests/fuzz/corpus`.
   const char* srcdir = std::getenv("TEST_SRCDIR");
   ASSERT_NE(srcdir, nullptr);
-  const std::string path =
-      std::string(srcdir) + "/hogwild/tests/fuzz/corpus/checkpoint/valid_async_momentum.hwckpt";
-  auto c = ReadCheckpointFile(path);
-  ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->signature.mode, Mode::kAsync);
+  for (const char* name : {"valid_async_momentum.hwckpt", "valid_sync_plain.hwckpt"}) {
+    const std::string path = std::string(srcdir) + "/hogwild/tests/fuzz/corpus/checkpoint/" + name;
+    auto c = ReadCheckpointFile(path);
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->format_version, kCheckpointVersion) << name;
+    EXPECT_TRUE(c->signature.dataset.has_value()) << name;
+  }
 }
 
 }  // namespace

@@ -137,6 +137,53 @@ TEST(CliFlags, MissingDataIsAClearErrorNotACrash) {
   EXPECT_NE(run.output.find("error: "), std::string::npos) << run.output;
 }
 
+TEST(CliCheckpointDir, AnExistingCheckpointIsRefusedBeforeTheDataIsRead) {
+  // A checkpoint a previous run left: without --resume the run must not start (it would
+  // replace it at its first save). The data directory does not exist, so the refusal must come
+  // before the data is read.
+  const std::string dir = TempPath("cli_existing_ckpt");
+  fs::remove_all(dir);
+  Checkpoint c;
+  c.signature = CheckpointSignature{.model_name = "mlp",
+                                    .input_shape = {1, 28, 28},
+                                    .num_classes = 10,
+                                    .num_params = 1,
+                                    .num_workers = 1,
+                                    .batch_size = 64,
+                                    .seed = 1,
+                                    .train_examples = 60000,
+                                    .dataset = DatasetId{.name = "fashion_mnist"}};
+  c.global_step = 4321;
+  c.epoch = 4;
+  c.next_step = {4321};
+  c.params = {0.5f};
+  ASSERT_TRUE(WriteCheckpoint(dir, c).ok());
+  const std::string before = ReadFile(CheckpointPath(dir));
+  const TrainRun run =
+      RunTrain({"--checkpoint_dir=" + dir, "--data_dir=" + TempPath("no_such_dir")});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("error: --checkpoint_dir=" + dir +
+                            " already holds a checkpoint at global step 4321 (epoch 4); use "
+                            "--resume to continue from it, or --overwrite_checkpoint to start "
+                            "over and replace it"),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(ReadFile(CheckpointPath(dir)), before);
+}
+
+TEST(CliLog, AFullLogDeviceFailsTheRunNamingThePath) {
+  if (!fs::exists(fs::path(kFashionMnist) / "train-images-idx3-ubyte.gz")) {
+    GTEST_SKIP() << "Fashion-MNIST missing: apt-get install dataset-fashion-mnist (tools/setup.sh)";
+  }
+  const TrainRun run = RunTrain(
+      {"--log=/dev/full", "--model=logreg", "--workers=2", "--train_examples=1000", "--epochs=1"});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find(
+                "error: convergence log /dev/full: cannot write a row (No space left on device)"),
+            std::string::npos)
+      << run.output;
+}
+
 class CliSignal : public ::testing::TestWithParam<int> {};
 
 TEST_P(CliSignal, SignalWritesACheckpointExitsWith128PlusSignalAndResumes) {

@@ -57,6 +57,22 @@ expect_error "--train_examples=-1" --train_examples=-1
 expect_error "$empty_dir" --workers=1
 expect_error "sudo apt-get install dataset-fashion-mnist" --workers=1
 
+# --checkpoint_dir is checked before the data is read (issue 10): unusable, or holding a
+# checkpoint that a run without --resume would replace.
+not_a_dir="${TEST_TMPDIR:-/tmp}/ckpt_plain_file"
+echo x >"$not_a_dir"
+expect_error "--checkpoint_dir=$not_a_dir: exists and is not a directory" \
+  --checkpoint_dir="$not_a_dir"
+expect_error "--checkpoint_dir=/proc/x: cannot create the directory" --checkpoint_dir=/proc/x
+damaged_dir="${TEST_TMPDIR:-/tmp}/ckpt_damaged"
+mkdir -p "$damaged_dir"
+echo "not a checkpoint" >"$damaged_dir/checkpoint.hwckpt"
+expect_error "already holds a damaged checkpoint" --checkpoint_dir="$damaged_dir"
+expect_error "use --overwrite_checkpoint to start over" --checkpoint_dir="$damaged_dir"
+expect_error "--overwrite_checkpoint needs --checkpoint_dir" --overwrite_checkpoint
+expect_error "--resume and --overwrite_checkpoint contradict" --resume --overwrite_checkpoint \
+  --checkpoint_dir="$damaged_dir"
+
 if [[ $failures -ne 0 ]]; then
   echo "$failures case(s) failed"
   exit 1

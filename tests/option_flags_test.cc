@@ -46,6 +46,15 @@ TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
        "TrainerOptions::checkpoint_every_steps=-1", "--checkpoint_every=-1"},
       {[](TrainerOptions& o) { o.resume = true; }, "TrainerOptions::checkpoint_dir",
        "--checkpoint_dir"},
+      {[](TrainerOptions& o) { o.overwrite_checkpoint = true; },
+       "TrainerOptions::overwrite_checkpoint needs", "--overwrite_checkpoint needs"},
+      {[](TrainerOptions& o) {
+         o.checkpoint_dir = "/tmp/x";
+         o.resume = true;
+         o.overwrite_checkpoint = true;
+       },
+       "TrainerOptions::resume and TrainerOptions::overwrite_checkpoint",
+       "--resume and --overwrite_checkpoint"},
       {[](TrainerOptions& o) {
          o.devices = {DeviceSpec::Gpu(0)};
          o.workers_per_device = 0;

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <system_error>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -56,9 +60,38 @@ absl::Status WithLastCheckpoint(const absl::Status& status, const TrainerOptions
 
 }  // namespace
 
+absl::Status CheckCheckpointDir(const TrainerOptions& options) {
+  const std::string& dir = options.checkpoint_dir;
+  if (dir.empty()) return absl::OkStatus();
+  if (const absl::Status writable = CheckCheckpointDirWritable(dir); !writable.ok()) {
+    return absl::Status(writable.code(),
+                        absl::StrCat("TrainerOptions::checkpoint_dir=", writable.message()));
+  }
+  if (options.resume || options.overwrite_checkpoint) return absl::OkStatus();
+  const std::string path = CheckpointPath(dir);
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+    return absl::OkStatus();
+  }
+  const absl::StatusOr<Checkpoint> existing = ReadCheckpointFile(path);
+  if (existing.ok()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "TrainerOptions::checkpoint_dir=%s already holds a checkpoint at global step %d (epoch "
+        "%d); use TrainerOptions::resume to continue from it, or "
+        "TrainerOptions::overwrite_checkpoint to start over and replace it",
+        dir, existing->global_step, existing->epoch));
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "TrainerOptions::checkpoint_dir=%s already holds a damaged checkpoint (%s); use "
+      "TrainerOptions::overwrite_checkpoint to start over and replace it, or another "
+      "TrainerOptions::checkpoint_dir",
+      dir, existing.status().message()));
+}
+
 absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset& train,
                                   const Dataset& test) {
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(requested));
+  HOGWILD_RETURN_IF_ERROR(CheckCheckpointDir(requested));
   TrainerOptions options = requested;
   options.num_workers = WorkerCount(requested);
   const std::vector<DeviceSpec> worker_devices = WorkerDevices(options);
@@ -71,9 +104,11 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
                            ParameterStore::Create(model->num_params()));
   model->InitParams(options.seed, store->unsafe_values());
+  // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.
   const CheckpointSignature signature =
-      MakeSignature(*model, options.mode, options.num_workers, options.batch_size, options.seed,
-                    train.size());
+      options.checkpoint_dir.empty() ? CheckpointSignature{}
+                                     : MakeSignature(*model, options.mode, options.num_workers,
+                                                     options.batch_size, options.seed, train);
 
   PolicyPlacement placement{.num_cpu_workers = options.num_workers,
                             .force_host_master = options.force_host_master};
@@ -87,6 +122,15 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
   if (resumed) {
     HOGWILD_RETURN_IF_ERROR(
         CheckSignature(signature, resumed->signature, CheckpointPath(options.checkpoint_dir)));
+    if (!resumed->signature.dataset) {
+      // The migration from format version 1 (trainer/checkpoint/checkpoint.h): no dataset to
+      // compare; say so once, and the next save records it.
+      absl::FPrintF(stderr,
+                    "hogwild: warning: %s (format version %d) does not record its dataset; "
+                    "resuming without checking that it was trained on %s\n",
+                    CheckpointPath(options.checkpoint_dir), resumed->format_version,
+                    train.name.empty() ? "this training set" : train.name);
+    }
     HOGWILD_RETURN_IF_ERROR(RestoreState(*resumed, *policy));
   }
 
@@ -164,6 +208,9 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
     status = absl::OkStatus();
   }
   if (status.ok()) status = boundary.WriteFinal();
+  if (status.ok()) {
+    status = metrics.FlushWindows(options.lr.At(static_cast<int64_t>(policy->global_step())));
+  }
   if (!status.ok()) {
     const int64_t last = boundary.last_checkpoint_step() >= 0
                              ? boundary.last_checkpoint_step()
@@ -188,15 +235,22 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
   result.stopped_early = boundary.stopped();
   result.resumed_from_step = resumed ? resumed->global_step : -1;
   result.last_checkpoint_step = boundary.last_checkpoint_step();
-  metrics.FlushWindows(options.lr.At(result.steps));
   if (evaluator != nullptr) {
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.params));
     // A periodic evaluation may already have logged exactly these parameters.
     if (metrics.last_eval_step() != result.steps) {
-      metrics.RecordEval(eval, result.steps, options.lr.At(result.steps));
+      const absl::Status logged =
+          metrics.RecordEval(eval, result.steps, options.lr.At(result.steps));
+      if (!logged.ok()) return WithLastCheckpoint(logged, options, result.last_checkpoint_step);
     }
     result.final_test_loss = eval.loss;
     result.final_test_accuracy = eval.accuracy;
+  }
+  if (log != nullptr) {
+    // The last rows are on disk only once the log is synced and closed: a run whose log cannot
+    // be completed is not a success (trainer/metrics/convergence_log.h).
+    const absl::Status closed = log->Close();
+    if (!closed.ok()) return WithLastCheckpoint(closed, options, result.last_checkpoint_step);
   }
   if (options.progress) {
     // The training-time snapshot, so the last report agrees with the summary's examples/s.

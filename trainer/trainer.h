@@ -16,7 +16,11 @@
 // A NaN/Inf loss or gradient is such an error (the divergence guard); no checkpoint is written
 // after an error, so the last good one stays, and the message names it. Invalid options give
 // kInvalidArgument naming the option field (TrainerOptions::<field>), its value and the range;
-// a model too large for memory gives kResourceExhausted with the bytes asked.
+// a model too large for memory gives kResourceExhausted with the bytes asked. Checkpoint
+// directory problems (CheckCheckpointDir) are reported before any work. A convergence-log
+// write, fsync or close error stops the run with that error (trainer/metrics/convergence_log.h).
+// Resuming a version-1 checkpoint (which does not record its dataset) writes a one-line
+// warning to stderr.
 // Thread-safety: Train() may be called concurrently with different options and datasets.
 #ifndef HOGWILD_TRAINER_TRAINER_H_
 #define HOGWILD_TRAINER_TRAINER_H_
@@ -49,6 +53,17 @@ struct TrainResult {
   int64_t resumed_from_step = -1;    // the checkpoint's global step, or -1 (not resumed)
   int64_t last_checkpoint_step = -1; // global step of the last checkpoint written, or -1
 };
+
+// What Train() checks first about `options.checkpoint_dir` (nothing when it is empty), and a
+// caller may check before loading data, so a mistake costs no time:
+//   - checkpoints can be written there: CheckCheckpointDirWritable (it is created if missing);
+//     errors name TrainerOptions::checkpoint_dir, e.g. kInvalidArgument
+//     "TrainerOptions::checkpoint_dir=/proc/x: cannot create the directory (...)";
+//   - without TrainerOptions::resume or TrainerOptions::overwrite_checkpoint, it holds no
+//     checkpoint: otherwise kFailedPrecondition naming its global step (or that it is damaged,
+//     and why) and both options, so a forgotten --resume cannot silently replace a run's work.
+// Thread-safety: as Train().
+absl::Status CheckCheckpointDir(const TrainerOptions& options);
 
 // Trains `options.model` on `train`, evaluating on `test` (may be empty: no evaluation).
 absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& train,

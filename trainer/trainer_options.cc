@@ -61,6 +61,16 @@ absl::Status ValidateCheckpointOptions(const TrainerOptions& o) {
         "TrainerOptions::resume and TrainerOptions::checkpoint_every_* need "
         "TrainerOptions::checkpoint_dir (where checkpoints live)");
   }
+  if (o.overwrite_checkpoint && o.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::overwrite_checkpoint needs TrainerOptions::checkpoint_dir (the "
+        "directory whose checkpoint it replaces)");
+  }
+  if (o.overwrite_checkpoint && o.resume) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::resume and TrainerOptions::overwrite_checkpoint contradict each other: "
+        "set one (continue from the checkpoint) or the other (start over and replace it)");
+  }
   return absl::OkStatus();
 }
 

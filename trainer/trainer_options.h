@@ -72,8 +72,13 @@ struct TrainerOptions {
   int64_t checkpoint_every_steps = 0;   // global steps, 0 = not by steps; >= 0
   double checkpoint_every_seconds = 0;  // 0 = not by time; >= 0, finite
   // Continue from the checkpoint in checkpoint_dir when there is one (none: start afresh).
-  // Its signature (model, mode, workers, batch size, seed, training-set size) must match.
+  // Its signature (model, mode, workers, batch size, seed, training set) must match.
   bool resume = false;
+  // Start afresh although checkpoint_dir holds a checkpoint (good or damaged), replacing it at
+  // the first save. Without it (and without resume), Train() refuses to start over an existing
+  // checkpoint, so a forgotten resume cannot silently destroy a run's work. Needs
+  // checkpoint_dir; contradicts resume.
+  bool overwrite_checkpoint = false;
   // When it becomes true, every worker finishes its current step, a checkpoint is written (if
   // checkpoint_dir is set) and Train() returns OK with TrainResult::stopped_early. May be null;
   // the pointee must outlive Train(). Set it from a signal handler or any thread.

@@ -86,8 +86,9 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
         StepStats stats,
         ctx.policy->FinishStep(worker, DeviceSpan<const float>(grad.data(), grad.size()), lr));
     next_step = batch->step + 1;
-    ctx.metrics->RecordStep(worker, batch->size, loss_sum, stats.staleness, stats.applied_lr,
-                            global_step + 1);
+    // A failing convergence log stops the run (trainer/metrics/convergence_log.h).
+    HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordStep(worker, batch->size, loss_sum, stats.staleness,
+                                                    stats.applied_lr, global_step + 1));
     if (worker == 0 && ctx.evaluator != nullptr && ctx.eval_every_steps > 0 &&
         global_step + 1 >= next_eval) {
       // Sync: all slices are updated (the closing barrier passed) and the others only read the
@@ -95,10 +96,15 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
       // state. Async: a consistent-enough snapshot, as any Hogwild reader sees.
       // On a GPU this worker's own last update may still be queued: let it land first.
       HOGWILD_RETURN_IF_ERROR(backend->Synchronize());
-      std::vector<float> snapshot(static_cast<size_t>(ctx.policy->num_params()));
-      HOGWILD_RETURN_IF_ERROR(ctx.policy->ReadParams(absl::MakeSpan(snapshot)));
-      HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, ctx.evaluator->Evaluate(snapshot));
-      ctx.metrics->RecordEval(eval, global_step + 1, lr);
+      // The row's counters are those of the moment the parameters are read; rows the other
+      // workers record meanwhile wait for it, so the log's step stays monotonic.
+      const TrainingMetrics::PendingEval pending = ctx.metrics->BeginEval(global_step + 1, lr);
+      auto evaluate = [&]() -> absl::StatusOr<EvalResult> {
+        std::vector<float> snapshot(static_cast<size_t>(ctx.policy->num_params()));
+        HOGWILD_RETURN_IF_ERROR(ctx.policy->ReadParams(absl::MakeSpan(snapshot)));
+        return ctx.evaluator->Evaluate(snapshot);
+      };
+      HOGWILD_RETURN_IF_ERROR(ctx.metrics->FinishEval(pending, evaluate()));
       while (next_eval <= global_step + 1) next_eval += ctx.eval_every_steps;
     }
   }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/logging.h"
 #include "core/status_macros.h"
 
 namespace hogwild {
@@ -127,7 +128,7 @@ class Reader {
   absl::string_view origin_;
 };
 
-void WriteSignature(const CheckpointSignature& s, Writer& w) {
+void WriteSignature(const CheckpointSignature& s, uint32_t version, Writer& w) {
   w.Str(s.model_name);
   w.Pod<uint32_t>(static_cast<uint32_t>(s.input_shape.size()));
   for (int64_t d : s.input_shape) w.Pod<int64_t>(d);
@@ -140,9 +141,16 @@ void WriteSignature(const CheckpointSignature& s, Writer& w) {
   w.Pod<int64_t>(s.batch_size);
   w.Pod<uint64_t>(s.seed);
   w.Pod<int64_t>(s.train_examples);
+  if (version >= 2) {
+    w.Pod<uint8_t>(s.dataset.has_value() ? 1 : 0);
+    if (s.dataset) {
+      w.Str(s.dataset->name);
+      w.Pod<uint32_t>(s.dataset->fingerprint);
+    }
+  }
 }
 
-absl::Status ReadSignature(Reader& r, CheckpointSignature* s) {
+absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) {
   HOGWILD_RETURN_IF_ERROR(r.Str("model_name", &s->model_name));
   uint64_t n = 0;
   HOGWILD_RETURN_IF_ERROR(r.Count("input_shape", 16, sizeof(int64_t), &n));
@@ -159,6 +167,17 @@ absl::Status ReadSignature(Reader& r, CheckpointSignature* s) {
   HOGWILD_RETURN_IF_ERROR(r.Pod("batch_size", &s->batch_size));
   HOGWILD_RETURN_IF_ERROR(r.Pod("seed", &s->seed));
   HOGWILD_RETURN_IF_ERROR(r.Pod("train_examples", &s->train_examples));
+  uint8_t has_dataset = 0;
+  if (version >= 2) HOGWILD_RETURN_IF_ERROR(r.Pod("has_dataset", &has_dataset));
+  if (has_dataset > 1) {
+    return r.Corrupt("has_dataset", absl::StrFormat("%d is neither 0 nor 1", has_dataset));
+  }
+  if (has_dataset == 1) {
+    DatasetId dataset;
+    HOGWILD_RETURN_IF_ERROR(r.Str("dataset_name", &dataset.name));
+    HOGWILD_RETURN_IF_ERROR(r.Pod("dataset_fingerprint", &dataset.fingerprint));
+    s->dataset = std::move(dataset);
+  }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
   if (!parsed.ok()) {
     return r.Corrupt("mode", absl::StrFormat("'%s' is neither async nor sync", mode));
@@ -178,8 +197,11 @@ std::string ShapeString(const std::vector<int64_t>& shape) { return absl::StrJoi
 }  // namespace
 
 std::string SerializeCheckpoint(const Checkpoint& c) {
+  HOGWILD_CHECK(
+      c.format_version >= kOldestCheckpointVersion && c.format_version <= kCheckpointVersion,
+      "SerializeCheckpoint: unknown format_version");
   Writer payload;
-  WriteSignature(c.signature, payload);
+  WriteSignature(c.signature, c.format_version, payload);
   payload.Pod<int64_t>(c.global_step);
   payload.Pod<int64_t>(c.epoch);
   payload.Pod<uint32_t>(static_cast<uint32_t>(c.next_step.size()));
@@ -190,7 +212,7 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
 
   Writer header;
   header.bytes().append(kMagic, sizeof(kMagic));
-  header.Pod<uint32_t>(kCheckpointVersion);
+  header.Pod<uint32_t>(c.format_version);
   header.Pod<uint32_t>(kHeaderSize);
   header.Pod<uint64_t>(payload.bytes().size());
   header.Pod<uint32_t>(Crc32(payload.bytes()));
@@ -223,11 +245,11 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
         "%s: corrupt checkpoint: header checksum 0x%08x, expected 0x%08x", origin,
         actual_header_crc, header_crc));
   }
-  if (version != kCheckpointVersion) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "%s: checkpoint format version %d; this build reads version %d (%s)", origin, version,
-        kCheckpointVersion,
-        version > kCheckpointVersion ? "written by a newer hogwild" : "too old"));
+  if (version < kOldestCheckpointVersion || version > kCheckpointVersion) {
+    return absl::UnimplementedError(
+        absl::StrFormat("%s: checkpoint format version %d; this build reads versions %d to %d (%s)",
+                        origin, version, kOldestCheckpointVersion, kCheckpointVersion,
+                        version > kCheckpointVersion ? "written by a newer hogwild" : "too old"));
   }
   if (header_size != kHeaderSize) {
     return absl::DataLossError(absl::StrFormat(
@@ -251,7 +273,8 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
   // parser still trusts nothing.
   Reader r(payload, origin);
   Checkpoint c;
-  HOGWILD_RETURN_IF_ERROR(ReadSignature(r, &c.signature));
+  c.format_version = version;
+  HOGWILD_RETURN_IF_ERROR(ReadSignature(r, version, &c.signature));
   const CheckpointSignature& s = c.signature;
   HOGWILD_RETURN_IF_ERROR(r.Pod("global_step", &c.global_step));
   HOGWILD_RETURN_IF_ERROR(r.Pod("epoch", &c.epoch));
@@ -312,6 +335,15 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   constexpr char kOtherDir[] = "use the same settings or another --checkpoint_dir";
   if (f.model_name != e.model_name) {
     return differs("model", f.model_name, e.model_name, kOtherDir);
+  }
+  if (f.dataset && e.dataset && *f.dataset != *e.dataset) {
+    auto id = [](const DatasetId& d) {
+      return absl::StrFormat("%s (fingerprint 0x%08x)", d.name.empty() ? "(unnamed)" : d.name,
+                             d.fingerprint);
+    };
+    return differs("dataset", id(*f.dataset), id(*e.dataset),
+                   "resume with the checkpoint's --dataset and --data_dir, or use another "
+                   "--checkpoint_dir");
   }
   if (f.input_shape != e.input_shape) {
     return differs("input shape", ShapeString(f.input_shape), ShapeString(e.input_shape),

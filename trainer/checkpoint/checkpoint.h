@@ -1,7 +1,7 @@
 // Training checkpoints: a versioned binary file that holds everything needed to continue a run
 // exactly where it stopped, written so that a crash at any moment leaves a loadable checkpoint.
 //
-// File layout (little-endian; format version 1):
+// File layout (little-endian; format version 2):
 //
 //   offset  size  field
 //        0     8  magic "HWCKPT\r\n" (the \r\n catches text-mode mangling, as PNG's magic does)
@@ -13,10 +13,19 @@
 //       32     …  payload:
 //                   signature: str model_name, u32 n + n×i64 input_shape, i64 num_classes,
 //                     u32 n + n×str layers, i64 num_params, str mode, i32 num_workers,
-//                     i64 batch_size, u64 seed, i64 train_examples
+//                     i64 batch_size, u64 seed, i64 train_examples,
+//                     u8 has_dataset (0 or 1), and if 1: str dataset_name,
+//                     u32 dataset_fingerprint                 (version 2 only)
 //                   state: i64 global_step, i64 epoch, u32 W + W×i64 next_step,
 //                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) velocities
 //                 where str = u32 length + bytes.
+//
+// Versions: 2 added the dataset (name and fingerprint of the train split) to the signature.
+// Version 1 files are still read (the migration): their signature has no dataset
+// (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
+// them with a one-line warning, and its next save writes version 2 with the dataset. (Train()
+// always records the dataset; has_dataset = 0 exists so that every signature round-trips.) A newer
+// version is refused by number ("written by a newer hogwild").
 //
 // The RNG state: the data order is the only randomness after initialization, and BatchPlan
 // reseeds its generator from (seed, epoch) at every epoch, so (seed, next_step) *is* the exact
@@ -45,13 +54,27 @@
 
 namespace hogwild {
 
-inline constexpr uint32_t kCheckpointVersion = 1;
+inline constexpr uint32_t kCheckpointVersion = 2;
+// The oldest format version ParseCheckpoint still reads.
+inline constexpr uint32_t kOldestCheckpointVersion = 1;
 inline constexpr char kCheckpointFileName[] = "checkpoint.hwckpt";
+
+// The training set a checkpoint was trained on: its name (Dataset::name, e.g. "fashion_mnist")
+// and a fingerprint of its content (DatasetFingerprint() in checkpoint_state.h: zlib crc32 of
+// the features and labels as given to Train()), so another dataset of the same shape and size,
+// or the same one with different files, is told apart.
+struct DatasetId {
+  std::string name;
+  uint32_t fingerprint = 0;
+
+  bool operator==(const DatasetId&) const = default;
+};
 
 // What a checkpoint must match to be resumed: the model (name, input shape, classes, layers,
 // parameter count), the training mode and worker count (the optimizer state and data
-// positions are per worker) and what fixes the data order (batch size, seed, training-set
-// size). The number of epochs may differ: a run can be resumed with more epochs.
+// positions are per worker), what fixes the data order (batch size, seed, training-set
+// size) and the training set itself. The number of epochs may differ: a run can be resumed
+// with more epochs.
 struct CheckpointSignature {
   std::string model_name;            // "logreg", "mlp"
   std::vector<int64_t> input_shape;  // per example, e.g. {1, 28, 28}
@@ -63,6 +86,9 @@ struct CheckpointSignature {
   int64_t batch_size = 0;
   uint64_t seed = 0;
   int64_t train_examples = 0;        // N
+  // Always set by Train() (MakeSignature); std::nullopt in a version-1 file (written before
+  // the dataset was recorded) or a hand-made signature, where CheckSignature cannot compare it.
+  std::optional<DatasetId> dataset;
 };
 
 struct Checkpoint {
@@ -75,9 +101,15 @@ struct Checkpoint {
   // Momentum buffers, each [P]: none (momentum 0), one (sync: TowerAverage::velocity()) or W
   // (async: Hogwild::velocity(w), one per worker).
   std::vector<std::vector<float>> velocities;
+  // The format version of the file it was read from, and the one SerializeCheckpoint writes:
+  // kCheckpointVersion for every checkpoint this build captures; 1 for an old file (whose
+  // signature has no dataset). Writing version 1 exists for the migration's tests.
+  uint32_t format_version = kCheckpointVersion;
 };
 
-// The file's bytes (header + payload). Pure.
+// The file's bytes (header + payload) in `checkpoint.format_version`, which must be in
+// [kOldestCheckpointVersion, kCheckpointVersion] (a programmer error otherwise; version 1
+// drops signature.dataset). Pure.
 std::string SerializeCheckpoint(const Checkpoint& checkpoint);
 
 // Parses and checks a checkpoint held in memory; `origin` names it in error messages.
@@ -91,12 +123,23 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
 
 // OK when `found` (a checkpoint's signature) matches `expected` (the run about to resume);
 // otherwise kFailedPrecondition naming the first field that differs and both values, e.g.
-// "…: model differs: checkpoint has mlp, this run mlp… ; use another --checkpoint_dir".
+// "…: model differs: checkpoint has mlp, this run mlp… ; use another --checkpoint_dir", or
+// "…: dataset differs: the checkpoint has fashion_mnist (fingerprint 0x…), this run mnist (…)".
+// The dataset is compared only when both signatures have one (not for a version-1 file).
 absl::Status CheckSignature(const CheckpointSignature& expected,
                             const CheckpointSignature& found, absl::string_view origin);
 
 // `dir`/checkpoint.hwckpt.
 std::string CheckpointPath(const std::string& dir);
+
+// Checks, before any work is done, that checkpoints can be written into `dir`: creates it (and
+// missing parents) if needed, then creates, writes, fsyncs and removes a uniquely named probe
+// file in it. A directory it created stays (the run would create it at its first save anyway).
+// Errors, each naming `dir` and the OS reason: kInvalidArgument when `dir` is empty, is not a
+// directory (a regular file) or cannot be created (e.g. under /proc); kPermissionDenied when
+// files cannot be created in it (EACCES, EPERM, EROFS); kInternal for other I/O errors (ENOSPC,
+// EIO). Thread-safe (the probe's name is unique per call).
+absl::Status CheckCheckpointDirWritable(const std::string& dir);
 
 // Writes `checkpoint` atomically into `dir` (created if missing), replacing the previous one
 // only once the new one is complete and on disk (see the file comment).

@@ -71,7 +71,40 @@ absl::Status WriteTempFile(const std::string& tmp, const std::string& bytes) {
   return absl::OkStatus();
 }
 
+// Errors of the probe write: a directory the user cannot write is a permission problem, the
+// rest (ENOSPC, EIO, ...) is an I/O error like WriteCheckpoint's.
+absl::Status ProbeError(const std::string& dir, const std::string& what, int err) {
+  const std::string message = absl::StrFormat("%s: cannot %s (%s)", dir, what, std::strerror(err));
+  if (err == EACCES || err == EPERM || err == EROFS) return absl::PermissionDeniedError(message);
+  return absl::InternalError(message);
+}
+
 }  // namespace
+
+absl::Status CheckCheckpointDirWritable(const std::string& dir) {
+  if (dir.empty()) return absl::InvalidArgumentError("the checkpoint directory name is empty");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::error_code ignored;
+  if (!std::filesystem::is_directory(dir, ignored)) {
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir, ignored))) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: exists and is not a directory", dir));
+    }
+    return absl::InvalidArgumentError(absl::StrFormat("%s: cannot create the directory%s", dir,
+                                                      ec ? " (" + ec.message() + ")" : ""));
+  }
+  // A probe name no other run or call can hold, next to where the checkpoint will go.
+  std::string probe = (std::filesystem::path(dir) / ".checkpoint.hwckpt.probe.XXXXXX").string();
+  Fd fd(::mkostemp(probe.data(), O_CLOEXEC));
+  if (fd.get() < 0) return ProbeError(dir, "create a file in it", errno);
+  absl::Status status = WriteAll(fd.get(), "hogwild checkpoint directory probe\n", probe);
+  if (status.ok() && ::fsync(fd.get()) != 0) status = ProbeError(dir, "fsync " + probe, errno);
+  if (status.ok() && ::close(fd.release()) != 0) status = ProbeError(dir, "close " + probe, errno);
+  if (::unlink(probe.c_str()) != 0 && status.ok()) {
+    status = ProbeError(dir, "remove " + probe, errno);
+  }
+  return status;
+}
 
 std::string CheckpointPath(const std::string& dir) {
   return (std::filesystem::path(dir) / kCheckpointFileName).string();

@@ -1,5 +1,7 @@
 #include "trainer/checkpoint/checkpoint_state.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <limits>
 #include <utility>
@@ -8,8 +10,17 @@
 
 namespace hogwild {
 
+uint32_t DatasetFingerprint(const Dataset& dataset) {
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(dataset.features.data()),
+                dataset.features.size() * sizeof(float));
+  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(dataset.labels.data()),
+                dataset.labels.size() * sizeof(int32_t));
+  return static_cast<uint32_t>(crc);
+}
+
 CheckpointSignature MakeSignature(const Model& model, Mode mode, int num_workers,
-                                  int64_t batch_size, uint64_t seed, int64_t train_examples) {
+                                  int64_t batch_size, uint64_t seed, const Dataset& train) {
   CheckpointSignature s;
   s.model_name = model.spec().name;
   s.input_shape = model.spec().input_shape;
@@ -20,7 +31,8 @@ CheckpointSignature MakeSignature(const Model& model, Mode mode, int num_workers
   s.num_workers = num_workers;
   s.batch_size = batch_size;
   s.seed = seed;
-  s.train_examples = train_examples;
+  s.train_examples = train.size();
+  s.dataset = DatasetId{.name = train.name, .fingerprint = DatasetFingerprint(train)};
   return s;
 }
 

@@ -12,15 +12,22 @@
 #include "core/mode.h"
 #include "sync/update_policy.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/data/dataset.h"
 #include "trainer/data/input_pipeline.h"
 #include "trainer/model/model.h"
 
 namespace hogwild {
 
-// The signature of a run of `model` with these settings on a training set of
-// `train_examples` examples.
+// The fingerprint of a training set: zlib crc32 of its features ([N, D] float32 bytes, as given
+// to Train(), i.e. after normalization, which is bitwise reproducible) followed by its labels
+// ([N] int32 bytes). Reads every byte once (0.4 s for Fashion-MNIST's 188 MB on a loaded 2-core
+// VM), so Train() computes it only for runs with a checkpoint_dir. Pure.
+uint32_t DatasetFingerprint(const Dataset& dataset);
+
+// The signature of a run of `model` with these settings on `train` (its size, name and
+// DatasetFingerprint).
 CheckpointSignature MakeSignature(const Model& model, Mode mode, int num_workers,
-                                  int64_t batch_size, uint64_t seed, int64_t train_examples);
+                                  int64_t batch_size, uint64_t seed, const Dataset& train);
 
 // The checkpoint of the run's current state: `policy`'s PolicyState and each worker's next step
 // (`next_step`, [W]), with the epoch the slowest worker is in.

@@ -81,6 +81,9 @@ ABSL_FLAG(std::string, checkpoint_every, "",
           "for only on SIGINT/SIGTERM and at the end; default 600s");
 ABSL_FLAG(bool, resume, false,
           "continue from the checkpoint in --checkpoint_dir if there is one (else start afresh)");
+ABSL_FLAG(bool, overwrite_checkpoint, false,
+          "start afresh although --checkpoint_dir holds a checkpoint, replacing it at the first "
+          "save (without it or --resume, an existing checkpoint stops the run before it starts)");
 
 namespace {
 
@@ -117,6 +120,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   options.stop_requested = stop_requested;
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   options.resume = absl::GetFlag(FLAGS_resume);
+  options.overwrite_checkpoint = absl::GetFlag(FLAGS_overwrite_checkpoint);
   const bool every_given = !absl::GetFlag(FLAGS_checkpoint_every).empty();
   HOGWILD_ASSIGN_OR_RETURN(
       CheckpointEvery checkpoint_every,
@@ -140,6 +144,8 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
   // The model name and sizes too (with MNIST's shape), so --model=nope does not wait for the data.
   HOGWILD_RETURN_IF_ERROR(Model::Create(options.model).status());
+  // A bad or occupied --checkpoint_dir too (Train() checks it again).
+  HOGWILD_RETURN_IF_ERROR(CheckCheckpointDir(options));
 
   HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
   HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));

@@ -16,6 +16,7 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::checkpoint_every_*", "--checkpoint_every"},
       {"TrainerOptions::checkpoint_dir", "--checkpoint_dir"},
       {"TrainerOptions::resume", "--resume"},
+      {"TrainerOptions::overwrite_checkpoint", "--overwrite_checkpoint"},
       {"TrainerOptions::num_workers", "--workers"},
       {"TrainerOptions::workers_per_device", "--workers_per_device"},
       {"TrainerOptions::devices", "--devices"},

@@ -1,10 +1,17 @@
 #include "trainer/metrics/convergence_log.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/status_macros.h"
 
 namespace hogwild {
 
@@ -14,45 +21,103 @@ const char* ConvergenceLog::Header() {
 }
 
 absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "w");
-  if (file == nullptr) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--log=%s: cannot create the convergence log (%s)", path, std::strerror(errno)));
   }
   const bool json = absl::EndsWith(path, ".jsonl");
-  if (!json) absl::FPrintF(file, "%s\n", Header());
-  std::fflush(file);
-  return std::unique_ptr<ConvergenceLog>(new ConvergenceLog(file, json));
+  std::unique_ptr<ConvergenceLog> log(new ConvergenceLog(fd, path, json));
+  if (!json) {
+    std::lock_guard<std::mutex> lock(log->mu_);
+    HOGWILD_RETURN_IF_ERROR(log->AppendLocked(absl::StrCat(Header(), "\n")));
+  }
+  return log;
 }
 
 ConvergenceLog::~ConvergenceLog() {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::fclose(file_);
+  bool open = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open = fd_ >= 0;
+  }
+  // Only callers that skipped Close() would not see its error otherwise (the trainer calls it).
+  if (const absl::Status status = Close(); open && !status.ok()) {
+    absl::FPrintF(stderr, "hogwild: %s\n", status.message());
+  }
 }
 
-void ConvergenceLog::Write(const LogRow& r) {
-  const char* kind = r.eval ? "eval" : "train";
+void ConvergenceLog::SetErrorLocked(const char* what, int err) {
+  if (status_.ok()) {
+    status_ = absl::Status(
+        absl::ErrnoToStatusCode(err),
+        absl::StrFormat("convergence log %s: cannot %s (%s)", path_, what, std::strerror(err)));
+  }
+}
+
+absl::Status ConvergenceLog::AppendLocked(const std::string& bytes) {
+  if (!status_.ok()) return status_;
+  if (fd_ < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("convergence log %s: written after Close()", path_));
+  }
+  // Where this row starts, to cut off a partial row if the write fails halfway (-1: not a
+  // regular file, nothing to cut).
+  const off_t start = ::lseek(fd_, 0, SEEK_CUR);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;  // write() returning 0 for >0 bytes: no room
+      if (start >= 0 && done > 0) (void)::ftruncate(fd_, start);
+      SetErrorLocked("write a row", err);
+      return status_;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConvergenceLog::Close() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (fd_ < 0) return status_;
+  struct stat st;
+  // fsync catches write-back errors (NFS, quotas) that write() did not report; pipes, ttys and
+  // devices cannot be synced and have nothing to lose.
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && ::fsync(fd_) != 0) {
+    SetErrorLocked("fsync", errno);
+  }
+  if (::close(fd_) != 0) SetErrorLocked("close", errno);
+  fd_ = -1;
+  return status_;
+}
+
+absl::Status ConvergenceLog::Write(const LogRow& r) {
+  const char* kind = r.eval ? "eval" : "train";
+  std::string line;
   if (json_) {
     auto opt = [](const std::optional<double>& v) {
       return v ? absl::StrFormat("%.6g", *v) : std::string("null");
     };
-    absl::FPrintF(file_,
-                  "{\"wall_time_s\":%.4f,\"kind\":\"%s\",\"epoch\":%.4f,\"step\":%d,"
-                  "\"examples_seen\":%d,\"worker\":%d,\"train_loss\":%.6g,\"test_loss\":%s,"
-                  "\"test_accuracy\":%s,\"staleness_mean\":%.4g,\"staleness_max\":%d,"
-                  "\"lr\":%.6g}\n",
-                  r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker, r.train_loss,
-                  opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr);
+    line = absl::StrFormat(
+        "{\"wall_time_s\":%.4f,\"kind\":\"%s\",\"epoch\":%.4f,\"step\":%d,"
+        "\"examples_seen\":%d,\"worker\":%d,\"train_loss\":%.6g,\"test_loss\":%s,"
+        "\"test_accuracy\":%s,\"staleness_mean\":%.4g,\"staleness_max\":%d,"
+        "\"lr\":%.6g}\n",
+        r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker, r.train_loss,
+        opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr);
   } else {
     auto opt = [](const std::optional<double>& v) {
       return v ? absl::StrFormat("%.6g", *v) : std::string();
     };
-    absl::FPrintF(file_, "%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g\n", r.wall_time_s, kind,
-                  r.epoch, r.step, r.examples_seen, r.worker, r.train_loss, opt(r.test_loss),
-                  opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr);
+    line =
+        absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g\n", r.wall_time_s, kind,
+                        r.epoch, r.step, r.examples_seen, r.worker, r.train_loss, opt(r.test_loss),
+                        opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr);
   }
-  std::fflush(file_);
+  std::lock_guard<std::mutex> lock(mu_);
+  return AppendLocked(line);
 }
 
 }  // namespace hogwild

@@ -15,19 +15,26 @@
 //   staleness_max   largest staleness in the window
 //   lr              learning rate of the window's last step
 //
-// Thread-safety: Write() is thread-safe (internal mutex). Rows are flushed as written so a
-// crashed run keeps its log.
+// Write errors are never ignored: each row is one write(2), checked, so once Write() returns OK
+// the row is in the kernel's hands and a crash of this process keeps it; Close() checks the
+// fsync (regular files) and the close. The choice (README "Convergence log"): a failing log
+// stops the run. The log is part of the run's result (the convergence study is read from it),
+// so a run that cannot write it reports an error naming the path and the OS reason instead of
+// exiting 0 with a truncated log. Nothing already written is lost: the rows before the failure
+// stay in the file, and a row cut short by the failure is cut off (regular files), so the file
+// holds whole rows only; the run's last checkpoint is kept.
+//
+// Thread-safety: Write() and Close() are thread-safe (internal mutex).
 #ifndef HOGWILD_TRAINER_METRICS_CONVERGENCE_LOG_H_
 #define HOGWILD_TRAINER_METRICS_CONVERGENCE_LOG_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
-#include <mutex>
-
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace hogwild {
@@ -49,20 +56,42 @@ struct LogRow {
 
 class ConvergenceLog {
  public:
-  // Creates (truncates) `path`. Errors: kInvalidArgument naming the path and the OS reason.
+  // Creates (truncates) `path` and writes the CSV header (JSON Lines has none). Errors:
+  // kInvalidArgument naming the path and the OS reason when it cannot be created; a failed
+  // header write as Write().
   static absl::StatusOr<std::unique_ptr<ConvergenceLog>> Open(const std::string& path);
+  // Closes the file if Close() was not called; an error there is logged to stderr, since a
+  // destructor cannot return it (call Close() to see it).
   ~ConvergenceLog();
 
-  void Write(const LogRow& row);
+  // Appends one row. Errors: "convergence log <path>: cannot write a row (<strerror>)", with
+  // the code absl::ErrnoToStatusCode gives (ENOSPC: kResourceExhausted). After an error, or
+  // after Close(), nothing more is written and every call returns that first error (a row
+  // after a gap would misrepresent the log).
+  absl::Status Write(const LogRow& row);
+
+  // Flushes to disk (fsync, regular files only: pipes and devices cannot) and closes. Returns
+  // the first error of the log's life (a failed Write, fsync or close). Idempotent.
+  absl::Status Close();
+
+  const std::string& path() const { return path_; }
 
   // "wall_time_s,kind,epoch,..." (the CSV header; also the JSON keys in order).
   static const char* Header();
 
  private:
-  ConvergenceLog(std::FILE* file, bool json) : file_(file), json_(json) {}
+  ConvergenceLog(int fd, std::string path, bool json)
+      : fd_(fd), path_(std::move(path)), json_(json) {}
+
+  // Writes `bytes` whole or records and returns the error. Requires mu_.
+  absl::Status AppendLocked(const std::string& bytes);
+  // Records the first error (what failed and errno). Requires mu_.
+  void SetErrorLocked(const char* what, int err);
 
   std::mutex mu_;
-  std::FILE* file_;  // guarded by mu_
+  int fd_;               // guarded by mu_; -1 once closed
+  absl::Status status_;  // guarded by mu_; the first error
+  const std::string path_;
   const bool json_;
 };
 

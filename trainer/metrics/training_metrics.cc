@@ -13,44 +13,61 @@ TrainingMetrics::TrainingMetrics(int num_workers, int64_t train_size, Convergenc
       windows_(num_workers),
       histogram_(kStalenessBuckets, 0) {}
 
+TrainingMetrics::~TrainingMetrics() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const LogRow& row : held_) {
+    if (!WriteLocked(row).ok()) break;  // the run already reported the log's error
+  }
+}
+
 double TrainingMetrics::ElapsedSeconds() const {
   return absl::ToDoubleSeconds(absl::Now() - start_);
 }
 
-void TrainingMetrics::RecordStep(int worker, int64_t examples, double loss_sum,
-                                 uint64_t staleness, float lr, int64_t global_step) {
-  std::optional<LogRow> row;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    examples_seen_ += examples;
-    ++updates_;
-    last_global_step_ = std::max(last_global_step_, global_step);
-    staleness_sum_ += static_cast<double>(staleness);
-    staleness_max_ = std::max(staleness_max_, staleness);
-    ++histogram_[std::min<uint64_t>(staleness, kStalenessBuckets - 1)];
-    Window& w = windows_[worker];
-    ++w.steps;
-    w.examples += examples;
-    w.loss_sum += loss_sum;
-    w.staleness_sum += static_cast<double>(staleness);
-    w.staleness_max = std::max(w.staleness_max, staleness);
-    if (!w.closed_once && w.examples > 0) w.last_mean_loss = w.loss_sum / w.examples;
-    if (w.steps >= log_every_) {
-      const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
-      row = LogRow{.wall_time_s = ElapsedSeconds(),
+absl::Status TrainingMetrics::WriteLocked(const LogRow& row) {
+  return log_ != nullptr ? log_->Write(row) : absl::OkStatus();
+}
+
+absl::Status TrainingMetrics::EmitLocked(const LogRow& row) {
+  if (eval_pending_) {
+    held_.push_back(row);
+    return absl::OkStatus();
+  }
+  return WriteLocked(row);
+}
+
+absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double loss_sum,
+                                         uint64_t staleness, float lr, int64_t global_step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  examples_seen_ += examples;
+  ++updates_;
+  // In async mode a worker's global step was read before its update, so steps reach here
+  // slightly out of order: a row reports the largest step recorded, which never decreases.
+  last_global_step_ = std::max(last_global_step_, global_step);
+  staleness_sum_ += static_cast<double>(staleness);
+  staleness_max_ = std::max(staleness_max_, staleness);
+  ++histogram_[std::min<uint64_t>(staleness, kStalenessBuckets - 1)];
+  Window& w = windows_[worker];
+  ++w.steps;
+  w.examples += examples;
+  w.loss_sum += loss_sum;
+  w.staleness_sum += static_cast<double>(staleness);
+  w.staleness_max = std::max(w.staleness_max, staleness);
+  if (!w.closed_once && w.examples > 0) w.last_mean_loss = w.loss_sum / w.examples;
+  if (w.steps < log_every_) return absl::OkStatus();
+  const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
+  const LogRow row{.wall_time_s = ElapsedSeconds(),
                    .eval = false,
                    .epoch = static_cast<double>(examples_seen_) / train_size_,
-                   .step = global_step,
+                   .step = last_global_step_,
                    .examples_seen = examples_seen_,
                    .worker = worker,
                    .train_loss = mean_loss,
                    .staleness_mean = w.staleness_sum / w.steps,
                    .staleness_max = w.staleness_max,
                    .lr = lr};
-      w = Window{.last_mean_loss = mean_loss, .closed_once = true};
-    }
-  }
-  if (row && log_ != nullptr) log_->Write(*row);
+  w = Window{.last_mean_loss = mean_loss, .closed_once = true};
+  return EmitLocked(row);
 }
 
 double TrainingMetrics::RecentLossLocked() const {
@@ -70,52 +87,71 @@ int64_t TrainingMetrics::last_eval_step() const {
   return last_eval_step_;
 }
 
-void TrainingMetrics::FlushWindows(float lr) {
-  std::vector<LogRow> rows;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (size_t worker = 0; worker < windows_.size(); ++worker) {
-      Window& w = windows_[worker];
-      if (w.steps == 0) continue;
-      const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
-      rows.push_back(LogRow{.wall_time_s = ElapsedSeconds(),
-                            .eval = false,
-                            .epoch = static_cast<double>(examples_seen_) / train_size_,
-                            .step = last_global_step_,
-                            .examples_seen = examples_seen_,
-                            .worker = static_cast<int>(worker),
-                            .train_loss = mean_loss,
-                            .staleness_mean = w.staleness_sum / w.steps,
-                            .staleness_max = w.staleness_max,
-                            .lr = lr});
-      w = Window{.last_mean_loss = mean_loss, .closed_once = true};
-    }
+absl::Status TrainingMetrics::FlushWindows(float lr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t worker = 0; worker < windows_.size(); ++worker) {
+    Window& w = windows_[worker];
+    if (w.steps == 0) continue;
+    const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
+    const LogRow row{.wall_time_s = ElapsedSeconds(),
+                     .eval = false,
+                     .epoch = static_cast<double>(examples_seen_) / train_size_,
+                     .step = last_global_step_,
+                     .examples_seen = examples_seen_,
+                     .worker = static_cast<int>(worker),
+                     .train_loss = mean_loss,
+                     .staleness_mean = w.staleness_sum / w.steps,
+                     .staleness_max = w.staleness_max,
+                     .lr = lr};
+    w = Window{.last_mean_loss = mean_loss, .closed_once = true};
+    if (absl::Status status = EmitLocked(row); !status.ok()) return status;
   }
-  if (log_ != nullptr) {
-    for (const LogRow& row : rows) log_->Write(row);
-  }
+  return absl::OkStatus();
 }
 
-void TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step, float lr) {
-  LogRow row;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    last_eval_ = eval;
-    last_eval_step_ = global_step;
-    row = LogRow{.wall_time_s = ElapsedSeconds(),
-                 .eval = true,
-                 .epoch = static_cast<double>(examples_seen_) / train_size_,
-                 .step = global_step,
-                 .examples_seen = examples_seen_,
-                 .worker = -1,
-                 .train_loss = RecentLossLocked(),
-                 .test_loss = eval.loss,
-                 .test_accuracy = eval.accuracy,
-                 .staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
-                 .staleness_max = staleness_max_,
-                 .lr = lr};
+TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, float lr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_global_step_ = std::max(last_global_step_, global_step);
+  eval_pending_ = true;
+  return PendingEval{.row = LogRow{.wall_time_s = ElapsedSeconds(),
+                                   .eval = true,
+                                   .epoch = static_cast<double>(examples_seen_) / train_size_,
+                                   .step = last_global_step_,
+                                   .examples_seen = examples_seen_,
+                                   .worker = -1,
+                                   .train_loss = RecentLossLocked(),
+                                   .staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
+                                   .staleness_max = staleness_max_,
+                                   .lr = lr}};
+}
+
+absl::Status TrainingMetrics::FinishEval(const PendingEval& pending,
+                                         const absl::StatusOr<EvalResult>& eval) {
+  std::lock_guard<std::mutex> lock(mu_);
+  eval_pending_ = false;
+  absl::Status status = eval.status();
+  if (eval.ok()) {
+    last_eval_ = *eval;
+    last_eval_step_ = pending.row.step;
+    LogRow row = pending.row;
+    row.test_loss = eval->loss;
+    row.test_accuracy = eval->accuracy;
+    status = WriteLocked(row);
   }
-  if (log_ != nullptr) log_->Write(row);
+  std::vector<LogRow> held;
+  held.swap(held_);
+  for (const LogRow& row : held) {
+    const absl::Status written = WriteLocked(row);
+    if (!written.ok()) {
+      if (status.ok()) status = written;
+      break;
+    }
+  }
+  return status;
+}
+
+absl::Status TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step, float lr) {
+  return FinishEval(BeginEval(global_step, lr), eval);
 }
 
 TrainingMetrics::Snapshot TrainingMetrics::Get() const {

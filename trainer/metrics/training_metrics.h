@@ -2,18 +2,29 @@
 // Writes a convergence-log row per worker every `log_every` of its steps and one per
 // evaluation, and serves snapshots to the progress line and the final summary.
 //
+// Log rows: every row's counters (step, examples_seen, epoch, wall_time_s, losses, staleness)
+// are taken under one lock acquisition, i.e. at one instant, and rows reach the log in that
+// order, so `step` (the largest global step recorded so far) never goes backwards in the file.
+// An evaluation row's counters are those of the instant its parameters were read
+// (BeginEval); rows recorded while it is being evaluated are held back and written after it.
+//
+// Errors: a convergence-log write error is returned by the call that wrote the row (and by
+// every later one): the trainer stops the run on it (trainer/metrics/convergence_log.h).
+//
 // Thread-safety: every method is thread-safe (one std::mutex, taken once per step per worker,
-// which is negligible next to a train step; std::mutex so ThreadSanitizer sees it, see
+// which is negligible next to a train step, and held while a row is written so rows keep their
+// order; one row per log_every steps; std::mutex so ThreadSanitizer sees it, see
 // sync/step_barrier.h).
 #ifndef HOGWILD_TRAINER_METRICS_TRAINING_METRICS_H_
 #define HOGWILD_TRAINER_METRICS_TRAINING_METRICS_H_
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <vector>
 
-#include <mutex>
-
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "trainer/metrics/convergence_log.h"
 #include "trainer/metrics/evaluator.h"
@@ -41,19 +52,34 @@ class TrainingMetrics {
   TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log, int64_t log_every);
 
   // One step of `worker`: `examples` examples with loss sum `loss_sum`, update staleness,
-  // learning rate, and the global step after the update.
-  void RecordStep(int worker, int64_t examples, double loss_sum, uint64_t staleness, float lr,
-                  int64_t global_step);
+  // learning rate, and the global step after the update. Errors: the log's (see above).
+  absl::Status RecordStep(int worker, int64_t examples, double loss_sum, uint64_t staleness,
+                          float lr, int64_t global_step);
 
-  // An evaluation of the parameters at `global_step`, trained with learning rate `lr` last.
-  void RecordEval(const EvalResult& eval, int64_t global_step, float lr);
+  // An evaluation in two halves, so its row has the counters of the instant the parameters
+  // were read. BeginEval (call it just before reading them): the row's counters now, with step
+  // max(global_step, the largest step recorded); until FinishEval, later rows are held back.
+  // FinishEval writes the evaluation row (if `eval` is OK), then the held rows, and returns
+  // the first error of `eval` and the log. At most one evaluation at a time (the trainer
+  // evaluates from worker 0 only, and once more after every worker has stopped).
+  struct PendingEval {
+    LogRow row;
+  };
+  PendingEval BeginEval(int64_t global_step, float lr);
+  absl::Status FinishEval(const PendingEval& pending, const absl::StatusOr<EvalResult>& eval);
+
+  // Both halves at once, for parameters that no longer change (after training).
+  absl::Status RecordEval(const EvalResult& eval, int64_t global_step, float lr);
 
   // The global step of the last RecordEval, or -1.
   int64_t last_eval_step() const;
 
   // Writes a train row for every worker whose current window holds steps (the end of a run:
-  // short runs would otherwise log no train rows at all).
-  void FlushWindows(float lr);
+  // short runs would otherwise log no train rows at all). Errors: the log's.
+  absl::Status FlushWindows(float lr);
+
+  // Writes rows still held back by an evaluation that never finished (a worker that threw).
+  ~TrainingMetrics();
 
   Snapshot Get() const;
   std::vector<uint64_t> StalenessHistogram() const;
@@ -71,6 +97,10 @@ class TrainingMetrics {
   };
 
   double RecentLossLocked() const;  // requires mu_
+  // Writes `row` now, or holds it back while an evaluation is pending. Requires mu_.
+  absl::Status EmitLocked(const LogRow& row);
+  // The log's first error, or OK (also when there is no log). Requires mu_.
+  absl::Status WriteLocked(const LogRow& row);
 
   const int64_t train_size_;
   ConvergenceLog* const log_;
@@ -88,6 +118,8 @@ class TrainingMetrics {
   std::optional<EvalResult> last_eval_;
   int64_t last_eval_step_ = -1;
   int64_t last_global_step_ = 0;
+  bool eval_pending_ = false;
+  std::vector<LogRow> held_;  // rows recorded while eval_pending_, in order
 };
 
 }  // namespace hogwild

@@ -1,0 +1,212 @@
+// The convergence log (trainer/metrics/convergence_log.h): write errors are never ignored (a
+// full device, a file-size limit), a failing log stops the run naming the path and the OS
+// reason, the rows written before the failure stay as whole rows; and in a real async run with
+// several workers, frequent evaluations and a row per step, `step` never goes backwards.
+#include "trainer/metrics/convergence_log.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/test_data.h"
+#include "tests/watchdog.h"
+#include "trainer/trainer.h"
+
+namespace hogwild {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TempPath(const std::string& name) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  const fs::path path = fs::path(base != nullptr ? base : "/tmp") / name;
+  fs::remove_all(path);
+  return path.string();
+}
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// "/dev/full" under a name ending in .jsonl: JSON Lines has no header, so Open() succeeds and
+// the first row is the first write.
+std::string DevFullJsonl() {
+  const std::string link = TempPath("full.jsonl");
+  fs::create_symlink("/dev/full", link);
+  return link;
+}
+
+LogRow Row(int64_t step) {
+  return LogRow{.wall_time_s = 0.5, .step = step, .examples_seen = 8 * step, .worker = 0};
+}
+
+TEST(ConvergenceLog, AFullDeviceIsAnErrorNamingThePathAndTheReason) {
+  // CSV: the header is the first write, so Open() itself fails.
+  auto csv = ConvergenceLog::Open("/dev/full");
+  ASSERT_FALSE(csv.ok());
+  EXPECT_EQ(csv.status().code(), absl::StatusCode::kResourceExhausted) << csv.status();
+  EXPECT_NE(csv.status().message().find(
+                "convergence log /dev/full: cannot write a row (No space left on device)"),
+            std::string::npos)
+      << csv.status();
+
+  const std::string path = DevFullJsonl();
+  auto log = ConvergenceLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.status();
+  const absl::Status first = (*log)->Write(Row(1));
+  EXPECT_EQ(first.code(), absl::StatusCode::kResourceExhausted) << first;
+  EXPECT_NE(first.message().find(path), std::string::npos) << first;
+  EXPECT_NE(first.message().find("No space left on device"), std::string::npos) << first;
+  // Sticky: later rows and the close report the same first error.
+  EXPECT_EQ((*log)->Write(Row(2)), first);
+  EXPECT_EQ((*log)->Close(), first);
+  EXPECT_EQ((*log)->Close(), first);
+}
+
+TEST(ConvergenceLog, RowsBeforeAFailureStayAsWholeRows) {
+  // A file-size limit makes a regular file fail mid-row (EFBIG), as a full disk would.
+  const std::string path = TempPath("limited.csv");
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct sigaction ignore = {};
+  struct sigaction old_action = {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGXFSZ, &ignore, &old_action), 0);  // EFBIG instead of a signal
+  rlimit limit = old;
+  limit.rlim_cur = 1000;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  int ok_rows = 0;
+  absl::Status status;
+  {
+    auto log = ConvergenceLog::Open(path);
+    ASSERT_TRUE(log.ok()) << log.status();
+    for (int64_t step = 1; step <= 100 && status.ok(); ++step) {
+      status = (*log)->Write(Row(step));
+      if (status.ok()) ++ok_rows;
+    }
+    EXPECT_EQ((*log)->Close(), status);
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  sigaction(SIGXFSZ, &old_action, nullptr);
+
+  ASSERT_FALSE(status.ok()) << "1000 bytes held 100 rows?";
+  EXPECT_NE(status.message().find(path), std::string::npos) << status;
+  EXPECT_NE(status.message().find("File too large"), std::string::npos) << status;
+  // The header and every row that was reported written, each whole; no partial last row.
+  const std::vector<std::string> lines = Lines(path);
+  ASSERT_EQ(static_cast<int>(lines.size()), 1 + ok_rows);
+  EXPECT_EQ(lines[0], ConvergenceLog::Header());
+  for (int i = 1; i <= ok_rows; ++i) {
+    const std::vector<std::string> fields = absl::StrSplit(lines[i], ',');
+    ASSERT_EQ(fields.size(), 12u) << lines[i];
+    EXPECT_EQ(fields[3], absl::StrCat(i));
+  }
+  EXPECT_GT(ok_rows, 5);
+}
+
+TrainerOptions LoggedRun(Mode mode, int workers, const std::string& log_path) {
+  TrainerOptions o;
+  o.mode = mode;
+  o.num_workers = workers;
+  o.batch_size = 4;
+  o.epochs = 2;
+  o.lr.base_lr = 0.05f;
+  o.model = ModelSpec{.name = "mlp", .hidden = {16}};
+  o.eval_every_epochs = 0;
+  o.eval_every_steps = 3;  // an evaluation every few global steps
+  o.log_every_steps = 1;   // a row per step of each worker
+  o.log_path = log_path;
+  return o;
+}
+
+TEST(ConvergenceLog, AFailingLogStopsTheRun) {
+  const Dataset train = testing::SyntheticDataset(400, 8, 3, 1);
+  const Dataset test = testing::SyntheticDataset(100, 8, 3, 2);
+  for (const std::string& path : {std::string("/dev/full"), DevFullJsonl()}) {
+    SCOPED_TRACE(path);
+    for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+      const TrainerOptions o = LoggedRun(mode, 2, path);
+      auto result =
+          testing::WithWatchdog(30, "run with a full log", [&] { return Train(o, train, test); });
+      ASSERT_FALSE(result.ok()) << "a run whose log cannot be written must not succeed";
+      EXPECT_EQ(result.status().code(), absl::StatusCode::kResourceExhausted) << result.status();
+      EXPECT_NE(result.status().message().find("convergence log " + path +
+                                               ": cannot write a row (No space left on device)"),
+                std::string::npos)
+          << result.status();
+    }
+  }
+}
+
+struct CsvRow {
+  double wall_time_s;
+  std::string kind;
+  int64_t step;
+  int64_t examples_seen;
+};
+
+std::vector<CsvRow> ReadCsvLog(const std::string& path) {
+  std::vector<std::string> lines = Lines(path);
+  std::vector<CsvRow> rows;
+  if (lines.empty() || lines[0] != ConvergenceLog::Header()) {
+    ADD_FAILURE() << path << ": no CSV header";
+    return rows;
+  }
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> f = absl::StrSplit(lines[i], ',');
+    CsvRow row;
+    if (f.size() != 12 || !absl::SimpleAtod(f[0], &row.wall_time_s) ||
+        !absl::SimpleAtoi(f[3], &row.step) || !absl::SimpleAtoi(f[4], &row.examples_seen)) {
+      ADD_FAILURE() << path << ":" << i + 1 << ": malformed row: " << lines[i];
+      continue;
+    }
+    row.kind = f[1];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(ConvergenceLog, AsyncRowsNeverGoBackwardsInStep) {
+  // 4 workers (more than this machine's cores is fine: they interleave more), a row per worker
+  // step and an evaluation every 3 global steps on a test set large enough that the other
+  // workers log many rows while it runs.
+  const Dataset train = testing::SyntheticDataset(1200, 16, 4, 3);
+  const Dataset test = testing::SyntheticDataset(6000, 16, 4, 4);
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE(run);
+    const std::string path = TempPath(absl::StrCat("async_", run, ".csv"));
+    const TrainerOptions o = LoggedRun(Mode::kAsync, 4, path);
+    auto result =
+        testing::WithWatchdog(60, "logged async run", [&] { return Train(o, train, test); });
+    ASSERT_TRUE(result.ok()) << result.status();
+    const std::vector<CsvRow> rows = ReadCsvLog(path);
+    int evals = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      evals += rows[i].kind == "eval";
+      if (i == 0) continue;
+      // Counters of one instant, rows in the order of their instants: all three never decrease.
+      ASSERT_GE(rows[i].step, rows[i - 1].step)
+          << "row " << i + 2 << " (" << rows[i].kind << ") after a " << rows[i - 1].kind << " row";
+      ASSERT_GE(rows[i].examples_seen, rows[i - 1].examples_seen) << "row " << i + 2;
+      ASSERT_GE(rows[i].wall_time_s, rows[i - 1].wall_time_s) << "row " << i + 2;
+    }
+    EXPECT_GT(evals, 20);
+    EXPECT_EQ(rows.back().step, result->steps);
+    EXPECT_EQ(rows.back().examples_seen, result->examples);
+  }
+}
+
+}  // namespace
+}  // namespace hogwild
