@@ -54,8 +54,8 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
   const StepStats stats =
       AsyncStepStats(store()->version(), w.read_version, lr, sgd_options().staleness_aware_lr);
   const SgdMomentumFn sgd{stats.applied_lr, sgd_options().momentum, sgd_options().weight_decay};
-  // The update also refreshes this worker's snapshot (one pass over P instead of two: the
-  // update and the next step's Read() were a third of the step on the MLP). The snapshot counts
+  // The update also refreshes this worker's snapshot: one pass over P instead of two (an update
+  // and the next step's Read()), see benchmarks/README.md. The snapshot counts
   // as a fresh read only if no other update completed during the pass.
   const uint64_t version_before = store()->version();
   store()->SgdUpdateAndRead(sgd, grad, absl::MakeSpan(w.velocity), absl::MakeSpan(w.snapshot));
