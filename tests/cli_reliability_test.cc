@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/dir_events.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -99,8 +100,9 @@ TrainRun RunTrain(const std::vector<std::string>& args, double limit_s = 60) {
 }
 
 TEST(CliFlags, EveryNumericFlagOutOfRangeIsRefusedByName) {
-  // {flag=value, text the message must contain}. The data directory does not exist: a flag
-  // error must come first, before anything is read.
+  // {flags (space-separated), text the message must contain}. The data directory does not exist:
+  // a flag error must come first, before anything is read. The decay flags need a decaying
+  // schedule (with the constant one they are refused as having no effect).
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--workers=0", "--workers=0 is out of range; it must be in [1, 4096]"},
       {"--workers=5000", "--workers=5000 is out of range"},
@@ -108,8 +110,10 @@ TEST(CliFlags, EveryNumericFlagOutOfRangeIsRefusedByName) {
       {"--epochs=0", "--epochs=0 is out of range; it must be in [1, 1000000]"},
       {"--lr=-1", "--lr=-1 is out of range; the learning rate must be > 0"},
       {"--lr=nan", "--lr=nan is out of range"},
-      {"--lr_decay_rate=2", "--lr_decay_rate=2 is out of range; it must be in (0, 1]"},
-      {"--lr_decay_steps=0", "--lr_decay_steps=0 is out of range; it must be >= 1"},
+      {"--lr_schedule=exponential --lr_decay_rate=2",
+       "--lr_decay_rate=2 is out of range; it must be in (0, 1]"},
+      {"--lr_schedule=step --lr_decay_steps=0",
+       "--lr_decay_steps=0 is out of range; it must be >= 1"},
       {"--momentum=1.5", "--momentum=1.5 is out of range; it must be in [0, 1)"},
       {"--weight_decay=-1", "--weight_decay=-1 is out of range; it must be >= 0"},
       {"--log_every=0", "--log_every=0 is out of range; it must be >= 1"},
@@ -123,7 +127,9 @@ TEST(CliFlags, EveryNumericFlagOutOfRangeIsRefusedByName) {
       {"--checkpoint_every=10s", "--checkpoint_every needs --checkpoint_dir"},
   };
   for (const auto& [flag, expected] : cases) {
-    const TrainRun run = RunTrain({flag, "--data_dir=" + TempPath("no_such_dir")});
+    std::vector<std::string> args = absl::StrSplit(flag, ' ');
+    args.push_back("--data_dir=" + TempPath("no_such_dir"));
+    const TrainRun run = RunTrain(args);
     EXPECT_EQ(run.exit_code, 1) << flag << "\n" << run.output;
     EXPECT_NE(run.output.find(expected), std::string::npos) << flag << "\n" << run.output;
     EXPECT_EQ(run.output.find("no such file"), std::string::npos) << flag;

@@ -73,6 +73,53 @@ expect_error "--overwrite_checkpoint needs --checkpoint_dir" --overwrite_checkpo
 expect_error "--resume and --overwrite_checkpoint contradict" --resume --overwrite_checkpoint \
   --checkpoint_dir="$damaged_dir"
 
+# Nothing typed is dropped (issue 10): positional arguments, options the build or the devices do
+# not read, values float32 or Abseil would change, runs too large for memory.
+expect_error "unexpected argument '128'" --hidden 128 128
+expect_error "unexpected argument '0.2'" --lr 0.1 0.2
+expect_error "unexpected argument '--lr=5'" -- --lr=5
+expect_error "--seed=-1 is out of range; it must be an integer in [0, 18446744073709551615]" --seed -1
+expect_error "--lr=1e-50 is out of range: the trainer computes in float32" --lr 1e-50
+expect_error "--workers_per_device has no effect with --devices=cpu" --devices=cpu --workers_per_device=2
+expect_error "--hidden has no effect with --model=cnn" --model=cnn --hidden=64
+expect_error "--lr_decay_rate has no effect with --lr_schedule=constant" --lr_decay_rate=0.5
+expect_error "--lr_decay_rate=1 has no effect" --lr_schedule=exponential
+expect_error "the run needs about" --devices=cpu --workers=2 --hidden=65536,65536,65536,65536,65536,65536
+
+# --help succeeds (exit 0) and lists the flags.
+if "$train" --help >"${TEST_TMPDIR:-/tmp}/help.txt" 2>&1 && grep -q -- "--batch_size" "${TEST_TMPDIR:-/tmp}/help.txt"; then
+  echo "ok:   train --help -> exit 0"
+else
+  echo "FAIL: train --help does not exit 0 with the flag list"
+  failures=$((failures + 1))
+fi
+
+# A tiny dataset (3 images, all zeros, label 0): sizes larger than it are refused, not cut.
+tiny_dir="${TEST_TMPDIR:-$(mktemp -d)}/tiny_data"
+mkdir -p "$tiny_dir"
+for split in train t10k; do
+  { printf '\x00\x00\x08\x03\x00\x00\x00\x03\x00\x00\x00\x1c\x00\x00\x00\x1c'; head -c 2352 /dev/zero; } \
+    >"$tiny_dir/$split-images-idx3-ubyte"
+  { printf '\x00\x00\x08\x01\x00\x00\x00\x03'; head -c 3 /dev/zero; } >"$tiny_dir/$split-labels-idx1-ubyte"
+done
+expect_data_error() {
+  local want="$1"
+  shift
+  local out
+  out=$("$train" --data_dir="$tiny_dir" --devices=cpu --epochs=1 "$@" 2>&1 >/dev/null)
+  local rc=$?
+  if [[ $rc -eq 1 && $out == error:* && $out == *"$want"* && $(wc -l <<<"$out") -eq 1 ]]; then
+    echo "ok:   train $* (tiny data) -> exit $rc: $out"
+  else
+    echo "FAIL: train $* (tiny data): exit $rc, want 1 and one line with '$want'; got:"
+    sed 's/^/    /' <<<"$out"
+    failures=$((failures + 1))
+  fi
+}
+expect_data_error "--train_examples=10 is larger than the training set" --workers=1 --train_examples=10
+expect_data_error "--batch_size=4 is larger than a worker's share of the training set (3 examples" --workers=1 --batch_size=4
+expect_data_error "--batch_size=3 is larger than a worker's share of the training set (2 examples = 3 examples / 2 workers)" --workers=2 --batch_size=3
+
 if [[ $failures -ne 0 ]]; then
   echo "$failures case(s) failed"
   exit 1

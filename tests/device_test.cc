@@ -166,6 +166,7 @@ TEST(TrainerDevices, GpuJobWithoutGpuFailsWithTheReason) {
     o.mode = mode;
     o.devices = GpuList({0});
     o.epochs = 1;
+    o.batch_size = 8;
     o.model = ModelSpec{.name = "mlp", .hidden = {8}};
     auto result = Train(o, train, Dataset());
     ASSERT_FALSE(result.ok());

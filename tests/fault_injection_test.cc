@@ -189,10 +189,13 @@ TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
     int workers;
     int64_t examples, batch;
   };
-  // async: 3 examples for 4 workers leaves worker 0 with an empty shard; sync: the last global
-  // batch of 203 = 20 * 10 + 3 examples has fewer examples than the 7 workers.
-  const Case cases[] = {{Mode::kAsync, 4, 3, 2},  {Mode::kAsync, 4, 5, 2},
-                        {Mode::kSync, 7, 203, 10}, {Mode::kSync, 4, 3, 2},
+  // async: 3 examples for 4 workers leaves worker 0 with an empty shard (a batch larger than
+  // every shard is refused, so B=1 there); sync: the last global batch of 203 = 20 * 10 + 3
+  // examples has fewer examples than the 7 workers.
+  const Case cases[] = {{Mode::kAsync, 4, 3, 1},
+                        {Mode::kAsync, 4, 5, 2},
+                        {Mode::kSync, 7, 203, 10},
+                        {Mode::kSync, 4, 3, 2},
                         {Mode::kSync, 3, 1, 1}};
   for (const Case& c : cases) {
     for (bool checkpoints : {false, true}) {

@@ -17,6 +17,7 @@ TEST(Model, UnknownModelIsRejectedByName) {
   TrainerOptions o;
   o.model = ModelSpec{.name = "mlp", .hidden = {8}};
   o.epochs = 1;
+  o.batch_size = 8;
   o.eval_every_epochs = 0;
   o.model.name = "nope";
   const Dataset data = testing::SyntheticDataset(20, 4, 3, 1);

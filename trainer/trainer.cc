@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <optional>
 #include <system_error>
 
@@ -17,6 +18,7 @@
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/checkpoint_state.h"
 #include "trainer/checkpoint/step_boundary.h"
+#include "trainer/memory_estimate.h"
 #include "trainer/metrics/convergence_log.h"
 #include "trainer/metrics/evaluator.h"
 #include "trainer/metrics/training_metrics.h"
@@ -88,18 +90,25 @@ absl::Status CheckCheckpointDir(const TrainerOptions& options) {
       dir, existing.status().message()));
 }
 
-absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset& train,
-                                  const Dataset& test) {
-  HOGWILD_RETURN_IF_ERROR(ValidateOptions(requested));
+namespace {
+
+absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, const Dataset& train,
+                                           const Dataset& test) {
+  HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(requested, train.size()));
   HOGWILD_RETURN_IF_ERROR(CheckCheckpointDir(requested));
   TrainerOptions options = requested;
   options.num_workers = WorkerCount(requested);
   const std::vector<DeviceSpec> worker_devices = WorkerDevices(options);
-  if (train.size() == 0) return absl::InvalidArgumentError("the training set is empty");
   ModelSpec spec = options.model;
   spec.input_shape = train.example_shape;
   spec.num_classes = train.num_classes;
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Create(spec));
+  // Refuse a run that cannot fit before allocating any of it (host memory; CPU workers).
+  if (worker_devices.empty()) {
+    HOGWILD_RETURN_IF_ERROR(
+        CheckMemoryFits(EstimateTrainingMemory(options, *model, train.size(), test.size() > 0),
+                        AvailableMemoryBytes()));
+  }
 
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
                            ParameterStore::Create(model->num_params()));
@@ -260,6 +269,21 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& requested, const Dataset
     options.progress(last);
   }
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& train,
+                                  const Dataset& test) {
+  // An allocation that fails despite the estimate (another process took the memory) is an
+  // error status, not std::terminate (workers convert their own exceptions in RunWorker).
+  try {
+    return TrainUnchecked(options, train, test);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "out of memory while setting up or finishing the run; use a smaller model, batch or "
+        "fewer workers");
+  }
 }
 
 std::string FormatSummary(const TrainResult& r) {

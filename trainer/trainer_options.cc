@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 
 namespace hogwild {
@@ -74,6 +75,66 @@ absl::Status ValidateCheckpointOptions(const TrainerOptions& o) {
   return absl::OkStatus();
 }
 
+absl::Status Ignored(const std::string& field_and_value, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s has no effect %s", field_and_value, why));
+}
+
+// Options that only one mode, device kind or other setting reads: refused when set otherwise.
+absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
+  const bool gpu = o.devices[0].is_gpu();
+  if (o.sgd.staleness_aware_lr && o.mode != Mode::kAsync) {
+    return Ignored("TrainerOptions::sgd.staleness_aware_lr=true",
+                   absl::StrFormat("in %s mode (its updates have staleness 0); it is for async "
+                                   "mode only",
+                                   ModeName(o.mode)));
+  }
+  if (!gpu && o.workers_per_device != 1) {
+    return Ignored(absl::StrFormat("TrainerOptions::workers_per_device=%d", o.workers_per_device),
+                   "on cpu devices (it counts workers per GPU); set "
+                   "TrainerOptions::num_workers for CPU workers");
+  }
+  if (gpu && o.num_workers != 1) {
+    return Ignored(absl::StrFormat("TrainerOptions::num_workers=%d", o.num_workers),
+                   "on GPU devices (they run GPUs x TrainerOptions::workers_per_device "
+                   "workers); set TrainerOptions::workers_per_device instead");
+  }
+  if (o.force_host_master && !(gpu && o.mode == Mode::kAsync)) {
+    return Ignored("TrainerOptions::force_host_master=true",
+                   absl::StrFormat("in %s mode on %s (it places async GPU parameters only)",
+                                   ModeName(o.mode), gpu ? "GPUs" : "cpu"));
+  }
+  if (o.eval_every_steps > 0 && o.eval_every_epochs > 0) {
+    return Ignored(absl::StrFormat("TrainerOptions::eval_every_steps=%d", o.eval_every_steps),
+                   absl::StrFormat("while TrainerOptions::eval_every_epochs=%g is set (it takes "
+                                   "precedence); set one of the two to 0",
+                                   o.eval_every_epochs));
+  }
+  // Only for the known models without hidden layers: an unknown name is refused by Model::Create
+  // with the list of known models, which is the more useful message.
+  const bool no_hidden_layers = o.model.name == "logreg" || o.model.name == "cnn";
+  if (no_hidden_layers && !o.model.hidden.empty() && o.model.hidden != ModelSpec{}.hidden) {
+    return Ignored(
+        absl::StrFormat("TrainerOptions::model.hidden=%s", absl::StrJoin(o.model.hidden, ",")),
+        absl::StrFormat("for model '%s' (only mlp has hidden layers)", o.model.name));
+  }
+  const LrSchedule defaults;
+  if (o.lr.kind == LrSchedule::Kind::kConstant) {
+    if (o.lr.decay_rate != defaults.decay_rate) {
+      return Ignored(absl::StrFormat("LrSchedule::decay_rate=%g", o.lr.decay_rate),
+                     "with the constant schedule; choose the exponential or step schedule");
+    }
+    if (o.lr.decay_steps != defaults.decay_steps) {
+      return Ignored(absl::StrFormat("LrSchedule::decay_steps=%d", o.lr.decay_steps),
+                     "with the constant schedule; choose the exponential or step schedule");
+    }
+  } else if (o.lr.decay_rate == 1.0f) {
+    return Ignored("LrSchedule::decay_rate=1",
+                   "(the schedule never decays); give a decay rate in (0, 1) or use the "
+                   "constant schedule");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int WorkerCount(const TrainerOptions& options) {
@@ -107,6 +168,32 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   }
   if (o.progress && o.progress_period <= absl::ZeroDuration()) {
     return OutOfRange("progress_period", absl::FormatDuration(o.progress_period), "> 0");
+  }
+  return ValidateOptionsInEffect(o);
+}
+
+absl::Status ValidateOptionsForDataset(const TrainerOptions& o, int64_t train_examples) {
+  HOGWILD_RETURN_IF_ERROR(ValidateOptions(o));
+  if (train_examples < 1) {
+    return absl::InvalidArgumentError("the training set is empty");
+  }
+  const int workers = WorkerCount(o);
+  if (o.mode == Mode::kSync) {
+    if (o.batch_size > train_examples) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "TrainerOptions::batch_size=%d is larger than the training set (%d examples); in sync "
+          "mode it is the global batch, so it must be in [1, %d]",
+          o.batch_size, train_examples, train_examples));
+    }
+    return absl::OkStatus();
+  }
+  const int64_t largest_shard = (train_examples + workers - 1) / workers;
+  if (o.batch_size > largest_shard) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::batch_size=%d is larger than a worker's share of the training set (%d "
+        "examples = %d examples / %d workers); in async mode it is the batch per worker, so it "
+        "must be in [1, %d]",
+        o.batch_size, largest_shard, train_examples, workers, largest_shard));
   }
   return absl::OkStatus();
 }

@@ -89,9 +89,26 @@ struct TrainerOptions {
 // on GPUs. Pure.
 int WorkerCount(const TrainerOptions& options);
 
-// Checks every option against its range (no dataset needed). Errors: kInvalidArgument whose
-// message names the field as `TrainerOptions::<field>`, the value and the allowed range.
+// Checks every option against its range (no dataset needed), and refuses an option that would
+// do nothing in this mode, on these devices or with these other options (so nothing the caller
+// set is silently dropped). A field left at its default value is never refused. The rules:
+//   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
+//   workers_per_device != 1  GPU devices only;   num_workers != 1   CPU devices only
+//   force_host_master        async on GPUs only
+//   eval_every_steps > 0     only with eval_every_epochs = 0 (the epoch period takes precedence)
+//   model.hidden             mlp only (other than the default {256, 256} or empty)
+//   lr.decay_rate != 1, lr.decay_steps != 1   only with a decaying schedule; a decaying
+//                            schedule needs decay_rate < 1
+// Errors: kInvalidArgument whose message names the field as `TrainerOptions::<field>` (or
+// `LrSchedule::<field>`), the value and the allowed range or the mode that ignores it.
 absl::Status ValidateOptions(const TrainerOptions& options);
+
+// ValidateOptions, then the options against the training set's size `train_examples` (> 0):
+// the batch must fit in the data a worker draws from, the global training set in sync mode and
+// the largest worker shard (ceil(train_examples / workers)) in async mode, since a larger one
+// would be cut to that size without a word. Errors: kInvalidArgument naming
+// `TrainerOptions::batch_size`, the batch and the number of examples. Pure.
+absl::Status ValidateOptionsForDataset(const TrainerOptions& options, int64_t train_examples);
 
 }  // namespace hogwild
 

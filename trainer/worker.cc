@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <exception>
+#include <new>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "kernels/buffer.h"
@@ -14,6 +17,10 @@
 
 namespace hogwild {
 namespace {
+
+// "nan", "inf", "-inf" or the number: printf's %f writes "-nan" for a NaN with its sign bit set
+// (as 0 * inf gives), which reads like a different value.
+std::string FormatValue(double v) { return std::isnan(v) ? "nan" : absl::StrCat(v); }
 
 absl::Status Annotate(const absl::Status& status, int worker, int64_t step) {
   if (status.ok() || status.code() == absl::StatusCode::kCancelled) return status;
@@ -70,16 +77,16 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     const float lr = ctx.lr.At(global_step);
     if (!std::isfinite(loss_sum)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "training diverged: the loss is %f at global step %d (learning rate %g); lower --lr",
-          loss_sum, global_step, lr));
+          "training diverged: the loss is %s at global step %d (learning rate %g); lower --lr",
+          FormatValue(loss_sum), global_step, lr));
     }
     if (host_gradient) {
       const auto host_grad = absl::MakeConstSpan(grad.data(), grad.size());
       if (const int64_t bad = FirstNonFinite(host_grad); bad >= 0) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "training diverged: gradient element %d is %f at global step %d (learning rate %g); "
+            "training diverged: gradient element %d is %s at global step %d (learning rate %g); "
             "lower --lr",
-            bad, host_grad[bad], global_step, lr));
+            bad, FormatValue(host_grad[bad]), global_step, lr));
       }
     }
     HOGWILD_ASSIGN_OR_RETURN(
@@ -119,6 +126,9 @@ absl::Status RunWorker(int worker, const WorkerContext& context) {
   // without cancelling the others would leave them at the barrier: make it a status.
   try {
     status = RunSteps(worker, context, step);
+  } catch (const std::bad_alloc&) {
+    status =
+        absl::ResourceExhaustedError("out of memory; use a smaller model, batch or fewer workers");
   } catch (const std::exception& e) {
     status = absl::InternalError(absl::StrFormat("exception: %s", e.what()));
   } catch (...) {

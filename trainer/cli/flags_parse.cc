@@ -1,5 +1,8 @@
 #include "trainer/cli/flags_parse.h"
 
+#include <cmath>
+#include <limits>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -76,6 +79,32 @@ absl::StatusOr<CheckpointEvery> ParseCheckpointEvery(const std::string& value) {
   }
   every.steps = steps;
   return every;
+}
+
+absl::StatusOr<uint64_t> ParseSeed(const std::string& value) {
+  uint64_t seed = 0;
+  if (!absl::SimpleAtoi(value, &seed)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--seed=%s is out of range; it must be an integer in [0, %d]", value,
+                        std::numeric_limits<uint64_t>::max()));
+  }
+  return seed;
+}
+
+absl::StatusOr<float> ToFloat32(absl::string_view flag, const std::string& text) {
+  double value = 0.0;
+  if (!absl::SimpleAtod(text, &value)) {
+    return absl::InvalidArgumentError(absl::StrFormat("--%s=%s is not a number", flag, text));
+  }
+  const float f = static_cast<float>(value);
+  if (std::isnan(value) || std::isinf(value) || value == 0.0) return f;
+  if (std::isinf(f) || std::fabs(f) < std::numeric_limits<float>::min()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--%s=%s is out of range: the trainer computes in float32, which holds magnitudes in "
+        "[%g, %g] (or 0)",
+        flag, text, std::numeric_limits<float>::min(), std::numeric_limits<float>::max()));
+  }
+  return f;
 }
 
 }  // namespace hogwild

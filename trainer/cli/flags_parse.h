@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace hogwild {
 
@@ -31,6 +32,18 @@ struct CheckpointEvery {
 // request and at the end). Errors name the flag, the value and the allowed range: steps in
 // [1, 2^40], a period in (0, 1e7] seconds.
 absl::StatusOr<CheckpointEvery> ParseCheckpointEvery(const std::string& value);
+
+// "--seed" as typed: an integer in [0, 2^64 - 1]. Errors name the flag, the value and the range
+// (Abseil's own uint64 parsing says only "Illegal value").
+absl::StatusOr<uint64_t> ParseSeed(const std::string& value);
+
+// A floating-point flag's value as typed (`text`, e.g. Abseil's CommandLineFlag::CurrentValue)
+// as the float32 the trainer computes in. NaN and infinities pass through (the option checks
+// name them); a finite value that float32 cannot hold, because it overflows to infinity or
+// underflows below the smallest normal float (1.17549e-38) where it would lose its precision
+// or become 0, is an error naming `--<flag>=<text>` and the float32 range, instead of a
+// later "--lr=0 is out of range" for `--lr=1e-50`.
+absl::StatusOr<float> ToFloat32(absl::string_view flag, const std::string& text);
 
 }  // namespace hogwild
 

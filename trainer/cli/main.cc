@@ -5,18 +5,24 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/parse.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/option_flags.h"
@@ -24,6 +30,7 @@
 #include "trainer/cli/stop_signal.h"
 #include "trainer/data/mnist.h"
 #include "trainer/device.h"
+#include "trainer/memory_estimate.h"
 #include "trainer/trainer.h"
 
 #if defined(HOGWILD_DEFAULT_MODE_SYNC)
@@ -43,7 +50,7 @@ ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
 ABSL_FLAG(std::string, data_dir, "",
           "directory with the IDX files; default: where tools/setup.sh installs the dataset");
 ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn (LeNet-style conv net for images)");
-ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated");
+ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
 ABSL_FLAG(int32_t, workers, DefaultWorkers(),
           "CPU worker threads (one per core); default: the number of hardware threads. "
           "Not used on GPUs (see --workers_per_device)");
@@ -51,7 +58,7 @@ ABSL_FLAG(std::string, devices, "",
           "cpu | gpu (every GPU) | gpu:0,1 (those GPUs); default: every GPU if there is one, "
           "else cpu");
 ABSL_FLAG(int32_t, workers_per_device, 1,
-          "GPU workers per GPU (one stream each), in [1, 64]");
+          "GPU workers per GPU (one stream each), in [1, 64]; GPUs only");
 ABSL_FLAG(int64_t, batch_size, 64,
           "examples per step: PER WORKER in async mode, the GLOBAL batch (split across "
           "workers) in sync mode");
@@ -60,13 +67,18 @@ ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
 ABSL_FLAG(std::string, lr_schedule, "constant",
           "constant | exponential (lr * rate^(step/decay_steps)) | step "
           "(lr * rate^floor(step/decay_steps))");
-ABSL_FLAG(double, lr_decay_rate, 1.0, "decay rate in (0, 1] for exponential and step schedules");
-ABSL_FLAG(int64_t, lr_decay_steps, 1000, "decay period in global steps, >= 1");
+ABSL_FLAG(double, lr_decay_rate, 1.0,
+          "decay rate in (0, 1) for the exponential and step schedules (only those)");
+ABSL_FLAG(
+    int64_t, lr_decay_steps, 1000,
+    "decay period in global steps, >= 1, for the exponential and step schedules (only those)");
 ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
 ABSL_FLAG(bool, staleness_aware_lr, false,
-          "async: divide the learning rate by the update's staleness (Zhang et al. 2016)");
-ABSL_FLAG(uint64_t, seed, 1, "seed of initialization and data order");
+          "async only: divide the learning rate by the update's staleness (Zhang et al. 2016)");
+// A string, parsed by ParseSeed: Abseil's own uint64 parsing refuses "-1" with a bare "Illegal
+// value" that names no range.
+ABSL_FLAG(std::string, seed, "1", "seed of initialization and data order, in [0, 2^64 - 1]");
 ABSL_FLAG(std::string, eval_every, "1epoch",
           "test-set evaluation period: N (global steps), Nepoch(s), or 0 for only at the end");
 ABSL_FLAG(std::string, log, "",
@@ -87,6 +99,19 @@ ABSL_FLAG(bool, overwrite_checkpoint, false,
 
 namespace {
 
+// A flag that only some settings read: where it is read, and what to say where it is not.
+struct FlagUse {
+  const char* flag;
+  bool used;
+  std::string where;
+};
+
+// The flag's value as typed (Abseil's round-trip text), for messages.
+std::string FlagText(const char* name) {
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  return flag == nullptr ? "" : flag->CurrentValue();
+}
+
 absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested) {
   using namespace hogwild;
   HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
@@ -95,20 +120,43 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
 
   TrainerOptions options;
   options.mode = kBuildMode;
-  options.num_workers = absl::GetFlag(FLAGS_workers);
   HOGWILD_ASSIGN_OR_RETURN(options.devices, ResolveDevices(absl::GetFlag(FLAGS_devices)));
-  options.workers_per_device = absl::GetFlag(FLAGS_workers_per_device);
+  const bool gpus = options.devices[0].is_gpu();
+  options.model.name = absl::GetFlag(FLAGS_model);
+  HOGWILD_ASSIGN_OR_RETURN(options.lr.kind, ParseLrScheduleKind(absl::GetFlag(FLAGS_lr_schedule)));
+  // A flag that only some settings read, typed where it is not read, would be silently dropped:
+  // refuse it by name. (The library refuses such fields only when they differ from their
+  // defaults, since it cannot see what was typed; these flags' defaults differ from its own.)
+  const bool decays = options.lr.kind != LrSchedule::Kind::kConstant;
+  for (const auto& [flag, used, where] : std::initializer_list<FlagUse>{
+           {"workers", !gpus, "with GPU devices; use --workers_per_device"},
+           {"workers_per_device", gpus, "with --devices=cpu; use --workers"},
+           {"hidden", options.model.name == "mlp",
+            absl::StrFormat("with --model=%s (only mlp has hidden layers)", options.model.name)},
+           {"lr_decay_rate", decays, "with --lr_schedule=constant"},
+           {"lr_decay_steps", decays, "with --lr_schedule=constant"}}) {
+    if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
+      return absl::InvalidArgumentError(absl::StrFormat("--%s has no effect %s", flag, where));
+    }
+  }
+  if (!gpus) options.num_workers = absl::GetFlag(FLAGS_workers);
+  if (gpus) options.workers_per_device = absl::GetFlag(FLAGS_workers_per_device);
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.epochs = absl::GetFlag(FLAGS_epochs);
-  options.seed = absl::GetFlag(FLAGS_seed);
-  options.model.name = absl::GetFlag(FLAGS_model);
-  HOGWILD_ASSIGN_OR_RETURN(options.model.hidden, ParseHiddenSizes(absl::GetFlag(FLAGS_hidden)));
-  HOGWILD_ASSIGN_OR_RETURN(options.lr.kind, ParseLrScheduleKind(absl::GetFlag(FLAGS_lr_schedule)));
-  options.lr.base_lr = static_cast<float>(absl::GetFlag(FLAGS_lr));
-  options.lr.decay_rate = static_cast<float>(absl::GetFlag(FLAGS_lr_decay_rate));
-  options.lr.decay_steps = absl::GetFlag(FLAGS_lr_decay_steps);
-  options.sgd.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
-  options.sgd.weight_decay = static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
+  HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
+  options.model.hidden.clear();
+  if (options.model.name == "mlp") {
+    HOGWILD_ASSIGN_OR_RETURN(options.model.hidden, ParseHiddenSizes(absl::GetFlag(FLAGS_hidden)));
+  }
+  HOGWILD_ASSIGN_OR_RETURN(options.lr.base_lr, ToFloat32("lr", FlagText("lr")));
+  if (decays) {
+    HOGWILD_ASSIGN_OR_RETURN(options.lr.decay_rate,
+                             ToFloat32("lr_decay_rate", FlagText("lr_decay_rate")));
+    options.lr.decay_steps = absl::GetFlag(FLAGS_lr_decay_steps);
+  }
+  HOGWILD_ASSIGN_OR_RETURN(options.sgd.momentum, ToFloat32("momentum", FlagText("momentum")));
+  HOGWILD_ASSIGN_OR_RETURN(options.sgd.weight_decay,
+                           ToFloat32("weight_decay", FlagText("weight_decay")));
   options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
   HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
   options.eval_every_steps = eval_every.steps;
@@ -140,16 +188,28 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
         "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
   }
   // Check the options before the (slower) dataset load, so a bad flag fails at once.
-  if (options.model.name == "logreg") options.model.hidden.clear();
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
-  // The model name and sizes too (with MNIST's shape), so --model=nope does not wait for the data.
-  HOGWILD_RETURN_IF_ERROR(Model::Create(options.model).status());
+  // The model name and sizes too (with MNIST's shape), so --model=nope does not wait for the
+  // data, and the memory the run will need (Train() checks again with the real sizes).
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> mnist_model, Model::Create(options.model));
+  if (!gpus) {
+    HOGWILD_RETURN_IF_ERROR(CheckMemoryFits(
+        EstimateTrainingMemory(options, *mnist_model, train_examples), AvailableMemoryBytes()));
+  }
   // A bad or occupied --checkpoint_dir too (Train() checks it again).
   HOGWILD_RETURN_IF_ERROR(CheckCheckpointDir(options));
 
   HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
   HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));
-  if (train_examples > 0) train = train.Head(train_examples);
+  if (train_examples > 0) {
+    absl::StatusOr<Dataset> head = FirstExamples(train, train_examples);
+    if (!head.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--train_examples=%d is larger than the training set: %s", train_examples,
+                          head.status().message()));
+    }
+    train = *std::move(head);
+  }
   Normalize(train, test);
 
   ModelSpec spec = options.model;
@@ -177,7 +237,24 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
       "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");
-  absl::ParseCommandLine(argc, argv);
+  // Parsed without Abseil's usage handling, which exits with 1 after --help: help is a success.
+  const std::vector<char*> positional = absl::flags_internal::ParseCommandLineImpl(
+      argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
+      absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
+      absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
+  if (absl::flags_internal::HandleUsageFlags(std::cout, absl::ProgramUsageMessage()) >= 0) {
+    return 0;
+  }
+  // Every argument must be a flag: `--hidden 128 128` would otherwise train one layer of 128
+  // and drop the second, and everything after `--` would be ignored.
+  if (positional.size() > 1) {
+    std::vector<std::string> extra(positional.begin() + 1, positional.end());
+    std::fprintf(stderr,
+                 "error: unexpected argument%s '%s': train takes flags only (lists are "
+                 "comma-separated, e.g. --hidden=128,128; nothing after '--' is read as a flag)\n",
+                 extra.size() > 1 ? "s" : "", absl::StrJoin(extra, "' '").c_str());
+    return 1;
+  }
   // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.
   absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop =
       hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [](int signo) {

@@ -30,6 +30,8 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::log_every_steps", "--log_every"},
       {"TrainerOptions::log_path", "--log"},
       {"TrainerOptions::seed", "--seed"},
+      {"TrainerOptions::model.hidden", "--hidden"},
+      {"TrainerOptions::model.name", "--model"},
       {"LrSchedule::base_lr", "--lr"},
       {"LrSchedule::decay_rate", "--lr_decay_rate"},
       {"LrSchedule::decay_steps", "--lr_decay_steps"},

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_format.h"
+
 namespace hogwild {
 
 Dataset Dataset::Head(int64_t count) const {
@@ -13,6 +15,15 @@ Dataset Dataset::Head(int64_t count) const {
   head.features.assign(features.begin(), features.begin() + n * feature_dim());
   head.labels.assign(labels.begin(), labels.begin() + n);
   return head;
+}
+
+absl::StatusOr<Dataset> FirstExamples(const Dataset& data, int64_t count) {
+  if (count < 1 || count > data.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "asked for the first %d examples of %s, which has %d; use a number in [1, %d]", count,
+        data.name.empty() ? "the dataset" : data.name, data.size(), data.size()));
+  }
+  return data.Head(count);
 }
 
 }  // namespace hogwild

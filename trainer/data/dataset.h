@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/shape.h"
 
 namespace hogwild {
@@ -29,6 +30,11 @@ struct Dataset {
   // The first `count` examples (all when count >= size()).
   Dataset Head(int64_t count) const;
 };
+
+// The first `count` examples of `data`, for count in [1, data.size()]; unlike Head(), a count
+// outside that range is an error rather than cut to fit. Errors: kInvalidArgument naming the
+// count and the dataset's size.
+absl::StatusOr<Dataset> FirstExamples(const Dataset& data, int64_t count);
 
 }  // namespace hogwild
 

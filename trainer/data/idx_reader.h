@@ -30,9 +30,14 @@ inline constexpr int64_t kMaxIdxBytes = int64_t{1} << 30;
 absl::StatusOr<IdxArray> ParseIdx(absl::string_view bytes, int expected_ndims,
                                   absl::string_view origin);
 
-// Reads and parses an IDX file, gzip-compressed or not.
-// Errors: kNotFound (missing file), kInvalidArgument (a directory, empty, corrupt gzip, or any
-// ParseIdx error), kPermissionDenied (unreadable); each message names the path.
+// Reads and parses an IDX file, gzip-compressed or not, as a stream: the magic number first,
+// then the header, each checked before anything more is read; then at most the payload the
+// header promises plus one byte. So a file refused for its header (a gzip bomb of zeros has
+// magic 0) costs a few bytes of decompression, and any file at most header + payload + 1 bytes
+// of it, whatever its real length; memory grows with what is read, not with what the header
+// claims. Errors: kNotFound (missing file), kInvalidArgument (a directory, empty, corrupt gzip,
+// or any ParseIdx error; "longer than its header" once one byte more is read),
+// kPermissionDenied (unreadable); each message names the path.
 absl::StatusOr<IdxArray> ReadIdxFile(const std::string& path, int expected_ndims);
 
 }  // namespace hogwild
