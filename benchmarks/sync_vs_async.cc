@@ -173,6 +173,7 @@ absl::Status Run() {
                                                     : absl::GetFlag(FLAGS_batch_size);
       options.log_path = absl::StrFormat("%s/log_%s_w%d_s%d.csv", out_dir, ModeName(spec.mode),
                                          spec.workers, seed);
+      options.overwrite_log = true;  // the study regenerates every log in its output directory
       absl::PrintF("running %s, %d workers, seed %d, batch %d, %d epochs ...\n",
                    ModeName(spec.mode), spec.workers, seed, options.batch_size, options.epochs);
       std::fflush(stdout);

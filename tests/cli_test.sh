@@ -86,7 +86,30 @@ expect_error "--lr_decay_rate has no effect with --lr_schedule=constant" --lr_de
 expect_error "--lr_decay_rate=1 has no effect" --lr_schedule=exponential
 expect_error "the run needs about" --devices=cpu --workers=2 --hidden=65536,65536,65536,65536,65536,65536
 
-# --help succeeds (exit 0) and lists the flags.
+# --log never replaces a previous run's log without --overwrite_log (checked before the data).
+old_log="${TEST_TMPDIR:-/tmp}/previous_run.csv"
+echo "wall_time_s,kind" >"$old_log"
+expect_error "--log=$old_log already holds a convergence log (17 bytes)" --log="$old_log"
+expect_error "or --overwrite_log to replace it" --log="$old_log"
+expect_error "--overwrite_log needs --log" --overwrite_log
+if [[ $(cat "$old_log") != "wall_time_s,kind" ]]; then
+  echo "FAIL: the refused run changed $old_log"
+  failures=$((failures + 1))
+fi
+# With --overwrite_log the same file is accepted: the error is the missing data, not the log.
+expect_error "$empty_dir" --log="$old_log" --overwrite_log
+
+# --help succeeds (exit 0) and lists the flags; a standard output that cannot be written is a
+# failure, not a silent success.
+if [[ -w /dev/full ]]; then
+  if "$train" --help >/dev/full 2>/dev/null; then
+    echo "FAIL: train --help >/dev/full exits 0"
+    failures=$((failures + 1))
+  else
+    echo "ok:   train --help >/dev/full -> non-zero exit"
+  fi
+fi
+
 if "$train" --help >"${TEST_TMPDIR:-/tmp}/help.txt" 2>&1 && grep -q -- "--batch_size" "${TEST_TMPDIR:-/tmp}/help.txt"; then
   echo "ok:   train --help -> exit 0"
 else
@@ -119,6 +142,20 @@ expect_data_error() {
 expect_data_error "--train_examples=10 is larger than the training set" --workers=1 --train_examples=10
 expect_data_error "--batch_size=4 is larger than a worker's share of the training set (3 examples" --workers=1 --batch_size=4
 expect_data_error "--batch_size=3 is larger than a worker's share of the training set (2 examples = 3 examples / 2 workers)" --workers=2 --batch_size=3
+
+# A whole run on the tiny data whose summary cannot be written: exit 1 naming standard output.
+if [[ -w /dev/full ]]; then
+  "$train" --data_dir="$tiny_dir" --devices=cpu --workers=1 --epochs=1 --batch_size=1 \
+    >/dev/full 2>"${TEST_TMPDIR:-/tmp}/full_stderr.txt"
+  rc=$?
+  if [[ $rc -eq 1 ]] && grep -q "cannot write to standard output" "${TEST_TMPDIR:-/tmp}/full_stderr.txt"; then
+    echo "ok:   train (tiny data) >/dev/full -> exit 1 naming standard output"
+  else
+    echo "FAIL: train (tiny data) >/dev/full: exit $rc, want 1 and 'cannot write to standard output'; stderr:"
+    sed 's/^/    /' "${TEST_TMPDIR:-/tmp}/full_stderr.txt"
+    failures=$((failures + 1))
+  fi
+fi
 
 if [[ $failures -ne 0 ]]; then
   echo "$failures case(s) failed"

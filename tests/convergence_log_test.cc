@@ -150,6 +150,35 @@ TEST(ConvergenceLog, AFailingLogStopsTheRun) {
   }
 }
 
+TEST(ConvergenceLog, APreviousRunsLogIsNeverReplacedWithoutOverwriteLog) {
+  const Dataset train = testing::SyntheticDataset(200, 8, 3, 1);
+  const std::string path = TempPath("previous.csv");
+  {
+    std::ofstream out(path);
+    out << "rows of an earlier run\n";
+  }
+  TrainerOptions o = LoggedRun(Mode::kAsync, 1, path);
+  auto refused = Train(o, train, Dataset());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  for (const std::string& part : {"TrainerOptions::log_path=" + path, std::string("(23 bytes)"),
+                                  std::string("TrainerOptions::overwrite_log")}) {
+    EXPECT_NE(refused.status().message().find(part), std::string::npos)
+        << "no '" << part << "' in: " << refused.status();
+  }
+  EXPECT_EQ(Lines(path), std::vector<std::string>{"rows of an earlier run"});
+
+  // Empty files and devices hold no rows to lose; overwrite_log replaces the file.
+  EXPECT_TRUE(ConvergenceLog::CheckWouldNotReplace("/dev/null", "x").ok());
+  EXPECT_TRUE(ConvergenceLog::CheckWouldNotReplace(TempPath("absent.csv"), "x").ok());
+  o.overwrite_log = true;
+  auto replaced = Train(o, train, Dataset());
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  const std::vector<std::string> lines = Lines(path);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], ConvergenceLog::Header());
+}
+
 struct CsvRow {
   double wall_time_s;
   std::string kind;

@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <limits>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -373,6 +374,24 @@ TEST(MemoryEstimate, ARunThatDoesNotFitIsRefusedBeforeAllocatingNamingBothNumber
   if (estimate <= *available) GTEST_SKIP() << "this machine has " << *available << " bytes free";
   ExpectError(Train(o, data, Dataset()).status(), absl::StatusCode::kResourceExhausted,
               {"needs about", "GiB", "is available"});
+}
+
+// An allocation that fails in a worker (here thrown by the step hook at step 2 of worker 1) is
+// kResourceExhausted and stops every worker, in both modes; never std::terminate.
+TEST(MemoryEstimate, AFailedAllocationInAWorkerIsResourceExhausted) {
+  const Dataset data = testing::SyntheticDataset(64, 4, 3, 1);
+  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+    TrainerOptions o = SmallOptions();
+    o.mode = mode;
+    o.num_workers = 2;
+    o.batch_size = 4;
+    o.step_hook = [](int worker, int64_t step) -> absl::Status {
+      if (worker == 1 && step == 2) throw std::bad_alloc();
+      return absl::OkStatus();
+    };
+    ExpectError(Train(o, data, Dataset()).status(), absl::StatusCode::kResourceExhausted,
+                {"out of memory", "worker 1"});
+  }
 }
 
 TEST(MemoryEstimate, ScalesWithWorkersMomentumAndCheckpointsAndSaturates) {

@@ -62,7 +62,14 @@ absl::Status WithLastCheckpoint(const absl::Status& status, const TrainerOptions
 
 }  // namespace
 
-absl::Status CheckCheckpointDir(const TrainerOptions& options) {
+absl::Status CheckOutputs(const TrainerOptions& options) {
+  if (!options.log_path.empty() && !options.overwrite_log) {
+    if (const absl::Status free =
+            ConvergenceLog::CheckWouldNotReplace(options.log_path, "TrainerOptions::overwrite_log");
+        !free.ok()) {
+      return absl::Status(free.code(), absl::StrCat("TrainerOptions::log_path=", free.message()));
+    }
+  }
   const std::string& dir = options.checkpoint_dir;
   if (dir.empty()) return absl::OkStatus();
   if (const absl::Status writable = CheckCheckpointDirWritable(dir); !writable.ok()) {
@@ -95,7 +102,7 @@ namespace {
 absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, const Dataset& train,
                                            const Dataset& test) {
   HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(requested, train.size()));
-  HOGWILD_RETURN_IF_ERROR(CheckCheckpointDir(requested));
+  HOGWILD_RETURN_IF_ERROR(CheckOutputs(requested));
   TrainerOptions options = requested;
   options.num_workers = WorkerCount(requested);
   const std::vector<DeviceSpec> worker_devices = WorkerDevices(options);

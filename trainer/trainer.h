@@ -17,7 +17,7 @@
 // after an error, so the last good one stays, and the message names it. Invalid options give
 // kInvalidArgument naming the option field (TrainerOptions::<field>), its value and the range;
 // a model too large for memory gives kResourceExhausted with the bytes asked. Checkpoint
-// directory problems (CheckCheckpointDir) are reported before any work. A convergence-log
+// directory and log problems (CheckOutputs) are reported before any work. A convergence-log
 // write, fsync or close error stops the run with that error (trainer/metrics/convergence_log.h).
 // Resuming a version-1 checkpoint (which does not record its dataset) writes a one-line
 // warning to stderr.
@@ -54,8 +54,12 @@ struct TrainResult {
   int64_t last_checkpoint_step = -1; // global step of the last checkpoint written, or -1
 };
 
-// What Train() checks first about `options.checkpoint_dir` (nothing when it is empty), and a
-// caller may check before loading data, so a mistake costs no time:
+// What Train() checks first about where it writes, and a caller may check before loading data,
+// so a mistake costs no time:
+//   - a non-empty regular file at `options.log_path` is not replaced without
+//     TrainerOptions::overwrite_log: otherwise kFailedPrecondition naming the path, its size and
+//     that option (ConvergenceLog::CheckWouldNotReplace);
+// and about `options.checkpoint_dir` (nothing when it is empty):
 //   - checkpoints can be written there: CheckCheckpointDirWritable (it is created if missing);
 //     errors name TrainerOptions::checkpoint_dir, e.g. kInvalidArgument
 //     "TrainerOptions::checkpoint_dir=/proc/x: cannot create the directory (...)";
@@ -63,7 +67,7 @@ struct TrainResult {
 //     checkpoint: otherwise kFailedPrecondition naming its global step (or that it is damaged,
 //     and why) and both options, so a forgotten --resume cannot silently replace a run's work.
 // Thread-safety: as Train().
-absl::Status CheckCheckpointDir(const TrainerOptions& options);
+absl::Status CheckOutputs(const TrainerOptions& options);
 
 // Trains `options.model` on `train`, evaluating on `test` (may be empty: no evaluation).
 absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& train,

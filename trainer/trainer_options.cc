@@ -166,6 +166,10 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.log_every_steps < 1) {
     return OutOfRange("log_every_steps", absl::StrFormat("%d", o.log_every_steps), ">= 1");
   }
+  if (o.overwrite_log && o.log_path.empty()) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::overwrite_log needs TrainerOptions::log_path (the log it would replace)");
+  }
   if (o.progress && o.progress_period <= absl::ZeroDuration()) {
     return OutOfRange("progress_period", absl::FormatDuration(o.progress_period), "> 0");
   }

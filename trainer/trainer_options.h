@@ -45,6 +45,9 @@ struct TrainerOptions {
   double eval_every_epochs = 1.0;
   int64_t log_every_steps = 100;  // convergence-log rows per worker, >= 1
   std::string log_path;           // convergence log (CSV, or JSON Lines if *.jsonl); "" = none
+  // Replace a non-empty regular file at log_path. Without it, Train() refuses to start rather
+  // than truncate a previous run's log (also when resuming: give each part its own log).
+  bool overwrite_log = false;
   int prefetch = 4;               // batches queued per worker, [1, kMaxPrefetch]
 
   // Called with a progress report every `progress_period` while training and once at the end

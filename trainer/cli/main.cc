@@ -2,9 +2,11 @@
 // core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
 // (--//sync:mode=async|sync, alias --config=sync).
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <iostream>
 #include <memory>
@@ -83,6 +85,9 @@ ABSL_FLAG(std::string, eval_every, "1epoch",
           "test-set evaluation period: N (global steps), Nepoch(s), or 0 for only at the end");
 ABSL_FLAG(std::string, log, "",
           "convergence log path: CSV, or JSON Lines when it ends in .jsonl (schema: README)");
+ABSL_FLAG(bool, overwrite_log, false,
+          "replace the file at --log although it holds rows (without it, such a file stops the "
+          "run before it starts)");
 ABSL_FLAG(int64_t, log_every, 100, "convergence-log row per worker every N of its steps");
 ABSL_FLAG(int64_t, train_examples, 0, "use only the first N training examples (0: all)");
 ABSL_FLAG(std::string, checkpoint_dir, "",
@@ -162,6 +167,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   options.eval_every_steps = eval_every.steps;
   options.eval_every_epochs = eval_every.epochs;
   options.log_path = absl::GetFlag(FLAGS_log);
+  options.overwrite_log = absl::GetFlag(FLAGS_overwrite_log);
   options.log_every_steps = absl::GetFlag(FLAGS_log_every);
   options.progress = MakeProgressLine(stdout);
   options.progress_period = ProgressLinePeriod(stdout);
@@ -196,8 +202,9 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
     HOGWILD_RETURN_IF_ERROR(CheckMemoryFits(
         EstimateTrainingMemory(options, *mnist_model, train_examples), AvailableMemoryBytes()));
   }
-  // A bad or occupied --checkpoint_dir too (Train() checks it again).
-  HOGWILD_RETURN_IF_ERROR(CheckCheckpointDir(options));
+  // A bad or occupied --checkpoint_dir, and a --log that would replace a previous run's log,
+  // too (Train() checks them again).
+  HOGWILD_RETURN_IF_ERROR(CheckOutputs(options));
 
   HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
   HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));
@@ -223,6 +230,16 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   return Train(options, train, test);
 }
 
+// `code`, or 1 when the standard output could not be written (a full disk, /dev/full, a closed
+// pipe): the summary is part of the result, and a lost one must not look like a success.
+int CheckedExit(int code) {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "error: cannot write to standard output (%s)\n", std::strerror(errno));
+    return code == 0 ? 1 : code;
+  }
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -243,7 +260,8 @@ int main(int argc, char** argv) {
       absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
       absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
   if (absl::flags_internal::HandleUsageFlags(std::cout, absl::ProgramUsageMessage()) >= 0) {
-    return 0;
+    std::cout.flush();
+    return CheckedExit(std::cout.good() ? 0 : 1);
   }
   // Every argument must be a flag: `--hidden 128 128` would otherwise train one layer of 128
   // and drop the second, and everything after `--` would be ignored.
@@ -293,7 +311,7 @@ int main(int argc, char** argv) {
                 signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
                 dir.empty() ? " (no --checkpoint_dir: nothing saved)"
                             : "; continue with --resume");
-    return 128 + signo;
+    return CheckedExit(128 + signo);
   }
-  return 0;
+  return CheckedExit(0);
 }

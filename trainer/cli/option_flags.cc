@@ -29,6 +29,7 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::eval_every_epochs", "--eval_every"},
       {"TrainerOptions::log_every_steps", "--log_every"},
       {"TrainerOptions::log_path", "--log"},
+      {"TrainerOptions::overwrite_log", "--overwrite_log"},
       {"TrainerOptions::seed", "--seed"},
       {"TrainerOptions::model.hidden", "--hidden"},
       {"TrainerOptions::model.name", "--model"},

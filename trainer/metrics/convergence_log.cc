@@ -35,6 +35,19 @@ absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::
   return log;
 }
 
+absl::Status ConvergenceLog::CheckWouldNotReplace(const std::string& path,
+                                                  const std::string& overwrite_option) {
+  struct stat st;
+  // stat follows a symlink: what matters is the file that O_TRUNC would empty.
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s already holds a convergence log (%d bytes) that this run would replace; pass "
+      "another path, or %s to replace it",
+      path, static_cast<int64_t>(st.st_size), overwrite_option));
+}
+
 ConvergenceLog::~ConvergenceLog() {
   bool open = false;
   {

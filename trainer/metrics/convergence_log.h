@@ -58,8 +58,16 @@ class ConvergenceLog {
  public:
   // Creates (truncates) `path` and writes the CSV header (JSON Lines has none). Errors:
   // kInvalidArgument naming the path and the OS reason when it cannot be created; a failed
-  // header write as Write().
+  // header write as Write(). Callers that must not replace a previous run's log call
+  // CheckWouldNotReplace() first (Train() does, unless told to overwrite).
   static absl::StatusOr<std::unique_ptr<ConvergenceLog>> Open(const std::string& path);
+
+  // OK when opening `path` destroys no rows: it does not exist, is empty, or is not a regular
+  // file (a device such as /dev/stdout or /dev/null, a pipe). Else kFailedPrecondition naming
+  // the path and its size, and `overwrite_option`, the option that allows replacing it. Reads
+  // metadata only. Thread-safe.
+  static absl::Status CheckWouldNotReplace(const std::string& path,
+                                           const std::string& overwrite_option);
   // Closes the file if Close() was not called; an error there is logged to stderr, since a
   // destructor cannot return it (call Close() to see it).
   ~ConvergenceLog();
