@@ -52,6 +52,7 @@ TEST(FuzzRegression, ValidSeedsAreAccepted) {
   }
   EXPECT_TRUE(ParseIdx(ReadFile(root / "idx/images_2x3x2.idx3"), 3, "images").ok());
   EXPECT_TRUE(ParseIdx(ReadFile(root / "idx/labels_3.idx1"), 1, "labels").ok());
+  EXPECT_TRUE(ReadIdxFile((root / "idx/images_2x3x2.idx3.gz").string(), 3).ok());
 }
 
 }  // namespace

@@ -20,7 +20,8 @@
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#include <sanitizer/allocator_interface.h>
+// From the sanitizer runtime (GCC ships no <sanitizer/allocator_interface.h>).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 #include "absl/status/status.h"

@@ -5,8 +5,8 @@
 #include <bit>
 #include <cstdint>
 
-#include "absl/base/internal/raw_logging.h"
 #include "absl/base/optimization.h"
+#include "core/logging.h"
 
 // SSE2 is the x86-64 baseline, so the vector loops need no runtime dispatch.
 #if defined(__SSE2__) && defined(__x86_64__)
@@ -162,9 +162,9 @@ void SharedLoop(const SgdMomentumFn& sgd, int64_t n, const float* grad, float* v
 void SgdUpdate(const SgdMomentumFn& sgd, absl::Span<const float> grad, absl::Span<float> velocity,
                absl::Span<float> params) {
   const int64_t n = static_cast<int64_t>(params.size());
-  ABSL_RAW_CHECK(grad.size() == params.size(), "SgdUpdate: grad and params differ in size");
+  HOGWILD_CHECK(grad.size() == params.size(), "SgdUpdate: grad and params differ in size");
   if (sgd.momentum != 0.0f) {
-    ABSL_RAW_CHECK(velocity.size() == params.size(), "SgdUpdate: velocity and params differ");
+    HOGWILD_CHECK(velocity.size() == params.size(), "SgdUpdate: velocity and params differ");
     PlainLoop<true>(sgd, n, grad.data(), velocity.data(), params.data());
   } else {
     PlainLoop<false>(sgd, n, grad.data(), nullptr, params.data());
@@ -174,10 +174,9 @@ void SgdUpdate(const SgdMomentumFn& sgd, absl::Span<const float> grad, absl::Spa
 void SharedSgdUpdateAndRead(const SgdMomentumFn& sgd, absl::Span<const float> grad,
                             absl::Span<float> velocity, float* shared, absl::Span<float> out) {
   const int64_t n = static_cast<int64_t>(out.size());
-  ABSL_RAW_CHECK(grad.size() == out.size(), "SharedSgdUpdateAndRead: grad and out differ");
+  HOGWILD_CHECK(grad.size() == out.size(), "SharedSgdUpdateAndRead: grad and out differ");
   if (sgd.momentum != 0.0f) {
-    ABSL_RAW_CHECK(velocity.size() == out.size(),
-                   "SharedSgdUpdateAndRead: velocity and out differ");
+    HOGWILD_CHECK(velocity.size() == out.size(), "SharedSgdUpdateAndRead: velocity and out differ");
     SharedLoop<true>(sgd, n, grad.data(), velocity.data(), shared, out.data());
   } else {
     SharedLoop<false>(sgd, n, grad.data(), nullptr, shared, out.data());

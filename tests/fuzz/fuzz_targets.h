@@ -1,17 +1,22 @@
 // The bodies of the fuzz targets, shared by the libFuzzer binaries (tools/fuzz.sh) and the
 // regression test that replays the corpus under Bazel (tests/fuzz_regression_test.cc).
 // Each must never crash, leak or hit undefined behaviour on any input, and checks properties
-// that a correct parser has: an accepted IDX array is exactly as large as its dimensions say;
-// an accepted checkpoint serializes back to the same bytes.
+// that a correct parser has: an accepted IDX array is exactly as large as its dimensions say,
+// and the streaming file reader accepts and reads exactly what the in-memory parser does; an
+// accepted checkpoint serializes back to the same bytes.
 #ifndef HOGWILD_TESTS_FUZZ_FUZZ_TARGETS_H_
 #define HOGWILD_TESTS_FUZZ_FUZZ_TARGETS_H_
 
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/data/idx_reader.h"
@@ -25,10 +30,33 @@ inline void Check(bool condition, const char* what) {
   }
 }
 
+// The bytes as a file that ReadIdxFile can open: one anonymous in-memory file per process
+// (memfd), rewritten for each input and opened through /proc/self/fd.
+inline std::string AsFile(absl::string_view bytes) {
+  static const int fd = memfd_create("idx_fuzz", 0);
+  Check(fd >= 0, "memfd_create");
+  Check(ftruncate(fd, 0) == 0, "ftruncate");
+  Check(pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()), "pwrite");
+  return "/proc/self/fd/" + std::to_string(fd);
+}
+
 inline void FuzzIdx(const uint8_t* data, size_t size) {
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  // zlib reads a plain file as is and a file starting with the gzip magic as gzip; only the
+  // plain ones must agree with ParseIdx byte for byte.
+  const bool plain = size < 2 || data[0] != 0x1f || data[1] != 0x8b;
+  const std::string path = AsFile(bytes);
   for (int ndims : {1, 3}) {
     absl::StatusOr<IdxArray> array = ParseIdx(bytes, ndims, "fuzz");
+    // The streaming reader (header first, payload chunk by chunk) on the same bytes.
+    absl::StatusOr<IdxArray> streamed = ReadIdxFile(path, ndims);
+    if (plain) {
+      Check(array.ok() == streamed.ok(), "ReadIdxFile accepts exactly what ParseIdx accepts");
+      if (array.ok()) {
+        Check(array->dims == streamed->dims && array->data == streamed->data,
+              "ReadIdxFile reads what ParseIdx parses");
+      }
+    }
     if (!array.ok()) continue;
     int64_t total = 1;
     for (int64_t d : array->dims) total *= d;

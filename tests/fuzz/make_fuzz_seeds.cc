@@ -2,6 +2,8 @@
 //   bazel run //tests:make_fuzz_seeds -- $PWD/tests/fuzz/corpus
 // Valid seeds matter most: the checksums and magic numbers are hard for a fuzzer to guess, and
 // mutations of a valid file reach the parser's deep paths.
+#include <zlib.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +24,19 @@ void Write(const std::filesystem::path& path, const std::string& bytes) {
     std::exit(1);
   }
   std::printf("%s (%zu bytes)\n", path.c_str(), bytes.size());
+}
+
+void WriteGzip(const std::filesystem::path& path, const std::string& bytes) {
+  gzFile file = gzopen(path.c_str(), "wb9");
+  const bool ok = file != nullptr &&
+                  gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())) ==
+                      static_cast<int>(bytes.size()) &&
+                  gzclose(file) == Z_OK;
+  if (!ok) {
+    std::fprintf(stderr, "make_fuzz_seeds: cannot write %s\n", path.c_str());
+    std::exit(1);
+  }
+  std::printf("%s (gzip of %zu bytes)\n", path.c_str(), bytes.size());
 }
 
 std::string BigEndian32(uint32_t v) {
@@ -69,5 +84,12 @@ int main(int argc, char** argv) {
   Write(dir / "idx/images_2x3x2.idx3", images);
   Write(dir / "idx/labels_3.idx1", BigEndian32(0x801) + BigEndian32(3) + std::string("\x01\x00\x09", 3));
   Write(dir / "idx/header_only.idx1", BigEndian32(0x801) + BigEndian32(1));
+  // A header that promises far more than the file holds (1000 28x28 images, 12 bytes): the
+  // streaming reader must stop at the end of the file, not allocate what the header says.
+  Write(dir / "idx/counts_exceed_payload.idx3", BigEndian32(0x803) + BigEndian32(1000) +
+                                                    BigEndian32(28) + BigEndian32(28) +
+                                                    images.substr(16));
+  // The images gzipped: the streaming reader's gzip path (ReadIdxFile) from a valid stream.
+  WriteGzip(dir / "idx/images_2x3x2.idx3.gz", images);
   return 0;
 }

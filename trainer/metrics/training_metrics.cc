@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/status_macros.h"
+
 namespace hogwild {
 
 TrainingMetrics::TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log,
@@ -55,6 +57,11 @@ absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double lo
   w.staleness_max = std::max(w.staleness_max, staleness);
   if (!w.closed_once && w.examples > 0) w.last_mean_loss = w.loss_sum / w.examples;
   if (w.steps < log_every_) return absl::OkStatus();
+  return CloseWindowLocked(worker, lr);
+}
+
+absl::Status TrainingMetrics::CloseWindowLocked(int worker, float lr) {
+  Window& w = windows_[worker];
   const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
   const LogRow row{.wall_time_s = ElapsedSeconds(),
                    .eval = false,
@@ -90,21 +97,8 @@ int64_t TrainingMetrics::last_eval_step() const {
 absl::Status TrainingMetrics::FlushWindows(float lr) {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t worker = 0; worker < windows_.size(); ++worker) {
-    Window& w = windows_[worker];
-    if (w.steps == 0) continue;
-    const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
-    const LogRow row{.wall_time_s = ElapsedSeconds(),
-                     .eval = false,
-                     .epoch = static_cast<double>(examples_seen_) / train_size_,
-                     .step = last_global_step_,
-                     .examples_seen = examples_seen_,
-                     .worker = static_cast<int>(worker),
-                     .train_loss = mean_loss,
-                     .staleness_mean = w.staleness_sum / w.steps,
-                     .staleness_max = w.staleness_max,
-                     .lr = lr};
-    w = Window{.last_mean_loss = mean_loss, .closed_once = true};
-    if (absl::Status status = EmitLocked(row); !status.ok()) return status;
+    if (windows_[worker].steps == 0) continue;
+    HOGWILD_RETURN_IF_ERROR(CloseWindowLocked(static_cast<int>(worker), lr));
   }
   return absl::OkStatus();
 }

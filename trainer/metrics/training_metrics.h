@@ -97,6 +97,9 @@ class TrainingMetrics {
   };
 
   double RecentLossLocked() const;  // requires mu_
+  // Emits worker `worker`'s window (at least one step) as a train row and starts a new one.
+  // Requires mu_.
+  absl::Status CloseWindowLocked(int worker, float lr);
   // Writes `row` now, or holds it back while an evaluation is pending. Requires mu_.
   absl::Status EmitLocked(const LogRow& row);
   // The log's first error, or OK (also when there is no log). Requires mu_.
