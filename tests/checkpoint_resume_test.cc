@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
@@ -305,6 +306,91 @@ TEST(Resume, AnUnusableCheckpointDirFailsBeforeAnyStep) {
   }
 }
 
+// Output paths that the run could not write at its first save, or that it would destroy: each
+// fails before any step (a log, unlike a checkpoint, is opened only after the data is loaded).
+TEST(Resume, OutputPathsThatCannotBeWrittenFailBeforeAnyStep) {
+  const std::string dir = TempDir("outputs");
+  std::filesystem::create_directories(dir);
+  struct Case {
+    std::string checkpoint_dir, log_path;
+    bool overwrite_checkpoint;
+    absl::StatusCode code;
+    std::string part;
+  };
+  std::filesystem::create_directories(dir + "/dir_ckpt/checkpoint.hwckpt");
+  const Case cases[] = {
+      {dir + "/a", dir + "/a/checkpoint.hwckpt", false, absl::StatusCode::kInvalidArgument,
+       "is the checkpoint's own file"},
+      {dir + "/a", dir + "/a/../a/checkpoint.hwckpt.tmp", false, absl::StatusCode::kInvalidArgument,
+       "is the checkpoint's own file"},
+      {dir + "/dir_ckpt", "", true, absl::StatusCode::kFailedPrecondition,
+       "checkpoint.hwckpt is not a regular file"},
+      {"", dir + "/missing/log.csv", false, absl::StatusCode::kInvalidArgument,
+       "does not exist; create it first"},
+      {"", dir, false, absl::StatusCode::kInvalidArgument, "is a directory"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.checkpoint_dir + " " + c.log_path);
+    TrainerOptions o = Options(Mode::kAsync, 2);
+    o.checkpoint_dir = c.checkpoint_dir;
+    o.log_path = c.log_path;
+    o.overwrite_checkpoint = c.overwrite_checkpoint;
+    std::atomic<int> steps{0};
+    o.step_hook = [&](int, int64_t) {
+      ++steps;
+      return absl::OkStatus();
+    };
+    auto result = TrainGuarded(o, "bad output");
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), c.code) << result.status();
+    EXPECT_NE(result.status().message().find(c.part), std::string::npos) << result.status();
+    EXPECT_EQ(steps.load(), 0);
+  }
+}
+
+// A stop before the first step saves nothing: with overwrite_checkpoint (or a fresh directory)
+// an untrained snapshot would otherwise replace a checkpoint that holds training.
+TEST(Resume, AStopBeforeTheFirstStepNeverReplacesACheckpoint) {
+  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+    SCOPED_TRACE(ModeName(mode));
+    TrainerOptions o = Options(mode, 2);
+    o.checkpoint_dir = TempDir(absl::StrCat("early_stop_", ModeName(mode)));
+    o.epochs = 1;
+    auto first = TrainGuarded(o, "writer");
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_GT(first->steps, 0);
+    o.overwrite_checkpoint = true;
+    std::atomic<bool> stop{true};  // as if Ctrl-C came during start-up
+    o.stop_requested = &stop;
+    auto stopped = TrainGuarded(o, "stopped at once");
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    EXPECT_TRUE(stopped->stopped_early);
+    EXPECT_EQ(stopped->steps, 0);
+    EXPECT_EQ(stopped->last_checkpoint_step, -1);
+    auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
+    ASSERT_TRUE(kept.ok() && kept->has_value()) << kept.status();
+    EXPECT_EQ((*kept)->global_step, first->steps);
+  }
+}
+
+// Resuming a run that has trained all its epochs trains nothing: an error that says to raise
+// epochs, not an exit 0 with a zero-step "result".
+TEST(Resume, AFinishedRunIsNotResumedWithNothingToTrain) {
+  TrainerOptions o = Options(Mode::kSync, 2);
+  o.checkpoint_dir = TempDir("finished");
+  o.epochs = 2;
+  ASSERT_TRUE(TrainGuarded(o, "two epochs").ok());
+  o.resume = true;
+  for (int epochs : {1, 2}) {
+    o.epochs = epochs;
+    auto result = TrainGuarded(o, "nothing left");
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
+    EXPECT_NE(result.status().message().find("nothing is left to train"), std::string::npos)
+        << result.status();
+  }
+}
+
 TEST(Resume, AnotherDatasetIsRefusedNamingBoth) {
   TrainerOptions o = Options(Mode::kSync, 2);
   o.checkpoint_dir = TempDir("other_dataset");
@@ -330,7 +416,8 @@ TEST(Resume, AnotherDatasetIsRefusedNamingBoth) {
         std::string::npos)
         << result.status();
   }
-  // The same data resumes.
+  // The same data resumes (with an epoch left to train: a finished run has nothing to resume).
+  o.epochs = 2;
   EXPECT_TRUE(TrainGuarded(o, "same data").ok());
 }
 

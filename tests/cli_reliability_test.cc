@@ -116,7 +116,7 @@ TEST(CliFlags, EveryNumericFlagOutOfRangeIsRefusedByName) {
        "--lr_decay_steps=0 is out of range; it must be >= 1"},
       {"--momentum=1.5", "--momentum=1.5 is out of range; it must be in [0, 1)"},
       {"--weight_decay=-1", "--weight_decay=-1 is out of range; it must be >= 0"},
-      {"--log_every=0", "--log_every=0 is out of range; it must be >= 1"},
+      {"--log=unused.csv --log_every=0", "--log_every=0 is out of range; it must be >= 1"},
       {"--train_examples=-5", "--train_examples=-5 is out of range; it must be >= 0"},
       {"--eval_every=-3", "--eval_every=-3 does not parse"},
       {"--hidden=0", "--hidden=0 does not parse: '0' is not an integer in [1, 65536]"},

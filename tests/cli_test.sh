@@ -86,6 +86,23 @@ expect_error "--lr_decay_rate has no effect with --lr_schedule=constant" --lr_de
 expect_error "--lr_decay_rate=1 has no effect" --lr_schedule=exponential
 expect_error "the run needs about" --devices=cpu --workers=2 --hidden=65536,65536,65536,65536,65536,65536
 
+# A flag given twice (the last would win), flags from elsewhere or ignored, empty values (an
+# unset shell variable), a boolean's value as a separate word, an option without the flag it
+# serves, output paths the first save or the log would fail on.
+expect_error "--lr is given twice ('--lr=0.1' and '--lr=0.2')" --lr=0.1 --lr=0.2
+expect_error "--model is given twice" --model=mlp --model logreg
+expect_error "--resume is given twice" --noresume --resume
+expect_error "--undefok is not supported" --undefok=lrr --lrr=0.1
+expect_error "--flagfile is not supported" --flagfile=/dev/null
+expect_error "--checkpoint_dir is empty (an unset shell variable?)" --checkpoint_dir=
+expect_error "--log is empty" --log=
+expect_error "a boolean flag takes its value after '=', e.g. --resume=false" --resume false
+expect_error "--log_every has no effect without --log" --log_every=5
+expect_error "must end in .jsonl" --log="${TEST_TMPDIR:-/tmp}/run.json"
+expect_error "does not exist; create it first" --log="${TEST_TMPDIR:-/tmp}/no_such_dir/run.csv"
+expect_error "is the checkpoint's own file" --checkpoint_dir="${TEST_TMPDIR:-/tmp}/ck_own" \
+  --log="${TEST_TMPDIR:-/tmp}/ck_own/checkpoint.hwckpt"
+
 # --log never replaces a previous run's log without --overwrite_log (checked before the data).
 old_log="${TEST_TMPDIR:-/tmp}/previous_run.csv"
 echo "wall_time_s,kind" >"$old_log"
@@ -142,6 +159,17 @@ expect_data_error() {
 expect_data_error "--train_examples=10 is larger than the training set" --workers=1 --train_examples=10
 expect_data_error "--batch_size=4 is larger than a worker's share of the training set (3 examples" --workers=1 --batch_size=4
 expect_data_error "--batch_size=3 is larger than a worker's share of the training set (2 examples = 3 examples / 2 workers)" --workers=2 --batch_size=3
+
+# --resume where there is no checkpoint yet trains from the start, and says so.
+out=$("$train" --data_dir="$tiny_dir" --devices=cpu --workers=1 --epochs=1 --batch_size=1 \
+  --resume --checkpoint_dir="${TEST_TMPDIR:-/tmp}/ck_typo" 2>&1)
+if [[ $? -eq 0 && $out == *"--resume: no checkpoint in ${TEST_TMPDIR:-/tmp}/ck_typo yet; training from the start"* ]]; then
+  echo "ok:   train --resume (no checkpoint yet) says it trains from the start"
+else
+  echo "FAIL: train --resume without a checkpoint does not say it starts afresh; output:"
+  sed 's/^/    /' <<<"$out"
+  failures=$((failures + 1))
+fi
 
 # A whole run on the tiny data whose summary cannot be written: exit 1 naming standard output.
 if [[ -w /dev/full ]]; then

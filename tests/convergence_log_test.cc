@@ -179,6 +179,17 @@ TEST(ConvergenceLog, APreviousRunsLogIsNeverReplacedWithoutOverwriteLog) {
   EXPECT_EQ(lines[0], ConvergenceLog::Header());
 }
 
+TEST(ConvergenceLog, TheJsonLinesSuffixIsReadInAnyCase) {
+  const std::string path = TempPath("upper.JSONL");
+  auto log = ConvergenceLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.status();
+  ASSERT_TRUE((*log)->Write(Row(1)).ok());
+  ASSERT_TRUE((*log)->Close().ok());
+  const std::vector<std::string> lines = Lines(path);
+  ASSERT_EQ(lines.size(), 1u);  // no CSV header
+  EXPECT_EQ(lines[0].substr(0, 1), "{") << lines[0];
+}
+
 struct CsvRow {
   double wall_time_s;
   std::string kind;

@@ -142,6 +142,16 @@ TEST(OptionsInEffect, EveryModeOrDeviceSpecificOptionIsRefusedWhereItDoesNothing
        {"LrSchedule::decay_steps=30", "constant schedule"}},
       {[](TrainerOptions& o) { o.lr.kind = LrSchedule::Kind::kStep; },
        {"LrSchedule::decay_rate=1", "never decays"}},
+      {[](TrainerOptions& o) {
+         o.num_workers = 1;
+         o.sgd.staleness_aware_lr = true;
+       },
+       {"TrainerOptions::sgd.staleness_aware_lr=true", "one worker"}},
+      {[](TrainerOptions& o) {
+         o.epochs = 2;
+         o.eval_every_epochs = 3;
+       },
+       {"evaluation period of 3 epochs", "TrainerOptions::epochs=2"}},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(i);
@@ -156,9 +166,22 @@ TEST(OptionsInEffect, EveryModeOrDeviceSpecificOptionIsRefusedWhereItDoesNothing
   }
 }
 
+TEST(OptionsInEffect, AJsonLogNameIsRefusedNotWrittenAsCsv) {
+  TrainerOptions o = SmallOptions();
+  for (const char* name : {"run.json", "run.JSON"}) {
+    o.log_path = name;
+    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {name, ".jsonl"});
+  }
+  for (const char* name : {"run.jsonl", "run.JSONL", "run.csv", "run"}) {
+    o.log_path = name;
+    EXPECT_TRUE(ValidateOptions(o).ok()) << name;
+  }
+}
+
 TEST(OptionsInEffect, TheSameOptionsAreAcceptedWhereTheyAreRead) {
   TrainerOptions async = SmallOptions();
   async.sgd.staleness_aware_lr = true;
+  async.num_workers = 2;
   EXPECT_TRUE(ValidateOptions(async).ok());
   TrainerOptions gpu = SmallOptions();
   gpu.devices = {DeviceSpec::Gpu(0)};

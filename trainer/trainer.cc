@@ -60,28 +60,29 @@ absl::Status WithLastCheckpoint(const absl::Status& status, const TrainerOptions
           : absl::StrFormat("%s; no checkpoint was written", status.message()));
 }
 
-}  // namespace
-
-absl::Status CheckOutputs(const TrainerOptions& options) {
-  if (!options.log_path.empty() && !options.overwrite_log) {
-    if (const absl::Status free =
-            ConvergenceLog::CheckWouldNotReplace(options.log_path, "TrainerOptions::overwrite_log");
-        !free.ok()) {
-      return absl::Status(free.code(), absl::StrCat("TrainerOptions::log_path=", free.message()));
-    }
-  }
+// The checkpoint directory's part of CheckOutputs().
+absl::Status CheckCheckpointDir(const TrainerOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
   const std::string& dir = options.checkpoint_dir;
   if (dir.empty()) return absl::OkStatus();
   if (const absl::Status writable = CheckCheckpointDirWritable(dir); !writable.ok()) {
     return absl::Status(writable.code(),
                         absl::StrCat("TrainerOptions::checkpoint_dir=", writable.message()));
   }
-  if (options.resume || options.overwrite_checkpoint) return absl::OkStatus();
   const std::string path = CheckpointPath(dir);
-  std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
-    return absl::OkStatus();
+  // Saving renames a new file over these paths: a directory (or other non-file) there would
+  // fail the first save, after the training it was meant to keep.
+  for (const std::string& p : {path, path + ".tmp"}) {
+    if (fs::exists(fs::symlink_status(p, ec)) && !fs::is_regular_file(fs::status(p, ec))) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "TrainerOptions::checkpoint_dir=%s: %s is not a regular file, so no checkpoint could "
+          "be saved; remove it or use another TrainerOptions::checkpoint_dir",
+          dir, p));
+    }
   }
+  if (options.resume || options.overwrite_checkpoint) return absl::OkStatus();
+  if (!fs::exists(fs::symlink_status(path, ec))) return absl::OkStatus();
   const absl::StatusOr<Checkpoint> existing = ReadCheckpointFile(path);
   if (existing.ok()) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -95,6 +96,53 @@ absl::Status CheckOutputs(const TrainerOptions& options) {
       "TrainerOptions::overwrite_checkpoint to start over and replace it, or another "
       "TrainerOptions::checkpoint_dir",
       dir, existing.status().message()));
+}
+
+// The log's part of CheckOutputs(), after the checkpoint directory exists.
+absl::Status CheckLogPath(const TrainerOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (options.log_path.empty()) return absl::OkStatus();
+  // The log is opened after the data is loaded: a path that cannot be a file fails here.
+  const fs::path log(options.log_path);
+  if (fs::is_directory(log, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::log_path=%s is a directory; give a file path", options.log_path));
+  }
+  const fs::path parent = log.parent_path().empty() ? fs::path(".") : log.parent_path();
+  if (!fs::is_directory(parent, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::log_path=%s: the directory %s does not exist; create it first",
+        options.log_path, parent.string()));
+  }
+  if (options.overwrite_log) return absl::OkStatus();
+  if (const absl::Status free =
+          ConvergenceLog::CheckWouldNotReplace(options.log_path, "TrainerOptions::overwrite_log");
+      !free.ok()) {
+    return absl::Status(free.code(), absl::StrCat("TrainerOptions::log_path=", free.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckOutputs(const TrainerOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // The checkpoint's file (or its temporary) would be renamed over the log, or the log written
+  // over the checkpoint.
+  if (!options.log_path.empty() && !options.checkpoint_dir.empty()) {
+    const fs::path checkpoint = fs::weakly_canonical(CheckpointPath(options.checkpoint_dir), ec);
+    const fs::path log = fs::weakly_canonical(options.log_path, ec);
+    if (log == checkpoint || log.string() == checkpoint.string() + ".tmp") {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("TrainerOptions::log_path=%s is the checkpoint's own file in "
+                          "TrainerOptions::checkpoint_dir; write the log to another path",
+                          options.log_path));
+    }
+  }
+  HOGWILD_RETURN_IF_ERROR(CheckCheckpointDir(options));
+  return CheckLogPath(options);
 }
 
 namespace {
@@ -164,6 +212,20 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                                    .prefetch = options.prefetch};
   if (resumed) pipeline_options.start_step = resumed->next_step;
   InputPipeline pipeline(&train, pipeline_options);
+  if (resumed) {
+    bool left = false;
+    for (int w = 0; w < options.num_workers; ++w) {
+      left |= resumed->next_step[w] < pipeline.plan().StepsPerEpoch(w) * options.epochs;
+    }
+    if (!left) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s is at the end of the run (global step %d, epoch %d): with "
+          "TrainerOptions::epochs=%d nothing is left to train; raise TrainerOptions::epochs to "
+          "continue training it",
+          CheckpointPath(options.checkpoint_dir), resumed->global_step, resumed->epoch,
+          options.epochs));
+    }
+  }
 
   CpuBackend eval_backend;
   std::unique_ptr<Evaluator> evaluator;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
@@ -88,6 +89,18 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
                                    "mode only",
                                    ModeName(o.mode)));
   }
+  if (o.sgd.staleness_aware_lr && o.mode == Mode::kAsync && WorkerCount(o) == 1) {
+    return Ignored("TrainerOptions::sgd.staleness_aware_lr=true",
+                   "with one worker (its updates have staleness 0); it needs 2 or more workers");
+  }
+  if (o.eval_every_epochs > o.epochs) {
+    return Ignored(absl::StrFormat("an evaluation period of %g epochs "
+                                   "(TrainerOptions::eval_every_epochs)",
+                                   o.eval_every_epochs),
+                   absl::StrFormat("with TrainerOptions::epochs=%d (the only evaluation is the "
+                                   "final one); give a period of at most %d epochs, or 0",
+                                   o.epochs, o.epochs));
+  }
   if (!gpu && o.workers_per_device != 1) {
     return Ignored(absl::StrFormat("TrainerOptions::workers_per_device=%d", o.workers_per_device),
                    "on cpu devices (it counts workers per GPU); set "
@@ -165,6 +178,12 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(ValidateCheckpointOptions(o));
   if (o.log_every_steps < 1) {
     return OutOfRange("log_every_steps", absl::StrFormat("%d", o.log_every_steps), ">= 1");
+  }
+  if (absl::EndsWithIgnoreCase(o.log_path, ".json")) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::log_path=%s: a JSON log is written as JSON Lines and its name must end "
+        "in .jsonl (any other name is CSV)",
+        o.log_path));
   }
   if (o.overwrite_log && o.log_path.empty()) {
     return absl::InvalidArgumentError(

@@ -76,16 +76,17 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     const int64_t global_step = static_cast<int64_t>(ctx.policy->global_step());
     const float lr = ctx.lr.At(global_step);
     if (!std::isfinite(loss_sum)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "training diverged: the loss is %s at global step %d (learning rate %g); lower --lr",
-          FormatValue(loss_sum), global_step, lr));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("training diverged: the loss is %s at global step %d (learning rate %g); "
+                          "lower --lr (or --weight_decay or --momentum)",
+                          FormatValue(loss_sum), global_step, lr));
     }
     if (host_gradient) {
       const auto host_grad = absl::MakeConstSpan(grad.data(), grad.size());
       if (const int64_t bad = FirstNonFinite(host_grad); bad >= 0) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "training diverged: gradient element %d is %s at global step %d (learning rate %g); "
-            "lower --lr",
+            "lower --lr (or --weight_decay or --momentum)",
             bad, FormatValue(host_grad[bad]), global_step, lr));
       }
     }

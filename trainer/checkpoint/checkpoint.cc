@@ -336,6 +336,13 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   if (f.model_name != e.model_name) {
     return differs("model", f.model_name, e.model_name, kOtherDir);
   }
+  // Before the dataset: a different --train_examples also changes the fingerprint, and the size
+  // names the cause.
+  if (f.train_examples != e.train_examples) {
+    return differs("training-set size", absl::StrCat(f.train_examples),
+                   absl::StrCat(e.train_examples),
+                   "the data order depends on it; use the same dataset and --train_examples");
+  }
   if (f.dataset && e.dataset && *f.dataset != *e.dataset) {
     auto id = [](const DatasetId& d) {
       return absl::StrFormat("%s (fingerprint 0x%08x)", d.name.empty() ? "(unnamed)" : d.name,
@@ -376,11 +383,6 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   if (f.seed != e.seed) {
     return differs("seed", absl::StrCat(f.seed), absl::StrCat(e.seed),
                    "the data order depends on it; resume with the checkpoint's --seed");
-  }
-  if (f.train_examples != e.train_examples) {
-    return differs("training-set size", absl::StrCat(f.train_examples),
-                   absl::StrCat(e.train_examples),
-                   "the data order depends on it; use the same dataset and --train_examples");
   }
   return absl::OkStatus();
 }

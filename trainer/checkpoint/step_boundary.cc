@@ -41,15 +41,19 @@ absl::Status StepBoundary::WriteLocked(std::unique_lock<std::mutex>& lock) {
   const std::vector<int64_t> next_step = next_step_;
   lock.unlock();
   absl::StatusOr<Checkpoint> checkpoint = snapshot_(next_step);
-  const absl::Status status = checkpoint.ok()
-                                  ? WriteCheckpoint(options_.checkpoint_dir, *checkpoint)
-                                  : checkpoint.status();
+  // No update since the start: the state is the resumed checkpoint's, or a fresh model that is
+  // not worth a file; writing it would replace a checkpoint (--overwrite_checkpoint, a stop
+  // during start-up) with nothing trained.
+  const bool untrained = checkpoint.ok() && checkpoint->global_step == options_.start_global_step;
+  const absl::Status status = !checkpoint.ok() ? checkpoint.status()
+                              : untrained      ? absl::OkStatus()
+                                          : WriteCheckpoint(options_.checkpoint_dir, *checkpoint);
   lock.lock();
   // Whether or not it worked, wait a full period before the next attempt.
   last_checkpoint_time_ = std::chrono::steady_clock::now();
   if (!checkpoint.ok()) return status;
   next_due_step_ = checkpoint->global_step + options_.every_steps;
-  if (status.ok()) last_checkpoint_step_ = checkpoint->global_step;
+  if (status.ok() && !untrained) last_checkpoint_step_ = checkpoint->global_step;
   return status;
 }
 

@@ -48,6 +48,9 @@ class StepBoundary {
     int64_t every_steps = 0;     // 0 = not by steps
     double every_seconds = 0.0;  // 0 = not by time
     const std::atomic<bool>* stop_requested = nullptr;  // may be null
+    // The global step at the start (the resumed checkpoint's, or 0). A snapshot still at this
+    // step (nothing trained yet: a stop during start-up, a resume with nothing left) is not
+    // written, so it can never replace a checkpoint that holds training.
     int64_t start_global_step = 0;
     std::vector<int64_t> start_next_step;  // [W]: each worker's first step index
   };
@@ -74,7 +77,8 @@ class StepBoundary {
 
   // True once an orderly stop has been decided.
   bool stopped() const;
-  // Global step of the last checkpoint written by this run, or -1.
+  // Global step of the last checkpoint written by this run, or -1 (also when the only snapshot
+  // was untrained and so not written).
   int64_t last_checkpoint_step() const;
 
   // After every worker has returned: writes the checkpoint of the final state unless an

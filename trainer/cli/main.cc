@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <initializer_list>
 #include <iostream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
 #include "absl/flags/internal/usage.h"
@@ -25,7 +27,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "core/status_macros.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/option_flags.h"
 #include "trainer/cli/progress_line.h"
@@ -138,6 +142,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
            {"workers_per_device", gpus, "with --devices=cpu; use --workers"},
            {"hidden", options.model.name == "mlp",
             absl::StrFormat("with --model=%s (only mlp has hidden layers)", options.model.name)},
+           {"log_every", !absl::GetFlag(FLAGS_log).empty(), "without --log"},
            {"lr_decay_rate", decays, "with --lr_schedule=constant"},
            {"lr_decay_steps", decays, "with --lr_schedule=constant"}}) {
     if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
@@ -205,6 +210,13 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   // A bad or occupied --checkpoint_dir, and a --log that would replace a previous run's log,
   // too (Train() checks them again).
   HOGWILD_RETURN_IF_ERROR(CheckOutputs(options));
+  std::error_code ec;
+  if (options.resume && !std::filesystem::exists(CheckpointPath(options.checkpoint_dir), ec)) {
+    // --resume falls back to a fresh start (so a job script can always pass it); say so, in
+    // case the directory was mistyped.
+    absl::PrintF("hogwild: --resume: no checkpoint in %s yet; training from the start\n",
+                 options.checkpoint_dir);
+  }
 
   HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
   HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));
@@ -242,6 +254,50 @@ int CheckedExit(int code) {
 
 }  // namespace
 
+// What Abseil accepts silently but would drop: a flag given twice (the last one wins), and
+// --undefok / --flagfile / --fromenv / --tryfromenv, which let flags be ignored or come from
+// elsewhere than the command line. Checked on argv before parsing; "--" ends the flags.
+absl::Status CheckArgvFlags(int argc, char** argv) {
+  absl::flat_hash_map<std::string, std::string> seen;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
+    const absl::string_view name = arg.substr(0, arg.find('='));
+    if (name == "undefok" || name == "flagfile" || name == "fromenv" || name == "tryfromenv") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s is not supported: give every flag on the command line, by its own name", name));
+    }
+    // --noresume is --resume=false: the same flag.
+    std::string key(name);
+    if (absl::StartsWith(key, "no") && absl::FindCommandLineFlag(key) == nullptr &&
+        absl::FindCommandLineFlag(key.substr(2)) != nullptr) {
+      key = key.substr(2);
+    }
+    // A value such as the -1 of `--seed -1` is not a flag; unknown names are Abseil's to refuse.
+    if (absl::FindCommandLineFlag(key) == nullptr) continue;
+    const auto [it, inserted] = seen.emplace(key, argv[i]);
+    if (!inserted) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s is given twice ('%s' and '%s'); give it once", key, it->second, argv[i]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A flag typed with an empty value (`--checkpoint_dir=$DIR` with DIR unset) would mean "not
+// given"; refuse it by name instead.
+absl::Status CheckNoEmptyValues() {
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (!absl::StrContains(flag->Filename(), "trainer/cli/main.cc")) continue;
+    if (absl::flags_internal::WasPresentOnCommandLine(name) && flag->CurrentValue().empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s is empty (an unset shell variable?); give it a value or leave it out", name));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int main(int argc, char** argv) {
   // Abseil's --help shows only flags defined in a file named like the program ("train"); ours
   // live in main.cc, so say which file holds them.
@@ -254,6 +310,10 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
       "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");
+  if (const absl::Status argv_ok = CheckArgvFlags(argc, argv); !argv_ok.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(argv_ok.message()).c_str());
+    return 1;
+  }
   // Parsed without Abseil's usage handling, which exits with 1 after --help: help is a success.
   const std::vector<char*> positional = absl::flags_internal::ParseCommandLineImpl(
       argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
@@ -267,10 +327,16 @@ int main(int argc, char** argv) {
   // and drop the second, and everything after `--` would be ignored.
   if (positional.size() > 1) {
     std::vector<std::string> extra(positional.begin() + 1, positional.end());
-    std::fprintf(stderr,
-                 "error: unexpected argument%s '%s': train takes flags only (lists are "
-                 "comma-separated, e.g. --hidden=128,128; nothing after '--' is read as a flag)\n",
-                 extra.size() > 1 ? "s" : "", absl::StrJoin(extra, "' '").c_str());
+    const bool boolean = extra[0] == "true" || extra[0] == "false";
+    std::fprintf(stderr, "error: unexpected argument%s '%s': train takes flags only (%s)\n",
+                 extra.size() > 1 ? "s" : "", absl::StrJoin(extra, "' '").c_str(),
+                 boolean ? "a boolean flag takes its value after '=', e.g. --resume=false"
+                         : "lists are comma-separated, e.g. --hidden=128,128; nothing after "
+                           "'--' is read as a flag");
+    return 1;
+  }
+  if (const absl::Status values_ok = CheckNoEmptyValues(); !values_ok.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(values_ok.message()).c_str());
     return 1;
   }
   // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.
@@ -310,7 +376,9 @@ int main(int argc, char** argv) {
     std::printf("stopped early by %s at global step %ld%s\n",
                 signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
                 dir.empty() ? " (no --checkpoint_dir: nothing saved)"
-                            : "; continue with --resume");
+                : result->last_checkpoint_step >= 0 || result->resumed_from_step >= 0
+                    ? "; continue with --resume"
+                    : " (before the first step: nothing saved)");
     return CheckedExit(128 + signo);
   }
   return CheckedExit(0);

@@ -26,7 +26,7 @@ absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::
     return absl::InvalidArgumentError(absl::StrFormat(
         "--log=%s: cannot create the convergence log (%s)", path, std::strerror(errno)));
   }
-  const bool json = absl::EndsWith(path, ".jsonl");
+  const bool json = absl::EndsWithIgnoreCase(path, ".jsonl");
   std::unique_ptr<ConvergenceLog> log(new ConvergenceLog(fd, path, json));
   if (!json) {
     std::lock_guard<std::mutex> lock(log->mu_);

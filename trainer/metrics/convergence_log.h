@@ -1,5 +1,6 @@
 // The convergence log: one row per evaluation and per `log_every` steps of each worker, as CSV
-// (any path not ending in .jsonl) or JSON Lines (path ending in .jsonl). Schema (README.md):
+// (any path not ending in .jsonl) or JSON Lines (path ending in .jsonl, in any case; a path
+// ending in .json is refused by ValidateOptions). Schema (README.md):
 //
 //   wall_time_s     seconds since training started (float)
 //   kind            "train" (a worker's window of steps) or "eval" (a test-set evaluation)
