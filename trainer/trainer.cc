@@ -202,7 +202,8 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   if (!options.log_path.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(log, ConvergenceLog::Open(options.log_path));
   }
-  TrainingMetrics metrics(options.num_workers, train.size(), log.get(), options.log_every_steps);
+  TrainingMetrics metrics(options.num_workers, train.size(), log.get(), options.log_every_steps,
+                          options.log_row_sink);
 
   PipelineOptions pipeline_options{.mode = options.mode,
                                    .num_workers = options.num_workers,

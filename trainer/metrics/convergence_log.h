@@ -30,6 +30,7 @@
 #define HOGWILD_TRAINER_METRICS_CONVERGENCE_LOG_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -54,6 +55,11 @@ struct LogRow {
   uint64_t staleness_max = 0;
   double lr = 0.0;
 };
+
+// Receives convergence-log rows as they are written, e.g. to plot a run live or to hand the
+// rows to another language (python/hogwild). Returns OK, or an error that stops the run like a
+// log write error. TrainerOptions::log_row_sink states when and on which threads it is called.
+using LogRowSink = std::function<absl::Status(const LogRow&)>;
 
 class ConvergenceLog {
  public:

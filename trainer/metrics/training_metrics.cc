@@ -1,17 +1,19 @@
 #include "trainer/metrics/training_metrics.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/status_macros.h"
 
 namespace hogwild {
 
 TrainingMetrics::TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log,
-                                 int64_t log_every)
+                                 int64_t log_every, LogRowSink sink)
     : train_size_(std::max<int64_t>(1, train_size)),
       log_(log),
       log_every_(std::max<int64_t>(1, log_every)),
       start_(absl::Now()),
+      sink_(std::move(sink)),
       windows_(num_workers),
       histogram_(kStalenessBuckets, 0) {}
 
@@ -27,7 +29,11 @@ double TrainingMetrics::ElapsedSeconds() const {
 }
 
 absl::Status TrainingMetrics::WriteLocked(const LogRow& row) {
-  return log_ != nullptr ? log_->Write(row) : absl::OkStatus();
+  if (log_ != nullptr) HOGWILD_RETURN_IF_ERROR(log_->Write(row));
+  // A sink that failed once is not called again (as the log writes nothing after an error).
+  if (!sink_ || !sink_status_.ok()) return sink_status_;
+  sink_status_ = sink_(row);
+  return sink_status_;
 }
 
 absl::Status TrainingMetrics::EmitLocked(const LogRow& row) {

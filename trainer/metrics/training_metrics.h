@@ -8,8 +8,12 @@
 // An evaluation row's counters are those of the instant its parameters were read
 // (BeginEval); rows recorded while it is being evaluated are held back and written after it.
 //
-// Errors: a convergence-log write error is returned by the call that wrote the row (and by
-// every later one): the trainer stops the run on it (trainer/metrics/convergence_log.h).
+// Rows go to the convergence log (if any), then to the row sink (if any), in that order, each
+// row once, under the lock that orders them.
+//
+// Errors: a convergence-log write error, or the row sink's error, is returned by the call that
+// wrote the row (and by every later one, without calling the sink again): the trainer stops the
+// run on it (trainer/metrics/convergence_log.h).
 //
 // Thread-safety: every method is thread-safe (one std::mutex, taken once per step per worker,
 // which is negligible next to a train step, and held while a row is written so rows keep their
@@ -48,8 +52,9 @@ class TrainingMetrics {
     uint64_t staleness_max = 0;
   };
 
-  // log may be null (no convergence log). log_every >= 1.
-  TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log, int64_t log_every);
+  // log may be null (no convergence log); sink may be empty (no row sink). log_every >= 1.
+  TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log, int64_t log_every,
+                  LogRowSink sink = {});
 
   // One step of `worker`: `examples` examples with loss sum `loss_sum`, update staleness,
   // learning rate, and the global step after the update. Errors: the log's (see above).
@@ -102,13 +107,15 @@ class TrainingMetrics {
   absl::Status CloseWindowLocked(int worker, float lr);
   // Writes `row` now, or holds it back while an evaluation is pending. Requires mu_.
   absl::Status EmitLocked(const LogRow& row);
-  // The log's first error, or OK (also when there is no log). Requires mu_.
+  // Writes `row` to the log, then hands it to the sink. Returns the first error of either, or
+  // OK (also when there is neither). Requires mu_.
   absl::Status WriteLocked(const LogRow& row);
 
   const int64_t train_size_;
   ConvergenceLog* const log_;
   const int64_t log_every_;
   const absl::Time start_;
+  const LogRowSink sink_;
 
   // Everything below is guarded by mu_.
   mutable std::mutex mu_;
@@ -123,6 +130,7 @@ class TrainingMetrics {
   int64_t last_global_step_ = 0;
   bool eval_pending_ = false;
   std::vector<LogRow> held_;  // rows recorded while eval_pending_, in order
+  absl::Status sink_status_;  // the sink's first error
 };
 
 }  // namespace hogwild

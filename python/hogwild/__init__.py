@@ -1,0 +1,255 @@
+"""hogwild: data-parallel SGD in two modes, async (Hogwild!) and sync (tower averaging).
+
+    import hogwild
+    result = hogwild.train(x, y, test_x, test_y, mode="sync", epochs=3)
+    print(result.final_test_accuracy, result.examples_per_s)
+
+train() runs the C++ trainer (the library behind `bazel run //trainer:train`) in this process,
+with the GIL released while it trains; Ctrl-C stops it cleanly. Its keyword arguments are the
+command line's flags, with the same defaults (README.md, "Options of //trainer:train").
+"""
+
+import os as _os
+import re as _re
+
+from hogwild._hogwild import _train
+
+__all__ = ["TrainResult", "train"]
+
+
+class TrainResult:
+    """What a finished run returns.
+
+    Attributes:
+      mode: "async" or "sync".
+      workers: the number of workers that trained.
+      wall_time_s: seconds from the first step to the last (without loading or the final
+        evaluation).
+      examples: training examples processed, all workers together.
+      steps: global steps (updates applied to the shared parameters).
+      examples_per_s: examples / wall_time_s.
+      final_test_accuracy: fraction in [0, 1] on the test set (0 without a test set).
+      final_test_loss: mean cross-entropy on the test set (0 without a test set).
+      staleness_mean, staleness_max: staleness of the updates (0 in sync mode).
+      staleness_histogram: uint64 [65]; bucket s counts updates of staleness s, the last one
+        those of staleness >= 64.
+      params: float32 [P], the trained parameters, all layers in order (README, "Models").
+      stopped_early: True when a stop was requested and honoured.
+      resumed_from_step: the checkpoint's global step, or -1 (not resumed).
+      last_checkpoint_step: global step of the last checkpoint written, or -1.
+    """
+
+    __slots__ = ("mode", "workers", "wall_time_s", "examples", "steps", "examples_per_s",
+                 "final_test_loss", "final_test_accuracy", "staleness_mean", "staleness_max",
+                 "staleness_histogram", "params", "stopped_early", "resumed_from_step",
+                 "last_checkpoint_step")
+
+    def __init__(self, fields):
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+
+    def __repr__(self):
+        return (f"TrainResult(mode={self.mode!r}, workers={self.workers}, "
+                f"final_test_accuracy={self.final_test_accuracy:.4f}, "
+                f"final_test_loss={self.final_test_loss:.4f}, steps={self.steps}, "
+                f"examples={self.examples}, examples_per_s={self.examples_per_s:.0f}, "
+                f"wall_time_s={self.wall_time_s:.2f}, staleness_mean={self.staleness_mean:.2f}, "
+                f"staleness_max={self.staleness_max}, params=<{self.params.size} float32>)")
+
+
+def _int(name, value):
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    value = value.__index__()
+    if not -2**63 <= value < 2**63:
+        raise ValueError(f"{name}={value} is out of range")
+    return value
+
+
+def _float(name, value):
+    if isinstance(value, (bool, str)) or not hasattr(value, "__float__"):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _bool(name, value):
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def _str(name, value):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    return value
+
+
+def _path(name, value):
+    """A str or os.PathLike as a str; None as "" (none)."""
+    if value is None:
+        return ""
+    return _str(name, _os.fspath(value) if hasattr(value, "__fspath__") else value)
+
+
+def _period(name, value, units):
+    """An eval_every / checkpoint_every value as (steps, amount in `units`)."""
+    if isinstance(value, str):
+        match = _re.fullmatch(r"\s*(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*([a-z]*)\s*", value)
+        number, unit = (match.group(1), match.group(2)) if match else (None, None)
+        if unit in ("", "step", "steps") and number is not None and _re.fullmatch(r"\d+", number):
+            return int(number), 0.0
+        if match and unit in units:
+            return 0, float(number) * units[unit]
+        raise ValueError(f"{name}={value!r} is not a period; use N (global steps), "
+                         + ", ".join(f"'N{u}'" for u in units) + " or 0")
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must be an int (global steps) or a str such as "
+                        f"'2{next(iter(units))}', got {type(value).__name__}")
+    return _int(name, value), 0.0
+
+
+def train(x=None, y=None, test_x=None, test_y=None, *,
+          dataset=None, data_dir=None, train_examples=0, num_classes=None,
+          mode="async", model="mlp", hidden=None, workers=None, devices=None,
+          workers_per_device=None, batch_size=64, epochs=8, lr=0.05, lr_schedule="constant",
+          lr_decay_rate=None, lr_decay_steps=None, momentum=0.0, weight_decay=0.0,
+          staleness_aware_lr=False, seed=1, eval_every="1epoch", log=None, overwrite_log=False,
+          log_every=100, checkpoint_dir=None, checkpoint_every=None, resume=False,
+          overwrite_checkpoint=False, prefetch=4, on_log_row=None):
+    """Trains a classifier with data-parallel SGD and returns a TrainResult.
+
+    Data: either arrays or a dataset name.
+      x: float32 [N, C, H, W] (images) or [N, D], C-contiguous, finite, already normalized as
+        you want it (train() does not rescale arrays). Copied once into the trainer.
+      y: integer labels [N] (any NumPy integer dtype) in [0, num_classes).
+      test_x, test_y: the same for the test set (examples of x's shape), or None: no
+        evaluation (final_test_* are 0).
+      dataset: "fashion_mnist" or "mnist" instead of arrays: loaded from data_dir (default:
+        where tools/setup.sh installs it), both splits standardized with the training set's
+        mean and deviation, exactly as `//trainer:train` does.
+      train_examples: train on the first N examples only (0: all).
+      num_classes: default: the largest label of y and test_y + 1.
+
+    Every other keyword is the `//trainer:train` flag of that name, with its default
+    (README.md, "Options of //trainer:train"): mode ("async" or "sync", chosen per call),
+    model ("logreg", "mlp", "cnn"), hidden (mlp only; default (256, 256)), workers (CPU worker
+    threads; default one per hardware thread), devices ("cpu", "gpu", "gpu:0,1"; default every
+    GPU if there is one, else "cpu"), workers_per_device (GPUs only; default 1), batch_size
+    (per worker in async mode, global in sync mode), epochs, lr, lr_schedule ("constant",
+    "exponential", "step"), lr_decay_rate (decaying schedules only, default 1.0),
+    lr_decay_steps (decaying schedules only, default 1000), momentum, weight_decay,
+    staleness_aware_lr (async only), seed (in [0, 2^64 - 1]), eval_every (global steps as an
+    int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl convergence-log path),
+    overwrite_log, log_every (a log row per worker every N of its steps), checkpoint_dir,
+    checkpoint_every (with checkpoint_dir: N global steps, "30s", "10m", "1h", 0; default
+    "600s"), resume, overwrite_checkpoint, prefetch (batches queued per worker). A keyword that
+    these settings would not read (hidden with model="cnn", lr_decay_rate with the constant
+    schedule, workers with GPUs) is refused, never silently dropped.
+
+    on_log_row: called with every convergence-log row as a dict (README.md, "Convergence
+      log": wall_time_s, kind "train"/"eval", epoch, step, examples_seen, worker, train_loss,
+      test_loss and test_accuracy (None on train rows), staleness_mean, staleness_max, lr),
+      in order (step never decreases), one call at a time, from the trainer's threads with
+      the GIL held. Keep it short: workers wait while it runs. An exception it raises stops
+      training and is raised again by train().
+
+    Raises:
+      TypeError: an argument of the wrong type, features that are not float32, labels that
+        are not integers.
+      ValueError: an option out of range or without effect; arrays of the wrong shape,
+        non-contiguous, non-finite, with labels out of range or counts that differ.
+      RuntimeError: any other failure of the trainer (a missing dataset, a run that does not
+        fit in memory, a worker's error), with the trainer's message.
+      KeyboardInterrupt: Ctrl-C (SIGINT) during training, after every worker has finished its
+        current step (and a checkpoint was written, with checkpoint_dir).
+    """
+    if dataset is not None:
+        if x is not None or y is not None or test_x is not None or test_y is not None:
+            raise ValueError("give either arrays (x, y, test_x, test_y) or dataset, not both")
+        if num_classes is not None:
+            raise ValueError(f"num_classes has no effect with dataset={dataset!r} (it has 10)")
+        dataset = _str("dataset", dataset)
+    else:
+        if x is None or y is None:
+            raise ValueError("give the training data: x and y (arrays), or dataset "
+                             "('fashion_mnist' or 'mnist')")
+        if data_dir is not None:
+            raise ValueError("data_dir has no effect with arrays (it is where a named "
+                             "dataset is read from)")
+        if (test_x is None) != (test_y is None):
+            raise ValueError("give both test_x and test_y, or neither")
+        if num_classes is not None and _int("num_classes", num_classes) < 1:
+            raise ValueError(f"num_classes={num_classes} is out of range; it must be >= 1")
+
+    model = _str("model", model)
+    lr_schedule = _str("lr_schedule", lr_schedule)
+    decays = lr_schedule != "constant"
+    # As the command line: a keyword that these settings do not read is refused by name.
+    if hidden is not None and model != "mlp":
+        raise ValueError(f"hidden has no effect with model={model!r} (only mlp has hidden "
+                         "layers)")
+    for name, value in (("lr_decay_rate", lr_decay_rate), ("lr_decay_steps", lr_decay_steps)):
+        if value is not None and not decays:
+            raise ValueError(f"{name} has no effect with lr_schedule='constant'")
+    if checkpoint_dir is None and (checkpoint_every is not None or resume):
+        raise ValueError(("checkpoint_every" if checkpoint_every is not None else "resume")
+                         + " needs checkpoint_dir (the directory where checkpoints live)")
+    if on_log_row is not None and not callable(on_log_row):
+        raise TypeError(f"on_log_row must be callable, got {type(on_log_row).__name__}")
+    if hidden is None:
+        hidden = (256, 256) if model == "mlp" else ()
+    if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__iter__"):
+        raise TypeError(f"hidden must be a sequence of ints, got {type(hidden).__name__}")
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    seed = seed.__index__()
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed={seed} is out of range; it must be in [0, 2^64 - 1]")
+    if _int("train_examples", train_examples) < 0:
+        raise ValueError(f"train_examples={train_examples} is out of range; it must be >= 0 "
+                         "(0: all)")
+    eval_steps, eval_epochs = _period("eval_every", eval_every, {"epoch": 1.0, "epochs": 1.0})
+    ckpt_steps, ckpt_seconds = _period(
+        "checkpoint_every", "600s" if checkpoint_every is None else checkpoint_every,
+        {"s": 1.0, "m": 60.0, "h": 3600.0})
+    if checkpoint_dir is None:
+        ckpt_steps, ckpt_seconds = 0, 0.0
+
+    options = {
+        "mode": _str("mode", mode),
+        "devices": "" if devices is None else _str("devices", devices),
+        "workers": None if workers is None else _int("workers", workers),
+        "workers_per_device": (None if workers_per_device is None
+                               else _int("workers_per_device", workers_per_device)),
+        "model": model,
+        "hidden": [_int("hidden", h) for h in hidden],
+        "batch_size": _int("batch_size", batch_size),
+        "epochs": _int("epochs", epochs),
+        "lr": _float("lr", lr),
+        "lr_schedule": lr_schedule,
+        "lr_decay_rate": _float("lr_decay_rate", 1.0 if lr_decay_rate is None else lr_decay_rate)
+                         if decays else 1.0,
+        "lr_decay_steps": _int("lr_decay_steps", 1000 if lr_decay_steps is None
+                               else lr_decay_steps) if decays else 1,
+        "momentum": _float("momentum", momentum),
+        "weight_decay": _float("weight_decay", weight_decay),
+        "staleness_aware_lr": _bool("staleness_aware_lr", staleness_aware_lr),
+        "seed": seed,
+        "eval_every_steps": eval_steps,
+        "eval_every_epochs": eval_epochs,
+        "log_every": _int("log_every", log_every),
+        "log": _path("log", log),
+        "overwrite_log": _bool("overwrite_log", overwrite_log),
+        "prefetch": _int("prefetch", prefetch),
+        "checkpoint_dir": _path("checkpoint_dir", checkpoint_dir),
+        "checkpoint_every_steps": ckpt_steps,
+        "checkpoint_every_seconds": ckpt_seconds,
+        "resume": _bool("resume", resume),
+        "overwrite_checkpoint": _bool("overwrite_checkpoint", overwrite_checkpoint),
+    }
+    fields = _train(x, y, test_x, test_y, dataset=dataset or "",
+                    data_dir=_path("data_dir", data_dir),
+                    train_examples=_int("train_examples", train_examples),
+                    num_classes=0 if num_classes is None else num_classes, options=options,
+                    on_log_row=on_log_row)
+    return TrainResult(fields)

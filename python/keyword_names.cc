@@ -1,0 +1,89 @@
+#include "python/keyword_names.h"
+
+#include <cctype>
+#include <utility>
+
+#include "absl/strings/str_replace.h"
+
+namespace hogwild::python {
+namespace {
+
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Replaces `--<keyword>` by `<keyword>` where the keyword ends at a non-word character, so
+// `--workers` does not eat the start of `--workers_per_device`.
+std::string DropFlagDashes(std::string text, absl::string_view keyword) {
+  const std::string flag = "--" + std::string(keyword);
+  for (size_t at = text.find(flag); at != std::string::npos; at = text.find(flag, at)) {
+    const size_t end = at + flag.size();
+    if (end < text.size() && IsWordChar(text[end])) {
+      at = end;
+      continue;
+    }
+    text.erase(at, 2);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string WithKeywordNames(absl::string_view message) {
+  // Longer names first where one is a prefix of another (checkpoint_every_*).
+  static const std::pair<const char*, const char*> kFields[] = {
+      {"TrainerOptions::checkpoint_every_steps", "checkpoint_every"},
+      {"TrainerOptions::checkpoint_every_seconds", "checkpoint_every"},
+      {"TrainerOptions::checkpoint_every_*", "checkpoint_every"},
+      {"TrainerOptions::checkpoint_dir", "checkpoint_dir"},
+      {"TrainerOptions::resume", "resume"},
+      {"TrainerOptions::overwrite_checkpoint", "overwrite_checkpoint"},
+      {"TrainerOptions::num_workers", "workers"},
+      {"TrainerOptions::workers_per_device", "workers_per_device"},
+      {"TrainerOptions::devices", "devices"},
+      {"TrainerOptions::batch_size", "batch_size"},
+      {"TrainerOptions::epochs", "epochs"},
+      {"TrainerOptions::sgd.momentum", "momentum"},
+      {"TrainerOptions::sgd.weight_decay", "weight_decay"},
+      {"TrainerOptions::sgd.staleness_aware_lr", "staleness_aware_lr"},
+      {"TrainerOptions::eval_every_steps", "eval_every"},
+      {"TrainerOptions::eval_every_epochs", "eval_every"},
+      {"TrainerOptions::log_every_steps", "log_every"},
+      {"TrainerOptions::log_path", "log"},
+      {"TrainerOptions::overwrite_log", "overwrite_log"},
+      {"TrainerOptions::prefetch", "prefetch"},
+      {"TrainerOptions::seed", "seed"},
+      {"TrainerOptions::model.hidden", "hidden"},
+      {"TrainerOptions::model.name", "model"},
+      {"LrSchedule::base_lr", "lr"},
+      {"LrSchedule::decay_rate", "lr_decay_rate"},
+      {"LrSchedule::decay_steps", "lr_decay_steps"},
+  };
+  // Flags that some loaders name (trainer/data/mnist.h, trainer/device.h, ...), longer first.
+  static const char* const kFlags[] = {
+      "workers_per_device",
+      "workers",
+      "devices",
+      "dataset",
+      "data_dir",
+      "model",
+      "hidden",
+      "lr_schedule",
+      "lr_decay_rate",
+      "lr_decay_steps",
+      "lr",
+      "train_examples",
+      "log",
+      "checkpoint_dir",
+      "checkpoint_every",
+      "resume",
+      "overwrite_checkpoint",
+      "overwrite_log",
+  };
+  std::string text(message);
+  for (const auto& [field, keyword] : kFields) {
+    text = absl::StrReplaceAll(text, {{field, keyword}});
+  }
+  for (const char* keyword : kFlags) text = DropFlagDashes(std::move(text), keyword);
+  return text;
+}
+
+}  // namespace hogwild::python

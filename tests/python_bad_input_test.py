@@ -1,0 +1,150 @@
+"""hogwild.train() refuses bad arrays and options with a Python exception naming the problem
+(TypeError for a wrong type or dtype, ValueError for wrong shapes, contents and options,
+RuntimeError for the trainer's other failures), never a crash, and stays usable afterwards."""
+
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+import hogwild
+import python_testing as testing
+
+
+class BadInput(unittest.TestCase):
+
+    def setUp(self):
+        self.x, self.y = testing.synthetic(200, dim=6, classes=3)
+
+    def refuses(self, exception, needles, *args, **kwargs):
+        kwargs.setdefault("epochs", 1)
+        kwargs.setdefault("workers", 2)
+        kwargs.setdefault("hidden", [8])
+        with self.assertRaises(exception) as caught:
+            hogwild.train(*args, **kwargs)
+        message = str(caught.exception)
+        for needle in needles:
+            self.assertIn(needle, message)
+        return message
+
+    def test_wrong_dtypes_are_type_errors(self):
+        self.refuses(TypeError, ["x has dtype float64", "astype(numpy.float32)"],
+                     self.x.astype(np.float64), self.y)
+        self.refuses(TypeError, ["x has dtype >f4"], self.x.astype(">f4"), self.y)
+        self.refuses(TypeError, ["x must be a numpy.ndarray", "list"], self.x.tolist(), self.y)
+        self.refuses(TypeError, ["y has dtype float32", "integers"], self.x,
+                     self.y.astype(np.float32))
+        self.refuses(TypeError, ["test_y has dtype bool"], self.x, self.y, self.x,
+                     self.y.astype(bool))
+        self.refuses(TypeError, ["workers must be an int", "str"], self.x, self.y, workers="2")
+        self.refuses(TypeError, ["on_log_row must be callable"], self.x, self.y, on_log_row=3)
+
+    def test_any_integer_label_dtype_is_accepted(self):
+        for dtype in (np.uint8, np.int16, np.int32, np.uint64):
+            with self.subTest(dtype=dtype):
+                result = hogwild.train(self.x, self.y.astype(dtype), epochs=1, workers=1,
+                                       hidden=[8])
+                self.assertEqual(result.examples, 200)
+
+    def test_wrong_shapes(self):
+        self.refuses(ValueError, ["x has shape (200, 2, 3)", "[N, D] or images [N, C, H, W]",
+                                  "x[:, None]"], self.x.reshape(200, 2, 3), self.y)
+        self.refuses(ValueError, ["x has shape (1200,)"], self.x.reshape(-1), self.y)
+        self.refuses(ValueError, ["y has shape (200, 1)", "1-D"], self.x, self.y[:, None])
+        self.refuses(ValueError, ["x holds no examples"], self.x[:0], self.y[:0], num_classes=3)
+        self.refuses(ValueError, ["y holds no labels"], self.x[:0], self.y[:0])
+        self.refuses(ValueError, ["test_x's examples have shape 3 but x's have 6"], self.x,
+                     self.y, self.x[:, :3].copy(), self.y)
+
+    def test_mismatched_lengths(self):
+        self.refuses(ValueError, ["x holds 200 examples but y holds 199 labels"], self.x,
+                     self.y[:199])
+        self.refuses(ValueError, ["test_x holds 200 examples but test_y holds 10 labels"],
+                     self.x, self.y, self.x, self.y[:10])
+        self.refuses(ValueError, ["give both test_x and test_y"], self.x, self.y, self.x)
+
+    def test_non_contiguous_arrays(self):
+        wide = np.zeros((200, 12), np.float32)
+        self.refuses(ValueError, ["x is not C-contiguous", "numpy.ascontiguousarray(x)"],
+                     wide[:, ::2], self.y)
+        self.refuses(ValueError, ["x is not C-contiguous"], np.asfortranarray(self.x), self.y)
+        self.refuses(ValueError, ["y is not C-contiguous"], self.x,
+                     np.repeat(self.y, 2)[::2])
+
+    def test_labels_out_of_range(self):
+        y = self.y.copy()
+        y[17] = 7
+        self.refuses(ValueError, ["y[17] = 7 is outside [0, 3)", "num_classes"], self.x, y,
+                     num_classes=3)
+        y[17] = -1
+        self.refuses(ValueError, ["y[17] = -1 is negative"], self.x, y)
+        test_y = self.y.copy()
+        test_y[5] = 3
+        self.refuses(ValueError, ["test_y[5] = 3 is outside [0, 3)"], self.x, self.y, self.x,
+                     test_y, num_classes=3)
+        self.refuses(ValueError, ["num_classes=0 is out of range"], self.x, self.y,
+                     num_classes=0)
+
+    def test_non_finite_features(self):
+        x = self.x.copy()
+        x[4, 2] = np.nan
+        self.refuses(ValueError, ["x holds nan in example 4 (feature 2)"], x, self.y)
+        x[4, 2] = -np.inf
+        self.refuses(ValueError, ["x holds -inf in example 4"], x, self.y)
+
+    def test_bad_options_name_the_keyword(self):
+        d = (self.x, self.y)
+        self.refuses(ValueError, ["batch_size=0 is out of range"], *d, batch_size=0)
+        self.refuses(ValueError, ["workers=0 is out of range"], *d, workers=0)
+        self.refuses(ValueError, ["workers=100000 is out of range", "[1, 4096]"], *d,
+                     workers=100000)
+        self.refuses(ValueError, ["lr=-1 is out of range"], *d, lr=-1)
+        self.refuses(ValueError, ["lr=1e-50 is outside float32's range"], *d, lr=1e-50)
+        self.refuses(ValueError, ["momentum=1.5 is out of range"], *d, momentum=1.5)
+        self.refuses(ValueError, ['unknown mode "hogwild"'], *d, mode="hogwild")
+        self.refuses(ValueError, ["lr_schedule=cosine is unknown"], *d, lr_schedule="cosine")
+        self.refuses(ValueError, ["nope"], *d, model="nope", hidden=None)
+        self.refuses(ValueError, ["hidden has no effect with model='logreg'"], *d,
+                     model="logreg")
+        self.refuses(ValueError, ["lr_decay_rate has no effect with lr_schedule='constant'"],
+                     *d, lr_decay_rate=0.5)
+        self.refuses(ValueError, ["staleness_aware_lr"], *d, mode="sync",
+                     staleness_aware_lr=True)
+        self.refuses(ValueError, ["seed=-1 is out of range"], *d, seed=-1)
+        self.refuses(ValueError, ["eval_every='3 fortnights' is not a period"], *d,
+                     eval_every="3 fortnights")
+        self.refuses(ValueError, ["resume needs checkpoint_dir"], *d, resume=True)
+        self.refuses(ValueError, ["batch_size=512", "200"], *d, mode="sync", batch_size=512)
+        self.refuses(ValueError, ["train_examples=500 is larger than the training set"], *d,
+                     train_examples=500)
+        self.refuses(ValueError, ["devices=tpu: unknown device"], *d, devices="tpu")
+        self.refuses(ValueError, ["give either arrays", "or dataset"], *d,
+                     dataset="fashion_mnist")
+
+    def test_a_previous_log_is_not_replaced(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "log.csv")
+            with open(path, "w") as f:
+                f.write("an earlier run\n")
+            self.refuses(ValueError, [f"log={path}", "overwrite_log"], self.x, self.y, log=path)
+            with open(path) as f:
+                self.assertEqual(f.read(), "an earlier run\n")
+
+    def test_other_failures_are_runtime_errors(self):
+        self.refuses(ValueError, ["dataset=nope is unknown"], dataset="nope")
+        with tempfile.TemporaryDirectory() as empty:
+            self.refuses(RuntimeError, [f"{empty}/train-images-idx3-ubyte", "missing"],
+                         dataset="fashion_mnist", data_dir=empty)
+        # Far more memory than any machine has: refused before anything is allocated.
+        self.refuses(RuntimeError, ["memory"], self.x, self.y, hidden=[65536] * 6)
+
+    def test_still_usable_after_errors(self):
+        self.test_bad_options_name_the_keyword()
+        result = hogwild.train(self.x, self.y, epochs=1, workers=2, hidden=[8])
+        self.assertEqual(result.examples, 200)
+
+
+if __name__ == "__main__":
+    testing.fail_if_hung()
+    unittest.main()

@@ -1,0 +1,175 @@
+"""hogwild.train() from Python: both modes in one process, the result's contents, the row
+callback (schema, order, an exception in it), the GIL released while training, and the same
+run as the command line given the same options. Usage: python_train_test.py <train binary>."""
+
+import csv
+import math
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import numpy as np
+
+import hogwild
+import python_testing as testing
+
+TRAIN_BINARY = None  # the `train` command, from the command line
+
+ROW_KEYS = {"wall_time_s", "kind", "epoch", "step", "examples_seen", "worker", "train_loss",
+            "test_loss", "test_accuracy", "staleness_mean", "staleness_max", "lr"}
+
+
+class Train(unittest.TestCase):
+
+    def setUp(self):
+        self.x, self.y = testing.synthetic(2000)
+        self.test_x, self.test_y = testing.synthetic(500, seed=1)
+
+    def test_both_modes_in_one_process_learn(self):
+        for mode in ("async", "sync"):
+            with self.subTest(mode=mode):
+                rows = []
+                result = hogwild.train(self.x, self.y, self.test_x, self.test_y, mode=mode,
+                                       hidden=[32], workers=2, epochs=8, log_every=5,
+                                       on_log_row=rows.append)
+                self.assertEqual(result.mode, mode)
+                self.assertEqual(result.workers, 2)
+                self.assertEqual(result.examples, 8 * 2000)
+                self.assertGreater(result.steps, 0)
+                self.assertGreater(result.examples_per_s, 0)
+                self.assertGreater(result.wall_time_s, 0)
+                self.assertEqual(result.params.dtype, np.float32)
+                self.assertEqual(result.params.shape, (testing.mlp_params(20, [32], 4),))
+                self.assertTrue(np.isfinite(result.params).all())
+                # 4 classes: chance is 25%; the noisy linear rule is learnt to ~80%.
+                self.assertGreater(result.final_test_accuracy, 0.7, result)
+                train_losses = [r["train_loss"] for r in rows if r["kind"] == "train"]
+                self.assertLess(np.mean(train_losses[-4:]), 0.75 * np.mean(train_losses[:4]),
+                                f"the loss did not fall: {train_losses}")
+                self.assertEqual(result.staleness_histogram.shape, (65,))
+                # One entry per update a worker recorded: every worker's in every sync step.
+                self.assertEqual(int(result.staleness_histogram.sum()),
+                                 result.steps * (1 if mode == "async" else 2))
+                if mode == "sync":
+                    self.assertEqual(result.staleness_max, 0)
+
+    def test_rows_follow_the_logs_schema_in_order(self):
+        for mode in ("async", "sync"):
+            with self.subTest(mode=mode):
+                rows = []
+                result = hogwild.train(self.x, self.y, self.test_x, self.test_y, mode=mode,
+                                       hidden=[16], workers=3, epochs=2, log_every=1,
+                                       eval_every=10, on_log_row=rows.append)
+                self.assertGreater(len(rows), 50)
+                for i, row in enumerate(rows):
+                    self.assertEqual(set(row), ROW_KEYS)
+                    self.assertIn(row["kind"], ("train", "eval"))
+                    if row["kind"] == "eval":
+                        self.assertEqual(row["worker"], -1)
+                        self.assertTrue(0 <= row["test_accuracy"] <= 1)
+                        self.assertTrue(math.isfinite(row["test_loss"]))
+                    else:
+                        self.assertIn(row["worker"], (0, 1, 2))
+                        self.assertIsNone(row["test_loss"])
+                        self.assertIsNone(row["test_accuracy"])
+                    if i:
+                        self.assertGreaterEqual(row["step"], rows[i - 1]["step"], f"row {i}")
+                        self.assertGreaterEqual(row["examples_seen"],
+                                                rows[i - 1]["examples_seen"], f"row {i}")
+                evals = [r for r in rows if r["kind"] == "eval"]
+                self.assertEqual(evals[-1]["step"], result.steps)
+                self.assertEqual(evals[-1]["test_accuracy"], result.final_test_accuracy)
+
+    def test_one_worker_runs_are_reproducible_and_the_modes_agree(self):
+        # One worker: async and sync apply the same updates in the same order
+        # (//tests:sync_equivalence_test), and a seed fixes everything.
+        options = dict(hidden=[16], workers=1, epochs=2, seed=7)
+        sync = hogwild.train(self.x, self.y, mode="sync", **options)
+        again = hogwild.train(self.x, self.y, mode="sync", **options)
+        run_async = hogwild.train(self.x, self.y, mode="async", **options)
+        other_seed = hogwild.train(self.x, self.y, mode="sync", **{**options, "seed": 8})
+        np.testing.assert_array_equal(sync.params, again.params)
+        np.testing.assert_array_equal(sync.params, run_async.params)
+        self.assertFalse(np.array_equal(sync.params, other_seed.params))
+
+    def test_an_exception_in_the_callback_stops_training_and_is_raised(self):
+        for mode in ("async", "sync"):
+            with self.subTest(mode=mode):
+                calls = []
+
+                def on_row(row):
+                    calls.append(row)
+                    if len(calls) == 3:
+                        raise ZeroDivisionError("the callback's own error")
+
+                started = time.monotonic()
+                with self.assertRaisesRegex(ZeroDivisionError, "the callback's own error"):
+                    hogwild.train(self.x, self.y, mode=mode, hidden=[16], workers=2,
+                                  epochs=1000, log_every=1, on_log_row=on_row)
+                # 1000 epochs would take minutes: the error stopped the workers.
+                self.assertLess(time.monotonic() - started, 20)
+                self.assertEqual(len(calls), 3, "the callback was called after it raised")
+        # The process is healthy afterwards.
+        result = hogwild.train(self.x, self.y, hidden=[16], epochs=1, workers=2)
+        self.assertEqual(result.examples, 2000)
+
+    def test_the_gil_is_released_while_training(self):
+        ticks = []
+        stop = threading.Event()
+
+        def ticker():
+            while not stop.is_set():
+                ticks.append(time.monotonic())
+                time.sleep(0.001)
+
+        thread = threading.Thread(target=ticker)
+        thread.start()
+        try:
+            time.sleep(0.05)
+            before = len(ticks)
+            started = time.monotonic()
+            hogwild.train(self.x, self.y, hidden=[256, 256], workers=2, epochs=60)
+            during = [t for t in ticks[before:] if t >= started]
+            elapsed = time.monotonic() - started
+        finally:
+            stop.set()
+            thread.join()
+        # With the GIL held for the whole call, the ticker could not run at all meanwhile.
+        self.assertGreater(elapsed, 0.2, "training too short to tell")
+        self.assertGreater(len(during), 20, f"{len(during)} ticks in {elapsed:.2f} s")
+
+    def test_same_options_give_the_command_lines_run(self):
+        testing.skip_without_fashion_mnist(self)
+        options = ["--train_examples=2000", "--epochs=1", "--workers=1", "--log_every=5",
+                    "--eval_every=10"]
+        with tempfile.TemporaryDirectory() as tmp:
+            log = f"{tmp}/cli.csv"
+            cli = subprocess.run([TRAIN_BINARY, *options, f"--log={log}"], capture_output=True,
+                                 text=True, check=True)
+            with open(log) as f:
+                cli_rows = list(csv.DictReader(f))
+        rows = []
+        result = hogwild.train(dataset="fashion_mnist", train_examples=2000, epochs=1,
+                               workers=1, log_every=5, eval_every=10, on_log_row=rows.append)
+        self.assertIn(f"final test accuracy {100 * result.final_test_accuracy:.2f}%",
+                      cli.stdout)
+        self.assertIn(f"test loss {result.final_test_loss:.4f}", cli.stdout)
+        self.assertEqual(len(rows), len(cli_rows))
+        for row, cli_row in zip(rows, cli_rows):
+            for key in ("kind", "step", "examples_seen", "worker"):
+                self.assertEqual(str(row[key]), cli_row[key], key)
+            for key in ("train_loss", "test_loss", "test_accuracy", "lr"):
+                if row[key] is None:
+                    self.assertEqual(cli_row[key], "")
+                else:
+                    self.assertAlmostEqual(row[key], float(cli_row[key]),
+                                           delta=1e-5 * abs(row[key]) + 1e-12, msg=key)
+
+
+if __name__ == "__main__":
+    TRAIN_BINARY = sys.argv.pop(1)
+    testing.fail_if_hung()
+    unittest.main()
