@@ -1,6 +1,8 @@
 // The `train` command: trains a model on an MNIST-format dataset with one worker thread per
 // core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
-// (--//sync:mode=async|sync, alias --config=sync).
+// (--//sync:mode=async|sync, alias --config=sync). The same file is `train` (CPU trainer only)
+// and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU runs
+// (trainer/cli/gpu_handoff.h).
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -27,6 +29,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "trainer/cli/flags_parse.h"
+#include "trainer/cli/gpu_handoff.h"
 #include "trainer/cli/option_flags.h"
 #include "trainer/cli/progress_line.h"
 #include "trainer/cli/stop_signal.h"
@@ -254,6 +257,9 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
       "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");
+  // argv as given, for the hand-over to train_gpu.
+  std::vector<char*> original_argv(argv, argv + argc);
+  original_argv.push_back(nullptr);
   // Parsed without Abseil's usage handling, which exits with 1 after --help: help is a success.
   const std::vector<char*> positional = absl::flags_internal::ParseCommandLineImpl(
       argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
@@ -271,6 +277,16 @@ int main(int argc, char** argv) {
                  "error: unexpected argument%s '%s': train takes flags only (lists are "
                  "comma-separated, e.g. --hidden=128,128; nothing after '--' is read as a flag)\n",
                  extra.size() > 1 ? "s" : "", absl::StrJoin(extra, "' '").c_str());
+    return 1;
+  }
+  // GPU runs happen in train_gpu: hand over before anything starts (a no-op in train_gpu).
+  const absl::StatusOr<std::string> gpu_binary =
+      hogwild::GpuBinaryFor(absl::GetFlag(FLAGS_devices), hogwild::ThisProcessGpuFacts());
+  if (!gpu_binary.ok() || !gpu_binary->empty()) {
+    const absl::Status status = gpu_binary.ok()
+                                    ? hogwild::ExecGpuBinary(*gpu_binary, original_argv.data())
+                                    : gpu_binary.status();
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
   // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.
