@@ -1,5 +1,5 @@
 // Where the `train` command's GPU runs happen. `train` links only the CPU trainer, so a CPU run
-// maps no CUDA library (they were about half of a CPU run's peak memory: benchmarks/README.md).
+// maps no CUDA library (152 MiB of the default CPU run's peak memory: benchmarks/README.md).
 // GPU runs happen in `train_gpu`, the same command linked with //trainer:gpu, which a build with
 // CUDA puts beside `train` (and in its runfiles). `train` hands over with execv: the same
 // process, arguments and signals, so neither a shell nor a supervisor sees a difference.
