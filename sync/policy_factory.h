@@ -4,7 +4,10 @@
 //   async  Hogwild         DeviceHogwild
 //   sync   TowerAverage    NcclTowerAverage
 //
-// A new policy (a new Mode value) is added here and in its own file beside the others.
+// The CPU column is CreateUpdatePolicy (here, no CUDA dependency); the GPU column is
+// CreateGpuUpdatePolicy (sync/gpu_policy_factory.h, built only where CUDA is), which the trainer
+// reaches through its GPU runtime (trainer/gpu_runtime.h). A new policy (a new Mode value) is
+// added in both and in its own file beside the others.
 #ifndef HOGWILD_SYNC_POLICY_FACTORY_H_
 #define HOGWILD_SYNC_POLICY_FACTORY_H_
 
@@ -26,9 +29,10 @@ struct PolicyPlacement {
   bool force_host_master = false;
 };
 
-// Creates the policy for `mode` over `store` (which must outlive it).
-// Errors: the GPU policies' Create errors (no usable GPU, out of device memory, NCCL);
-// kInvalidArgument for a Mode value that names no policy.
+// Creates the CPU policy for `mode` over `store` (which must outlive it) for
+// placement.num_cpu_workers workers.
+// Errors: kInvalidArgument for a placement with GPU workers (those policies are
+// CreateGpuUpdatePolicy's) and for a Mode value that names no policy.
 absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, ParameterStore* store,
                                                                  const PolicyPlacement& placement,
                                                                  SgdOptions options);

@@ -1,5 +1,7 @@
-// --devices parsing and the device checks of the trainer options. Runs without a GPU: the GPU
-// count is injected, and the real default choice is checked against CudaDeviceCount().
+// --devices parsing and the device checks of the trainer options. Runs without a GPU (the GPU
+// count is injected) and without the GPU runtime: this test links only the CPU trainer, as a
+// CPU-only build does, so the real device choice is that of a program built without CUDA.
+// gpu_runtime_test checks the same with the CUDA runtime linked.
 #include "trainer/device.h"
 
 #include <string>
@@ -7,8 +9,8 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "kernels/cuda/devices.h"
 #include "tests/test_data.h"
+#include "trainer/gpu_runtime.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {
@@ -108,17 +110,29 @@ TEST(ParseDevices, MalformedValuesAreInvalidArgumentsNamingTheValue) {
   EXPECT_TRUE(Contains(ParseDevices("gpu:1,1", Gpus(4)).status(), "--workers_per_device"));
 }
 
-TEST(ResolveDevices, DefaultOnThisMachineFollowsTheCudaDeviceCount) {
+TEST(ResolveDevices, WithoutTheGpuRuntimeTheDefaultIsCpuAndGpusSayBuiltWithoutCuda) {
+  ASSERT_EQ(RegisteredGpuRuntime(), nullptr) << "this test must not link //trainer:gpu";
+  const absl::StatusOr<const GpuRuntime*> runtime = GpuRuntimeOrError();
+  ASSERT_FALSE(runtime.ok());
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Contains(runtime.status(), "built without CUDA")) << runtime.status();
+  EXPECT_TRUE(Contains(runtime.status(), "--config=cuda")) << runtime.status();
+
   auto d = ResolveDevices("");
   ASSERT_TRUE(d.ok()) << d.status();
-  const absl::StatusOr<int> count = CudaDeviceCount();
-  if (count.ok()) {
-    ASSERT_EQ(static_cast<int>(d->size()), *count);
-    EXPECT_TRUE((*d)[0].is_gpu());
-  } else {
-    // The build machine: no driver, so the default falls back to the CPU.
-    EXPECT_EQ(*d, std::vector<DeviceSpec>{DeviceSpec::Cpu()});
+  EXPECT_EQ(*d, std::vector<DeviceSpec>{DeviceSpec::Cpu()});
+  for (const char* value : {"gpu", "gpu:0"}) {
+    auto gpus = ResolveDevices(value);
+    ASSERT_FALSE(gpus.ok()) << value;
+    EXPECT_EQ(gpus.status().code(), absl::StatusCode::kFailedPrecondition) << gpus.status();
+    EXPECT_TRUE(Contains(gpus.status(), "built without CUDA")) << gpus.status();
+    EXPECT_TRUE(Contains(gpus.status(), "--devices=cpu")) << gpus.status();
   }
+  // A GPU worker's backend cannot be made either, with the same reason.
+  auto backend = CreateBackend(DeviceSpec::Gpu(0));
+  ASSERT_FALSE(backend.ok());
+  EXPECT_EQ(backend.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Contains(backend.status(), "built without CUDA")) << backend.status();
 }
 
 TEST(DevicesToString, SpellsTheFlagValue) {
@@ -155,11 +169,10 @@ TEST(TrainerDevices, BadDeviceOptionsAreRejectedNamingTheOption) {
   EXPECT_EQ(ValidateOptions(o).code(), absl::StatusCode::kInvalidArgument);
 }
 
-// Without a GPU, a GPU training job fails at once with the reason, in both modes (no worker
+// Without the GPU runtime, a GPU training job fails at once, in both modes, with
+// kFailedPrecondition naming the devices and saying how to get a build with CUDA (no worker
 // starts, nothing hangs).
-TEST(TrainerDevices, GpuJobWithoutGpuFailsWithTheReason) {
-  const absl::StatusOr<int> count = CudaDeviceCount();
-  if (count.ok()) GTEST_SKIP() << "this machine has a GPU; the GPU tests cover it";
+TEST(TrainerDevices, GpuJobWithoutTheGpuRuntimeSaysBuiltWithoutCuda) {
   const Dataset train = testing::SyntheticDataset(40, 6, 3, 1);
   for (Mode mode : {Mode::kAsync, Mode::kSync}) {
     TrainerOptions o;
@@ -171,7 +184,9 @@ TEST(TrainerDevices, GpuJobWithoutGpuFailsWithTheReason) {
     auto result = Train(o, train, Dataset());
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
-    EXPECT_TRUE(Contains(result.status(), "cudaGetDeviceCount")) << result.status();
+    EXPECT_TRUE(Contains(result.status(), "TrainerOptions::devices=gpu:0")) << result.status();
+    EXPECT_TRUE(Contains(result.status(), "built without CUDA")) << result.status();
+    EXPECT_TRUE(Contains(result.status(), "--config=cuda")) << result.status();
   }
 }
 

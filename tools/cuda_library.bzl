@@ -3,8 +3,8 @@
 No rules_cuda is reachable offline, so this is the small rule that ../shared/notes/offline-bazel.md
 verified for Bazel 4.2.3:
 
-  * one nvcc action per .cu file. nvcc runs by its absolute path (run as a label inside the
-    sandbox it cannot find cicc), with `-ccbin` set to the C++ toolchain's compiler, C++20,
+  * one nvcc action per .cu file. nvcc runs by its absolute path in the toolkit that
+    //third_party:cuda_configure.bzl found (run as a label inside the sandbox it cannot find cicc), with `-ccbin` set to the C++ toolchain's compiler, C++20,
     -fPIC, machine code for sm_80 and sm_90 plus compute_90 PTX (so newer GPUs JIT it), and
     warnings as errors for both nvcc's front end and the host compiler;
   * the deps' defines and include paths are passed on (quote and plain includes as -I, system
@@ -17,6 +17,9 @@ verified for Bazel 4.2.3:
 Relocatable device code across targets is not supported: each kernel's launcher lives in the
 same .cu as the kernel. Headers in `hdrs` must be host-only (includable from plain C++).
 
+Where CUDA is disabled (--config=cpu, or no toolkit found) a cuda_library is incompatible and
+skipped, like everything else that needs @cuda (//tools:cuda.bzl).
+
 Example:
     load("//tools:cuda_library.bzl", "cuda_library")
     cuda_library(
@@ -28,8 +31,8 @@ Example:
 """
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
-
-NVCC = "/usr/local/cuda/bin/nvcc"
+load("@cuda//:defs.bzl", "CUDA_PATH", "MISSING_MESSAGE")
+load("//tools:cuda.bzl", "cuda_compatible")
 
 # sm_80 (A100) and sm_90 (H100/H200) machine code, and compute_90 PTX for anything newer.
 CUDA_GENCODE = [
@@ -55,6 +58,8 @@ def _object_path(ctx, src):
     return "_objs/%s/%s.o" % (ctx.label.name, rel[:-len(".cu")])
 
 def _cuda_library_impl(ctx):
+    if not CUDA_PATH:
+        fail(MISSING_MESSAGE)  # --config=cuda without a toolkit (the @cuda stubs say so first)
     cc_toolchain = find_cpp_toolchain(ctx)
     feature_configuration = cc_common.configure_features(
         ctx = ctx,
@@ -102,7 +107,7 @@ def _cuda_library_impl(ctx):
         args.add("-c", src)
         args.add("-o", obj)
         ctx.actions.run(
-            executable = NVCC,
+            executable = CUDA_PATH + "/bin/nvcc",
             arguments = [args],
             inputs = depset([src], transitive = [inputs]),
             outputs = [obj],
@@ -110,7 +115,7 @@ def _cuda_library_impl(ctx):
             progress_message = "nvcc %s" % src.short_path,
             # --incompatible_strict_action_env gives actions no PATH; nvcc finds cicc/ptxas
             # through its nvcc.profile, but the host compiler driver still looks tools up.
-            env = {"PATH": "/usr/local/cuda/bin:/usr/bin:/bin"},
+            env = {"PATH": CUDA_PATH + "/bin:/usr/bin:/bin"},
         )
         objects.append(obj)
 
@@ -157,7 +162,7 @@ def _cuda_library_impl(ctx):
         cc_common.merge_cc_infos(direct_cc_infos = [own], cc_infos = dep_infos),
     ]
 
-cuda_library = rule(
+_cuda_library = rule(
     implementation = _cuda_library_impl,
     doc = "Compiles .cu sources with nvcc into a static library exposed as CcInfo.",
     attrs = {
@@ -185,3 +190,15 @@ cuda_library = rule(
     fragments = ["cpp"],
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )
+
+def cuda_library(name, **kwargs):
+    """A _cuda_library that is incompatible (skipped) where CUDA is disabled.
+
+    Its @cuda runtime dependency would make it so anyway; saying it here skips it before its
+    dependencies are analysed.
+    """
+    _cuda_library(
+        name = name,
+        target_compatible_with = cuda_compatible(),
+        **kwargs
+    )

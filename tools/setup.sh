@@ -60,12 +60,13 @@ if ((want_mnist)) && [[ ! -f /usr/local/share/datasets/mnist/t10k-labels-idx1-ub
   "${sudo_cmd[@]}" cp "$tmp"/package/data/*-ubyte /usr/local/share/datasets/mnist/
   rm -rf "$tmp"
 fi
-# The CUDA code compiles in every build (a GPU is optional, the toolkit is not): CUDA 13 with
-# cuBLAS, cuDNN 9 and NCCL at /usr/local/cuda. Debian does not package that version, so it is a
-# prerequisite rather than something this script can install.
-if [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
-  echo "setup: the CUDA 13 toolkit (nvcc, cuBLAS, cuDNN 9, NCCL) is missing at /usr/local/cuda;" \
-    "install NVIDIA's toolkit there first (no GPU is needed)" >&2
-  exit 1
+# The CUDA 13 toolkit (nvcc, cuBLAS, cuDNN 9, NCCL) is optional: Debian does not package that
+# version, so this script cannot install it. Where it is (at $CUDA_PATH, else /usr/local/cuda),
+# Bazel builds the GPU trainer too; where it is not, the CPU-only trainer (//tools:cuda.bzl).
+cuda_dir=${CUDA_PATH:-/usr/local/cuda}
+if [[ -x $cuda_dir/bin/nvcc ]]; then
+  echo "setup: all packages present; CUDA toolkit at $cuda_dir: Bazel builds the CPU and GPU trainer"
+else
+  echo "setup: all packages present; no CUDA toolkit at $cuda_dir (no bin/nvcc): Bazel builds the" \
+    "CPU-only trainer (install NVIDIA's CUDA 13 toolkit there, or set CUDA_PATH, for GPUs)"
 fi
-echo "setup: all packages present"

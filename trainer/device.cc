@@ -10,9 +10,7 @@
 #include "absl/strings/strip.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cuda/cuda_backend.h"
-#include "kernels/cuda/devices.h"
-#include "trainer/data/cuda_batch_feed.h"
+#include "trainer/gpu_runtime.h"
 
 namespace hogwild {
 namespace {
@@ -93,13 +91,16 @@ absl::StatusOr<std::vector<DeviceSpec>> ParseDevices(const std::string& value,
 }
 
 absl::StatusOr<std::vector<DeviceSpec>> ResolveDevices(const std::string& value) {
-  return ParseDevices(value, [] { return CudaDeviceCount(); });
+  return ParseDevices(value, []() -> absl::StatusOr<int> {
+    HOGWILD_ASSIGN_OR_RETURN(const GpuRuntime* gpu, GpuRuntimeOrError());
+    return gpu->DeviceCount();
+  });
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const DeviceSpec& device) {
   if (!device.is_gpu()) return std::unique_ptr<Backend>(std::make_unique<CpuBackend>());
-  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> backend, CudaBackend::Create(device.index));
-  return std::unique_ptr<Backend>(std::move(backend));
+  HOGWILD_ASSIGN_OR_RETURN(const GpuRuntime* gpu, GpuRuntimeOrError());
+  return gpu->CreateBackend(device.index);
 }
 
 absl::StatusOr<std::unique_ptr<BatchFeed>> CreateBatchFeed(const DeviceSpec& device,
@@ -107,14 +108,8 @@ absl::StatusOr<std::unique_ptr<BatchFeed>> CreateBatchFeed(const DeviceSpec& dev
                                                            InputPipeline* pipeline, int worker,
                                                            int64_t max_batch, int64_t features) {
   if (!device.is_gpu()) return std::unique_ptr<BatchFeed>(new HostBatchFeed(pipeline, worker));
-  auto* cuda = dynamic_cast<CudaBackend*>(backend);
-  if (cuda == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "CreateBatchFeed: %s needs a CUDA backend, got %s", device.ToString(), backend->name()));
-  }
-  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<CudaBatchFeed> feed,
-                           CudaBatchFeed::Create(pipeline, worker, cuda, max_batch, features));
-  return std::unique_ptr<BatchFeed>(std::move(feed));
+  HOGWILD_ASSIGN_OR_RETURN(const GpuRuntime* gpu, GpuRuntimeOrError());
+  return gpu->CreateBatchFeed(backend, pipeline, worker, max_batch, features);
 }
 
 }  // namespace hogwild

@@ -1,5 +1,7 @@
 // Which devices the workers run on: parsing of --devices, the default choice, and the factory
-// that creates a worker's Backend on the worker's own thread.
+// that creates a worker's Backend on the worker's own thread. GPUs are reached through the
+// registered GPU runtime (trainer/gpu_runtime.h); in a program without one (not linked with
+// //trainer:gpu, e.g. a CPU-only build) the default is cpu and GPUs are kFailedPrecondition.
 //
 //   --devices=cpu        CPU workers (their number is --workers, one per core by default)
 //   --devices=gpu        every visible GPU
@@ -36,8 +38,8 @@ struct DeviceSpec {
   friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
 };
 
-// Reports how many GPUs this process sees, or why there are none (kernels/cuda/devices.h
-// CudaDeviceCount's contract). Injectable so parsing is tested without GPUs.
+// Reports how many GPUs this process sees, or why there are none (GpuRuntime::DeviceCount's
+// contract). Injectable so parsing is tested without GPUs.
 using GpuCounter = std::function<absl::StatusOr<int>()>;
 
 // Parses a --devices value (see the file comment) against the GPUs `count_gpus` reports.
@@ -49,7 +51,8 @@ using GpuCounter = std::function<absl::StatusOr<int>()>;
 absl::StatusOr<std::vector<DeviceSpec>> ParseDevices(const std::string& value,
                                                      const GpuCounter& count_gpus);
 
-// ParseDevices with the real GPU count (CudaDeviceCount).
+// ParseDevices with the real GPU count: the GPU runtime's DeviceCount(), or, without a GPU
+// runtime, GpuRuntimeOrError's "built without CUDA" status as the reason there are none.
 absl::StatusOr<std::vector<DeviceSpec>> ResolveDevices(const std::string& value);
 
 // "cpu", or "gpu:0,1" (the --devices spelling of the list).
@@ -57,12 +60,14 @@ std::string DevicesToString(const std::vector<DeviceSpec>& devices);
 
 // Creates the Backend of one worker on `device`. Call it on the worker's own thread: a GPU
 // backend makes its device current on the calling thread (cudaSetDevice) and creates its
-// stream and cuBLAS handle there. Errors: CudaBackend::Create's.
+// stream and cuBLAS handle there. Errors: GpuRuntimeOrError's for a GPU in a program without
+// the GPU runtime; CudaBackend::Create's.
 absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const DeviceSpec& device);
 
 // Creates worker `worker`'s batch feed for a backend made by CreateBackend(device), on the same
-// thread: HostBatchFeed on the CPU, CudaBatchFeed (pinned staging, double-buffered copies of
-// batches of up to max_batch x features floats) on a GPU. `pipeline` must outlive the feed.
+// thread: HostBatchFeed on the CPU, the GPU runtime's CudaBatchFeed (pinned staging,
+// double-buffered copies of batches of up to max_batch x features floats) on a GPU. `pipeline`
+// must outlive the feed. Errors: as CreateBackend's, and GpuRuntime::CreateBatchFeed's.
 absl::StatusOr<std::unique_ptr<BatchFeed>> CreateBatchFeed(const DeviceSpec& device,
                                                            Backend* backend,
                                                            InputPipeline* pipeline, int worker,

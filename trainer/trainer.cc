@@ -18,6 +18,7 @@
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/checkpoint_state.h"
 #include "trainer/checkpoint/step_boundary.h"
+#include "trainer/gpu_runtime.h"
 #include "trainer/memory_estimate.h"
 #include "trainer/metrics/convergence_log.h"
 #include "trainer/metrics/evaluator.h"
@@ -154,6 +155,17 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   TrainerOptions options = requested;
   options.num_workers = WorkerCount(requested);
   const std::vector<DeviceSpec> worker_devices = WorkerDevices(options);
+  // GPU workers need the GPU runtime (trainer/gpu_runtime.h): say so before anything else.
+  const GpuRuntime* gpu = nullptr;
+  if (!worker_devices.empty()) {
+    const absl::StatusOr<const GpuRuntime*> runtime = GpuRuntimeOrError();
+    if (!runtime.ok()) {
+      return absl::Status(runtime.status().code(),
+                          absl::StrCat("TrainerOptions::devices=", DevicesToString(options.devices),
+                                       ": ", runtime.status().message()));
+    }
+    gpu = *runtime;
+  }
   ModelSpec spec = options.model;
   spec.input_shape = train.example_shape;
   spec.num_classes = train.num_classes;
@@ -177,8 +189,14 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   PolicyPlacement placement{.num_cpu_workers = options.num_workers,
                             .force_host_master = options.force_host_master};
   for (const DeviceSpec& d : worker_devices) placement.worker_gpus.push_back(d.index);
-  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<UpdatePolicy> policy,
-                           CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));
+  std::unique_ptr<UpdatePolicy> policy;
+  if (worker_devices.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(policy,
+                             CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));
+  } else {
+    HOGWILD_ASSIGN_OR_RETURN(
+        policy, gpu->CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));
+  }
   std::optional<Checkpoint> resumed;
   if (options.resume) {
     HOGWILD_ASSIGN_OR_RETURN(resumed, ReadLatestCheckpoint(options.checkpoint_dir));

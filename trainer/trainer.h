@@ -6,9 +6,9 @@
 //   HOGWILD_ASSIGN_OR_RETURN(hogwild::TrainResult result, hogwild::Train(options, train, test));
 //
 // Train() validates the options, builds the model and its parameter store, picks the update
-// policy (sync/policy_factory.h), resumes from a checkpoint when asked, runs one worker per
-// device in a WorkerGroup (trainer/worker_group.h), reports progress to the options' sink and
-// evaluates the result.
+// policy (sync/policy_factory.h; on GPUs through the GPU runtime, trainer/gpu_runtime.h), resumes
+// from a checkpoint when asked, runs one worker per device in a WorkerGroup
+// (trainer/worker_group.h), reports progress to the options' sink and evaluates the result.
 //
 // Errors: the first error of any worker (with the worker id and step), after every worker has
 // stopped: a failed worker cancels the update policy, the input pipeline and the step
@@ -19,6 +19,9 @@
 // a model too large for memory gives kResourceExhausted with the bytes asked. Checkpoint
 // directory and log problems (CheckOutputs) are reported before any work. A convergence-log
 // write, fsync or close error stops the run with that error (trainer/metrics/convergence_log.h).
+// GPU devices in a program without the GPU runtime (not linked with //trainer:gpu, e.g. built
+// with --config=cpu) give kFailedPrecondition, "TrainerOptions::devices=gpu:0: this program was
+// built without CUDA ...", before any work; without a usable GPU, the reason (no driver, ...).
 // Resuming a version-1 checkpoint (which does not record its dataset) writes a one-line
 // warning to stderr.
 // Thread-safety: Train() may be called concurrently with different options and datasets.

@@ -1,6 +1,8 @@
 // The `train` command: trains a model on an MNIST-format dataset with one worker thread per
 // core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
-// (--//sync:mode=async|sync, alias --config=sync).
+// (--//sync:mode=async|sync, alias --config=sync). The same file is `train` (CPU trainer only)
+// and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU runs
+// (trainer/cli/gpu_handoff.h).
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -31,6 +33,7 @@
 #include "core/status_macros.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/flags_parse.h"
+#include "trainer/cli/gpu_handoff.h"
 #include "trainer/cli/option_flags.h"
 #include "trainer/cli/progress_line.h"
 #include "trainer/cli/stop_signal.h"
@@ -310,6 +313,9 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
       "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");
+  // argv as given, for the hand-over to train_gpu.
+  std::vector<char*> original_argv(argv, argv + argc);
+  original_argv.push_back(nullptr);
   if (const absl::Status argv_ok = CheckArgvFlags(argc, argv); !argv_ok.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(argv_ok.message()).c_str());
     return 1;
@@ -337,6 +343,16 @@ int main(int argc, char** argv) {
   }
   if (const absl::Status values_ok = CheckNoEmptyValues(); !values_ok.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(values_ok.message()).c_str());
+    return 1;
+  }
+  // GPU runs happen in train_gpu: hand over before anything starts (a no-op in train_gpu).
+  const absl::StatusOr<std::string> gpu_binary =
+      hogwild::GpuBinaryFor(absl::GetFlag(FLAGS_devices), hogwild::ThisProcessGpuFacts());
+  if (!gpu_binary.ok() || !gpu_binary->empty()) {
+    const absl::Status status = gpu_binary.ok()
+                                    ? hogwild::ExecGpuBinary(*gpu_binary, original_argv.data())
+                                    : gpu_binary.status();
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
   // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.

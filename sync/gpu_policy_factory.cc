@@ -1,0 +1,26 @@
+#include "sync/gpu_policy_factory.h"
+
+#include "absl/strings/str_format.h"
+#include "sync/device_hogwild.h"
+#include "sync/nccl_tower_average.h"
+
+namespace hogwild {
+
+absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
+    Mode mode, ParameterStore* store, const PolicyPlacement& placement, SgdOptions options) {
+  if (placement.worker_gpus.empty()) {
+    return absl::InvalidArgumentError(
+        "CreateGpuUpdatePolicy: no GPU workers; CPU policies come from CreateUpdatePolicy");
+  }
+  switch (mode) {
+    case Mode::kAsync:
+      return DeviceHogwild::Create(store, placement.worker_gpus, options,
+                                   placement.force_host_master);
+    case Mode::kSync:
+      return NcclTowerAverage::Create(store, placement.worker_gpus, options);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("no update policy for mode %d", static_cast<int>(mode)));
+}
+
+}  // namespace hogwild
