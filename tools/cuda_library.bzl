@@ -1,10 +1,10 @@
 """cuda_library: compiles .cu files with nvcc into a static library usable by any cc_* rule.
 
-No rules_cuda is reachable offline, so this is the small rule that ../shared/notes/offline-bazel.md
-verified for Bazel 4.2.3:
+No rules_cuda is reachable offline, so this is a small rule of our own for Bazel 4.2.3:
 
   * one nvcc action per .cu file. nvcc runs by its absolute path in the toolkit that
-    //third_party:cuda_configure.bzl found (run as a label inside the sandbox it cannot find cicc), with `-ccbin` set to the C++ toolchain's compiler, C++20,
+    //third_party:cuda_configure.bzl found (run as a label inside the sandbox it cannot find
+    cicc), with `-ccbin` set to the C++ toolchain's compiler, C++20,
     -fPIC, machine code for sm_80 and sm_90 plus compute_90 PTX (so newer GPUs JIT it), and
     warnings as errors for both nvcc's front end and the host compiler;
   * the deps' defines and include paths are passed on (quote and plain includes as -I, system
