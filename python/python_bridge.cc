@@ -26,6 +26,7 @@ py::dict PythonBridge::RowToDict(const LogRow& row) {
   d["staleness_mean"] = row.staleness_mean;
   d["staleness_max"] = row.staleness_max;
   d["lr"] = row.lr;
+  d["delay_s"] = row.delay_s;
   return d;
 }
 

@@ -98,6 +98,9 @@ expect_error "--checkpoint_dir is empty (an unset shell variable?)" --checkpoint
 expect_error "--log is empty" --log=
 expect_error "a boolean flag takes its value after '=', e.g. --resume=false" --resume false
 expect_error "--log_every has no effect without --log" --log_every=5
+expect_error "--stragglers=1x3 does not parse" --stragglers=1x3
+expect_error "--stragglers worker=7 is out of range" --workers=2 --stragglers=7:2
+expect_error "--straggler_delay probability=2 is out of range" --straggler_delay=5ms@2
 expect_error "must end in .jsonl" --log="${TEST_TMPDIR:-/tmp}/run.json"
 expect_error "does not exist; create it first" --log="${TEST_TMPDIR:-/tmp}/no_such_dir/run.csv"
 expect_error "is the checkpoint's own file" --checkpoint_dir="${TEST_TMPDIR:-/tmp}/ck_own" \

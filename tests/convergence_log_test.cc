@@ -115,7 +115,7 @@ TEST(ConvergenceLog, RowsBeforeAFailureStayAsWholeRows) {
   EXPECT_EQ(lines[0], ConvergenceLog::Header());
   for (int i = 1; i <= ok_rows; ++i) {
     const std::vector<std::string> fields = absl::StrSplit(lines[i], ',');
-    ASSERT_EQ(fields.size(), 12u) << lines[i];
+    ASSERT_EQ(fields.size(), 13u) << lines[i];
     EXPECT_EQ(fields[3], absl::StrCat(i));
   }
   EXPECT_GT(ok_rows, 5);
@@ -212,7 +212,7 @@ std::vector<CsvRow> ReadCsvLog(const std::string& path) {
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> f = absl::StrSplit(lines[i], ',');
     CsvRow row;
-    if (f.size() != 12 || !absl::SimpleAtod(f[0], &row.wall_time_s) ||
+    if (f.size() != 13 || !absl::SimpleAtod(f[0], &row.wall_time_s) ||
         !absl::SimpleAtoi(f[3], &row.step) || !absl::SimpleAtoi(f[4], &row.examples_seen)) {
       ADD_FAILURE() << path << ":" << i + 1 << ": malformed row: " << lines[i];
       continue;

@@ -268,6 +268,10 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
           : options.eval_every_steps;
   context.step_hook = options.step_hook;
   context.worker_devices = worker_devices;
+  const StragglerModel stragglers(options.stragglers, options.seed);
+  DelayGate delay_gate(options.stop_requested);
+  context.stragglers = &stragglers;
+  context.delay_gate = &delay_gate;
 
   StepBoundary::Options boundary_options{
       .mode = options.mode,
@@ -294,6 +298,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     policy->Cancel();
     pipeline.Cancel();
     boundary.Cancel();
+    delay_gate.Cancel();
   });
   workers.Start(options.num_workers, [&](int w) { return RunWorker(w, context); });
   workers.Wait(options.progress ? options.progress_period : absl::Seconds(1), [&] {

@@ -192,6 +192,7 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.progress && o.progress_period <= absl::ZeroDuration()) {
     return OutOfRange("progress_period", absl::FormatDuration(o.progress_period), "> 0");
   }
+  HOGWILD_RETURN_IF_ERROR(ValidateStragglerOptions(o.stragglers, WorkerCount(o)));
   return ValidateOptionsInEffect(o);
 }
 

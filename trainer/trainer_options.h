@@ -18,6 +18,7 @@
 #include "trainer/metrics/progress.h"
 #include "trainer/model/lr_schedule.h"
 #include "trainer/model/model.h"
+#include "trainer/straggler.h"
 
 namespace hogwild {
 
@@ -80,6 +81,11 @@ struct TrainerOptions {
   // Called by each worker before each of its steps (worker id, its step index); a non-OK
   // status stops training like any worker error. For fault injection and custom callbacks.
   std::function<absl::Status(int worker, int64_t step)> step_hook;
+
+  // Stragglers on the real threads (trainer/straggler.h): chosen workers slowed by a factor,
+  // and/or random exponential delays after steps, seeded by `seed`; each row of the convergence
+  // log records its steps' delay. Default: none.
+  StragglerOptions stragglers;
 
   // Checkpoints (trainer/checkpoint/). "" = none. On CPUs and GPUs alike.
   std::string checkpoint_dir;

@@ -65,6 +65,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     }
     step = batch->step;
     if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));
+    const absl::Time step_start = absl::Now();
     HOGWILD_ASSIGN_OR_RETURN(DeviceSpan<const float> params, ctx.policy->BeginStep(worker));
     const float grad_scale = batch->global_size > 0 ? 1.0f / batch->global_size : 0.0f;
     HOGWILD_ASSIGN_OR_RETURN(
@@ -94,9 +95,17 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
         StepStats stats,
         ctx.policy->FinishStep(worker, DeviceSpan<const float>(grad.data(), grad.size()), lr));
     next_step = batch->step + 1;
+    // A straggler holds back after its update (in sync mode its peers wait at the next
+    // barrier); the delay scales with this step's own time, BeginStep to FinishStep.
+    absl::Duration delay = absl::ZeroDuration();
+    if (ctx.stragglers != nullptr && ctx.stragglers->enabled()) {
+      delay = ctx.stragglers->DelayAfter(worker, batch->step, absl::Now() - step_start);
+      ctx.delay_gate->SleepFor(delay);
+    }
     // A failing convergence log stops the run (trainer/metrics/convergence_log.h).
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordStep(worker, batch->size, loss_sum, stats.staleness,
-                                                    stats.applied_lr, global_step + 1));
+                                                    stats.applied_lr, global_step + 1,
+                                                    absl::ToDoubleSeconds(delay)));
     if (worker == 0 && ctx.evaluator != nullptr && ctx.eval_every_steps > 0 &&
         global_step + 1 >= next_eval) {
       // Sync: all slices are updated (the closing barrier passed) and the others only read the

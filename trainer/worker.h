@@ -21,6 +21,7 @@
 #include "trainer/metrics/training_metrics.h"
 #include "trainer/model/lr_schedule.h"
 #include "trainer/model/model.h"
+#include "trainer/straggler.h"
 
 namespace hogwild {
 
@@ -40,6 +41,10 @@ struct WorkerContext {
   std::vector<DeviceSpec> worker_devices;
   // Checkpoints and orderly stops between steps; may be null (no checkpoints, no stops).
   StepBoundary* boundary = nullptr;
+  // Straggler delays after each step (both null, or the model disabled: none). The gate is
+  // cancelled with the run, so a delay never holds up a stop or an error.
+  const StragglerModel* stragglers = nullptr;
+  DelayGate* delay_gate = nullptr;
 };
 
 // Runs worker `worker` to completion on the calling thread. Returns OK when its data is

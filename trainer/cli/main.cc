@@ -40,6 +40,7 @@
 #include "trainer/data/mnist.h"
 #include "trainer/device.h"
 #include "trainer/memory_estimate.h"
+#include "trainer/straggler.h"
 #include "trainer/trainer.h"
 
 #if defined(HOGWILD_DEFAULT_MODE_SYNC)
@@ -92,6 +93,12 @@ ABSL_FLAG(std::string, eval_every, "1epoch",
           "test-set evaluation period: N (global steps), Nepoch(s), or 0 for only at the end");
 ABSL_FLAG(std::string, log, "",
           "convergence log path: CSV, or JSON Lines when it ends in .jsonl (schema: README)");
+ABSL_FLAG(std::string, stragglers, "",
+          "slowed workers, WORKER:FACTOR[,...]: e.g. 1:3 makes worker 1's steps take 3 times "
+          "their compute time (it waits twice its step time after each step)");
+ABSL_FLAG(std::string, straggler_delay, "",
+          "random straggler delays, MEAN@PROBABILITY: e.g. 50ms@0.1 adds an exponential delay "
+          "of mean 50 ms after one step in ten of every worker (seeded by --seed)");
 ABSL_FLAG(bool, overwrite_log, false,
           "replace the file at --log although it holds rows (without it, such a file stops the "
           "run before it starts)");
@@ -171,6 +178,12 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.weight_decay,
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
+  if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(options.stragglers.slowdown, ParseSlowdown("stragglers", slow));
+  }
+  if (const std::string delay = absl::GetFlag(FLAGS_straggler_delay); !delay.empty()) {
+    HOGWILD_RETURN_IF_ERROR(ParseRandomDelay("straggler_delay", delay, options.stragglers));
+  }
   HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
   options.eval_every_steps = eval_every.steps;
   options.eval_every_epochs = eval_every.epochs;

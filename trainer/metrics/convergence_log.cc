@@ -17,7 +17,7 @@ namespace hogwild {
 
 const char* ConvergenceLog::Header() {
   return "wall_time_s,kind,epoch,step,examples_seen,worker,train_loss,test_loss,test_accuracy,"
-         "staleness_mean,staleness_max,lr";
+         "staleness_mean,staleness_max,lr,delay_s";
 }
 
 absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::string& path) {
@@ -117,17 +117,17 @@ absl::Status ConvergenceLog::Write(const LogRow& r) {
         "{\"wall_time_s\":%.4f,\"kind\":\"%s\",\"epoch\":%.4f,\"step\":%d,"
         "\"examples_seen\":%d,\"worker\":%d,\"train_loss\":%.6g,\"test_loss\":%s,"
         "\"test_accuracy\":%s,\"staleness_mean\":%.4g,\"staleness_max\":%d,"
-        "\"lr\":%.6g}\n",
+        "\"lr\":%.6g,\"delay_s\":%.6g}\n",
         r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker, r.train_loss,
-        opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr);
+        opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr, r.delay_s);
   } else {
     auto opt = [](const std::optional<double>& v) {
       return v ? absl::StrFormat("%.6g", *v) : std::string();
     };
     line =
-        absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g\n", r.wall_time_s, kind,
+        absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g,%.6g\n", r.wall_time_s, kind,
                         r.epoch, r.step, r.examples_seen, r.worker, r.train_loss, opt(r.test_loss),
-                        opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr);
+                        opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr, r.delay_s);
   }
   std::lock_guard<std::mutex> lock(mu_);
   return AppendLocked(line);

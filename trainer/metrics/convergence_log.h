@@ -15,6 +15,8 @@
 //   staleness_mean  mean staleness of the window's updates (0 in sync mode)
 //   staleness_max   largest staleness in the window
 //   lr              learning rate of the window's last step
+//   delay_s         straggler delay added after the window's steps, seconds (trainer/
+//                   straggler.h; 0 without stragglers and on eval rows)
 //
 // Write errors are never ignored: each row is one write(2), checked, so once Write() returns OK
 // the row is in the kernel's hands and a crash of this process keeps it; Close() checks the
@@ -54,6 +56,7 @@ struct LogRow {
   double staleness_mean = 0.0;
   uint64_t staleness_max = 0;
   double lr = 0.0;
+  double delay_s = 0.0;
 };
 
 // Receives convergence-log rows as they are written, e.g. to plot a run live or to hand the

@@ -45,7 +45,8 @@ absl::Status TrainingMetrics::EmitLocked(const LogRow& row) {
 }
 
 absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double loss_sum,
-                                         uint64_t staleness, float lr, int64_t global_step) {
+                                         uint64_t staleness, float lr, int64_t global_step,
+                                         double delay_s) {
   std::lock_guard<std::mutex> lock(mu_);
   examples_seen_ += examples;
   ++updates_;
@@ -57,6 +58,7 @@ absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double lo
   ++histogram_[std::min<uint64_t>(staleness, kStalenessBuckets - 1)];
   Window& w = windows_[worker];
   ++w.steps;
+  w.delay_s += delay_s;
   w.examples += examples;
   w.loss_sum += loss_sum;
   w.staleness_sum += static_cast<double>(staleness);
@@ -78,7 +80,8 @@ absl::Status TrainingMetrics::CloseWindowLocked(int worker, float lr) {
                    .train_loss = mean_loss,
                    .staleness_mean = w.staleness_sum / w.steps,
                    .staleness_max = w.staleness_max,
-                   .lr = lr};
+                   .lr = lr,
+                   .delay_s = w.delay_s};
   w = Window{.last_mean_loss = mean_loss, .closed_once = true};
   return EmitLocked(row);
 }

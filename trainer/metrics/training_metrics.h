@@ -57,9 +57,10 @@ class TrainingMetrics {
                   LogRowSink sink = {});
 
   // One step of `worker`: `examples` examples with loss sum `loss_sum`, update staleness,
-  // learning rate, and the global step after the update. Errors: the log's (see above).
+  // learning rate, the global step after the update, and the straggler delay it added
+  // (seconds, trainer/straggler.h). Errors: the log's (see above).
   absl::Status RecordStep(int worker, int64_t examples, double loss_sum, uint64_t staleness,
-                          float lr, int64_t global_step);
+                          float lr, int64_t global_step, double delay_s = 0.0);
 
   // An evaluation in two halves, so its row has the counters of the instant the parameters
   // were read. BeginEval (call it just before reading them): the row's counters now, with step
@@ -97,6 +98,7 @@ class TrainingMetrics {
     double loss_sum = 0.0;
     double staleness_sum = 0.0;
     uint64_t staleness_max = 0;
+    double delay_s = 0.0;
     double last_mean_loss = 0.0;  // of the last closed window (or the running one if none)
     bool closed_once = false;
   };
