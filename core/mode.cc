@@ -10,15 +10,22 @@ const char* ModeName(Mode mode) {
       return "async";
     case Mode::kSync:
       return "sync";
+    case Mode::kSsp:
+      return "ssp";
   }
   return "unknown";  // a value cast from an integer that names no mode
 }
 
 absl::StatusOr<Mode> ParseMode(absl::string_view name) {
-  if (name == "async") return Mode::kAsync;
-  if (name == "sync") return Mode::kSync;
+  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp}) {
+    if (name == ModeName(mode)) return mode;
+  }
   return absl::InvalidArgumentError(
-      absl::StrFormat("unknown mode \"%s\"; the modes are async and sync", name));
+      absl::StrFormat("unknown mode \"%s\"; the modes are async, sync and ssp", name));
 }
+
+bool SplitsGlobalBatch(Mode mode) { return mode == Mode::kSync; }
+
+bool SupportsCheckpoints(Mode mode) { return mode == Mode::kAsync || mode == Mode::kSync; }
 
 }  // namespace hogwild

@@ -2,13 +2,15 @@
 
 #include "absl/strings/str_format.h"
 #include "sync/hogwild.h"
+#include "sync/stale_synchronous.h"
 #include "sync/tower_average.h"
 
 namespace hogwild {
 
 absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, ParameterStore* store,
                                                                  const PolicyPlacement& placement,
-                                                                 SgdOptions options) {
+                                                                 SgdOptions options,
+                                                                 const ModeOptions& mode_options) {
   if (!placement.worker_gpus.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "CreateUpdatePolicy: %d GPU workers; GPU policies come from CreateGpuUpdatePolicy "
@@ -20,6 +22,14 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
       return std::make_unique<Hogwild>(store, placement.num_cpu_workers, options);
     case Mode::kSync:
       return std::make_unique<TowerAverage>(store, placement.num_cpu_workers, options);
+    case Mode::kSsp:
+      if (mode_options.staleness_bound < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("ModeOptions::staleness_bound=%d is out of range; it must be >= 0",
+                            mode_options.staleness_bound));
+      }
+      return std::make_unique<StaleSynchronous>(store, placement.num_cpu_workers, options,
+                                                mode_options.staleness_bound);
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("no update policy for mode %d", static_cast<int>(mode)));

@@ -57,6 +57,12 @@ absl::StatusOr<StepStats> UpdatePolicy::FinishStep(int worker, DeviceSpan<const 
   return DoFinishStep(worker, grad, lr);
 }
 
+absl::Status UpdatePolicy::WorkerDone(int worker) {
+  if (cancelled()) return Cancelled();
+  HOGWILD_RETURN_IF_ERROR(CheckWorker("WorkerDone", worker, num_workers_));
+  return DoWorkerDone(worker);
+}
+
 void UpdatePolicy::Cancel() {
   if (!cancelled_.exchange(true, std::memory_order_acq_rel)) DoCancel();
 }

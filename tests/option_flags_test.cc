@@ -60,6 +60,12 @@ TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
          o.workers_per_device = 0;
        },
        "TrainerOptions::workers_per_device=0", "--workers_per_device=0"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kSsp;
+         o.staleness_bound = -1;
+       },
+       "TrainerOptions::staleness_bound=-1 is out of range; it must be in [0, 1099511627776]",
+       "--staleness_bound=-1 is out of range; it must be in [0, 1099511627776]"},
   };
   for (const Case& c : cases) {
     TrainerOptions o = Valid();

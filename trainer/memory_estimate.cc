@@ -90,7 +90,8 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
   const double b = static_cast<double>(std::max<int64_t>(1, options.batch_size));
   const double d = static_cast<double>(model.input_features());
   const bool momentum = options.sgd.momentum != 0.0f;
-  const bool async = options.mode == Mode::kAsync;
+  // ssp keeps async's per-worker state (it runs Hogwild) and its per-worker data.
+  const bool async = !SplitsGlobalBatch(options.mode);
   const TowerFloats tower = TowerSize(model);
 
   MemoryEstimate e;

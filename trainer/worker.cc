@@ -61,7 +61,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     HOGWILD_ASSIGN_OR_RETURN(std::optional<BatchView> batch, feed->Next());
     if (!batch) {
       if (ctx.boundary != nullptr) ctx.boundary->Finished(worker, next_step);
-      return absl::OkStatus();
+      return ctx.policy->WorkerDone(worker);
     }
     step = batch->step;
     if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));

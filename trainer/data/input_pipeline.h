@@ -3,11 +3,11 @@
 // Every worker's batch sequence is a pure function of (seed, mode, number of workers, batch
 // size, epochs) — BatchPlan below — so the same settings give the same data order per worker.
 //
-// async (Hogwild) mode, batch_size per worker:
+// async (Hogwild) and ssp modes (core/mode.h SplitsGlobalBatch false), batch_size per worker:
 //   epoch e: permutation π_e of [0, N) (seed, e); worker w's shard is π_e[N·w/W, N·(w+1)/W);
 //   the worker walks its shard in batches of batch_size (the last one smaller). Every example
 //   is visited exactly once per epoch, by exactly one worker.
-// sync (tower) mode, batch_size global:
+// sync (tower) mode (SplitsGlobalBatch true), batch_size global:
 //   epoch e: global batch s is π_e[s·B, min((s+1)·B, N)) of b examples; worker w's shard of it
 //   is rows [b·w/W, b·(w+1)/W) — uneven splits and empty shards (b < W) included. All workers
 //   see the same number of steps.
