@@ -12,19 +12,21 @@ const char* ModeName(Mode mode) {
       return "sync";
     case Mode::kSsp:
       return "ssp";
+    case Mode::kBackup:
+      return "backup";
   }
   return "unknown";  // a value cast from an integer that names no mode
 }
 
 absl::StatusOr<Mode> ParseMode(absl::string_view name) {
-  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp}) {
+  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup}) {
     if (name == ModeName(mode)) return mode;
   }
   return absl::InvalidArgumentError(
-      absl::StrFormat("unknown mode \"%s\"; the modes are async, sync and ssp", name));
+      absl::StrFormat("unknown mode \"%s\"; the modes are async, sync, ssp and backup", name));
 }
 
-bool SplitsGlobalBatch(Mode mode) { return mode == Mode::kSync; }
+bool SplitsGlobalBatch(Mode mode) { return mode == Mode::kSync || mode == Mode::kBackup; }
 
 bool SupportsCheckpoints(Mode mode) { return mode == Mode::kAsync || mode == Mode::kSync; }
 

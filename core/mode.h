@@ -6,6 +6,8 @@
 //   sync        tower averaging (sync/tower_average.h): one averaged update per step
 //   ssp         stale synchronous parallel (sync/stale_synchronous.h): Hogwild updates, but no
 //               worker more than TrainerOptions::staleness_bound steps ahead of the slowest
+//   backup      sync with backup workers (sync/backup_sync.h): each step averages the first
+//               W - TrainerOptions::backup_workers gradients to arrive and drops the rest
 #ifndef HOGWILD_CORE_MODE_H_
 #define HOGWILD_CORE_MODE_H_
 
@@ -14,9 +16,9 @@
 
 namespace hogwild {
 
-enum class Mode { kAsync, kSync, kSsp };
+enum class Mode { kAsync, kSync, kSsp, kBackup };
 
-// "async", "sync", "ssp": the spelling of the build flag, the checkpoint
+// "async", "sync", "ssp", "backup": the spelling of the build flag, the checkpoint
 // file and the log; "unknown" for a value that names no mode. Pure.
 const char* ModeName(Mode mode);
 
@@ -25,7 +27,7 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name);
 
 // How the input pipeline deals out the data (trainer/data/input_pipeline.h): true when every
 // step splits one global batch of TrainerOptions::batch_size examples across the workers, so
-// that all workers take the same number of steps (sync); false when each
+// that all workers take the same number of steps (sync, backup); false when each
 // worker walks its own shard of the epoch in batches of its own (async, ssp). Pure.
 bool SplitsGlobalBatch(Mode mode);
 

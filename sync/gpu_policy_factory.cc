@@ -19,6 +19,7 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
     case Mode::kSync:
       return NcclTowerAverage::Create(store, placement.worker_gpus, options);
     case Mode::kSsp:
+    case Mode::kBackup:
       break;  // CPU workers only
   }
   return absl::InvalidArgumentError(

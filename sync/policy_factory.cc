@@ -1,6 +1,7 @@
 #include "sync/policy_factory.h"
 
 #include "absl/strings/str_format.h"
+#include "sync/backup_sync.h"
 #include "sync/hogwild.h"
 #include "sync/stale_synchronous.h"
 #include "sync/tower_average.h"
@@ -30,6 +31,15 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
       }
       return std::make_unique<StaleSynchronous>(store, placement.num_cpu_workers, options,
                                                 mode_options.staleness_bound);
+    case Mode::kBackup:
+      if (mode_options.backup_workers < 0 ||
+          mode_options.backup_workers >= placement.num_cpu_workers) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("ModeOptions::backup_workers=%d is out of range; it must be in [0, %d]",
+                            mode_options.backup_workers, placement.num_cpu_workers - 1));
+      }
+      return std::make_unique<BackupSync>(store, placement.num_cpu_workers, options,
+                                          mode_options.backup_workers);
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("no update policy for mode %d", static_cast<int>(mode)));

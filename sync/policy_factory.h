@@ -4,6 +4,7 @@
 //   async  Hogwild            DeviceHogwild
 //   sync   TowerAverage       NcclTowerAverage
 //   ssp    StaleSynchronous   (none: kInvalidArgument)
+//   backup BackupSync         (none: kInvalidArgument)
 //
 // The CPU column is CreateUpdatePolicy (here, no CUDA dependency); the GPU column is
 // CreateGpuUpdatePolicy (sync/gpu_policy_factory.h, built only where CUDA is), which the trainer
@@ -33,6 +34,7 @@ struct PolicyPlacement {
 // The options of the modes that have any (TrainerOptions validates them; see there).
 struct ModeOptions {
   int64_t staleness_bound = 3;  // ssp: steps a worker may run ahead of the slowest, >= 0
+  int backup_workers = 0;       // backup: gradients dropped per step, in [0, workers)
 };
 
 // Creates the CPU policy for `mode` over `store` (which must outlive it) for

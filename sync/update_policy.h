@@ -5,7 +5,8 @@
 //   ... compute grad ([P]) on its batch from `params` ...
 //   StatusOr<StepStats> stats = policy.FinishStep(w, grad, lr);
 //
-// and, when its data is used up, policy.WorkerDone(w).
+// with policy.SetStepExamples(w, examples, step_examples) before BeginStep, and, when its data
+// is used up, policy.WorkerDone(w).
 //
 // Implementations: Hogwild (async, sync/hogwild.h), TowerAverage (sync, sync/tower_average.h)
 // and StaleSynchronous (ssp, sync/stale_synchronous.h) for host memory (CPU workers); DeviceHogwild
@@ -53,6 +54,9 @@ struct StepStats {
   uint64_t staleness = 0;
   // The learning rate actually applied (after staleness scaling).
   float applied_lr = 0.0f;
+  // The gradient was dropped, not applied (backup: it arrived after the step's first
+  // W - backup_workers gradients).
+  bool dropped = false;
 };
 
 // Everything a policy needs to continue a run exactly where it stopped (checkpoints): the
@@ -131,6 +135,14 @@ class UpdatePolicy {
   // kInvalidArgument for a worker outside [0, W) or a gradient that is not [P].
   absl::StatusOr<StepStats> FinishStep(int worker, DeviceSpan<const float> grad, float lr);
 
+  // The examples behind worker `worker`'s next gradient: `examples` of its own and
+  // `step_examples` in the step's whole batch (the gradient's divisor, see the top of this file).
+  // Policies that weight gradients by the examples actually used read it (backup); the others
+  // ignore it. Call from the worker's thread before its BeginStep; without it the counts are 0.
+  // Errors: kInvalidArgument for a worker outside [0, W) or counts that are negative or with
+  // examples > step_examples.
+  absl::Status SetStepExamples(int worker, int64_t examples, int64_t step_examples);
+
   // Worker `worker` has taken its last step (its data is used up; not called on errors or
   // orderly stops, which cancel instead). A policy that waits for its peers stops waiting for
   // this one (ssp: a finished worker no longer holds the others back); the others need nothing.
@@ -177,6 +189,7 @@ class UpdatePolicy {
   virtual absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                                  float lr) = 0;
   virtual absl::Status DoWorkerDone(int /*worker*/) { return absl::OkStatus(); }
+  virtual void DoSetStepExamples(int /*worker*/, int64_t /*examples*/, int64_t /*step_examples*/) {}
   // Called once by the first Cancel(), to release waiters (the sync barrier).
   virtual void DoCancel() {}
   // Momentum buffers to and from host memory; sizes are checked by the caller

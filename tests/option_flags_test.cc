@@ -66,6 +66,14 @@ TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
        },
        "TrainerOptions::staleness_bound=-1 is out of range; it must be in [0, 1099511627776]",
        "--staleness_bound=-1 is out of range; it must be in [0, 1099511627776]"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kBackup;
+         o.num_workers = 2;
+         o.backup_workers = 2;
+       },
+       "TrainerOptions::backup_workers=2 is out of range; it must be in [0, 1] (fewer than the 2 "
+       "workers)",
+       "--backup_workers=2 is out of range; it must be in [0, 1] (fewer than the 2 workers)"},
   };
   for (const Case& c : cases) {
     TrainerOptions o = Valid();

@@ -98,7 +98,10 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
   e.parameters_bytes = Saturate(2 * p * kFloat);
   // Async (sync/hogwild.h): a snapshot per worker, and momentum per worker. Sync
   // (sync/tower_average.h): one momentum buffer; the average is written into a [P] buffer.
-  const double optimizer_copies = async ? w * (1 + (momentum ? 1 : 0)) : (momentum ? 2 : 1);
+  // Backup (sync/backup_sync.h): a snapshot per worker and one momentum buffer.
+  const double optimizer_copies = async                           ? w * (1 + (momentum ? 1 : 0))
+                                  : options.mode == Mode::kBackup ? w + (momentum ? 1 : 0)
+                                                                  : (momentum ? 2 : 1);
   e.optimizer_bytes = Saturate(optimizer_copies * p * kFloat);
   e.gradients_bytes = Saturate(w * p * kFloat);
   // Every worker's tower is sized for options.batch_size examples, in sync mode too.

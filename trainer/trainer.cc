@@ -194,7 +194,8 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   if (worker_devices.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(
         policy, CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd,
-                                   ModeOptions{.staleness_bound = options.staleness_bound}));
+                                   ModeOptions{.staleness_bound = options.staleness_bound,
+                                               .backup_workers = options.backup_workers}));
   } else {
     HOGWILD_ASSIGN_OR_RETURN(
         policy, gpu->CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));

@@ -116,6 +116,11 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
         absl::StrFormat("TrainerOptions::staleness_bound=%d", o.staleness_bound),
         absl::StrFormat("in %s mode; it bounds the clock gap of ssp mode only", ModeName(o.mode)));
   }
+  if (o.backup_workers != TrainerOptions{}.backup_workers && o.mode != Mode::kBackup) {
+    return Ignored(absl::StrFormat("TrainerOptions::backup_workers=%d", o.backup_workers),
+                   absl::StrFormat("in %s mode; it drops late gradients in backup mode only",
+                                   ModeName(o.mode)));
+  }
   if (!o.checkpoint_dir.empty() && !SupportsCheckpoints(o.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::checkpoint_dir is not supported in %s mode (its state has no "
@@ -194,6 +199,12 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(CheckRange("prefetch", o.prefetch, 1, kMaxPrefetch));
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("staleness_bound", o.staleness_bound, int64_t{0}, kMaxStalenessBound));
+  if (o.backup_workers < 0 || o.backup_workers >= WorkerCount(o)) {
+    return OutOfRange("backup_workers", absl::StrFormat("%d", o.backup_workers),
+                      absl::StrFormat("in [0, %d] (fewer than the %d workers)", WorkerCount(o) - 1,
+                                      WorkerCount(o))
+                          .c_str());
+  }
   HOGWILD_RETURN_IF_ERROR(ValidateCheckpointOptions(o));
   if (o.log_every_steps < 1) {
     return OutOfRange("log_every_steps", absl::StrFormat("%d", o.log_every_steps), ">= 1");

@@ -33,7 +33,7 @@ inline constexpr int64_t kMaxStalenessBound = int64_t{1} << 40;
 struct TrainerOptions {
   Mode mode = Mode::kAsync;
   int num_workers = 1;       // CPU workers, in [1, kMaxWorkers]
-  // Per worker in async and ssp modes, global in sync mode; [1, kMaxBatchSize].
+  // Per worker in async and ssp modes, global in sync and backup modes; [1, kMaxBatchSize].
   int64_t batch_size = 64;
   int64_t epochs = 10;       // passes over the training set, [1, kMaxEpochs]
   LrSchedule lr;
@@ -42,6 +42,9 @@ struct TrainerOptions {
   // own) ahead of the slowest worker; [0, kMaxStalenessBound]. 0 is bulk-synchronous; a bound
   // at least the run's steps per worker never waits (async).
   int64_t staleness_bound = 3;
+  // backup only (sync/backup_sync.h): each step uses the first WorkerCount() - backup_workers
+  // gradients to arrive and drops the others; [0, WorkerCount() - 1]. 0 is sync mode exactly.
+  int backup_workers = 0;
   uint64_t seed = 1;         // initialization and data order
   ModelSpec model;           // input_shape and num_classes are taken from the dataset
 
@@ -113,7 +116,7 @@ int WorkerCount(const TrainerOptions& options);
 // do nothing in this mode, on these devices or with these other options (so nothing the caller
 // set is silently dropped). A field left at its default value is never refused. The rules:
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
-//   staleness_bound          ssp only
+//   staleness_bound          ssp only;   backup_workers   backup only
 //   checkpoint_dir           async and sync only (core/mode.h SupportsCheckpoints)
 //   a mode other than async and sync: cpu devices only (no GPU policy)
 //   workers_per_device != 1  GPU devices only;   num_workers != 1   CPU devices only

@@ -65,6 +65,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     }
     step = batch->step;
     if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));
+    HOGWILD_RETURN_IF_ERROR(ctx.policy->SetStepExamples(worker, batch->size, batch->global_size));
     HOGWILD_ASSIGN_OR_RETURN(DeviceSpan<const float> params, ctx.policy->BeginStep(worker));
     const float grad_scale = batch->global_size > 0 ? 1.0f / batch->global_size : 0.0f;
     HOGWILD_ASSIGN_OR_RETURN(

@@ -1,7 +1,7 @@
 // The `train` command: trains a model on an MNIST-format dataset with one worker thread per
 // core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
-// (--//sync:mode=async|sync|ssp, alias --config=sync). The same file is `train` (CPU trainer only)
-// and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU runs
+// (--//sync:mode=async|sync|ssp|backup, alias --config=sync). The same file is `train` (CPU trainer
+// only) and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU runs
 // (trainer/cli/gpu_handoff.h).
 #include <atomic>
 #include <cerrno>
@@ -46,6 +46,8 @@
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSync;
 #elif defined(HOGWILD_DEFAULT_MODE_SSP)
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSsp;
+#elif defined(HOGWILD_DEFAULT_MODE_BACKUP)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kBackup;
 #else
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsync;
 #endif
@@ -72,7 +74,7 @@ ABSL_FLAG(int32_t, workers_per_device, 1,
           "GPU workers per GPU (one stream each), in [1, 64]; GPUs only");
 ABSL_FLAG(int64_t, batch_size, 64,
           "examples per step: PER WORKER in async and ssp modes, the GLOBAL batch (split "
-          "across workers) in sync mode");
+          "across workers) in sync and backup modes");
 ABSL_FLAG(int64_t, epochs, 8, "passes over the training set");
 ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
 ABSL_FLAG(std::string, lr_schedule, "constant",
@@ -90,6 +92,9 @@ ABSL_FLAG(bool, staleness_aware_lr, false,
 ABSL_FLAG(int64_t, staleness_bound, 3,
           "ssp only (--//sync:mode=ssp): a worker starts a step at most this many of its steps "
           "ahead of the slowest worker, >= 0 (0: bulk-synchronous)");
+ABSL_FLAG(int32_t, backup_workers, 0,
+          "backup only (--//sync:mode=backup): each step uses the first workers - "
+          "backup_workers gradients to arrive and drops the rest, in [0, workers - 1]");
 // A string, parsed by ParseSeed: Abseil's own uint64 parsing refuses "-1" with a bare "Illegal
 // value" that names no range.
 ABSL_FLAG(std::string, seed, "1", "seed of initialization and data order, in [0, 2^64 - 1]");
@@ -155,6 +160,10 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
            {"lr_decay_steps", decays, "with --lr_schedule=constant"},
            {"staleness_bound", kBuildMode == Mode::kSsp,
             absl::StrFormat("in %s mode; it is for ssp mode (build with --//sync:mode=ssp)",
+                            ModeName(kBuildMode))},
+           {"backup_workers", kBuildMode == Mode::kBackup,
+            absl::StrFormat("in %s mode; it is for backup mode (build with "
+                            "--//sync:mode=backup)",
                             ModeName(kBuildMode))}}) {
     if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(absl::StrFormat("--%s has no effect %s", flag, where));
@@ -180,6 +189,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
   if (kBuildMode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
+  if (kBuildMode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
   HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
   options.eval_every_steps = eval_every.steps;
   options.eval_every_epochs = eval_every.epochs;

@@ -26,6 +26,7 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::sgd.weight_decay", "--weight_decay"},
       {"TrainerOptions::sgd.staleness_aware_lr", "--staleness_aware_lr"},
       {"TrainerOptions::staleness_bound", "--staleness_bound"},
+      {"TrainerOptions::backup_workers", "--backup_workers"},
       {"TrainerOptions::eval_every_steps", "--eval_every"},
       {"TrainerOptions::eval_every_epochs", "--eval_every"},
       {"TrainerOptions::log_every_steps", "--log_every"},
