@@ -8,6 +8,8 @@
 //               worker more than TrainerOptions::staleness_bound steps ahead of the slowest
 //   backup      sync with backup workers (sync/backup_sync.h): each step averages the first
 //               W - TrainerOptions::backup_workers gradients to arrive and drops the rest
+//   local_sgd   periodic model averaging (sync/local_sgd.h): each worker trains its own
+//               replica; the replicas are averaged every TrainerOptions::average_every steps
 #ifndef HOGWILD_CORE_MODE_H_
 #define HOGWILD_CORE_MODE_H_
 
@@ -16,9 +18,9 @@
 
 namespace hogwild {
 
-enum class Mode { kAsync, kSync, kSsp, kBackup };
+enum class Mode { kAsync, kSync, kSsp, kBackup, kLocalSgd };
 
-// "async", "sync", "ssp", "backup": the spelling of the build flag, the checkpoint
+// "async", "sync", "ssp", "backup", "local_sgd": the spelling of the build flag, the checkpoint
 // file and the log; "unknown" for a value that names no mode. Pure.
 const char* ModeName(Mode mode);
 
@@ -27,7 +29,7 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name);
 
 // How the input pipeline deals out the data (trainer/data/input_pipeline.h): true when every
 // step splits one global batch of TrainerOptions::batch_size examples across the workers, so
-// that all workers take the same number of steps (sync, backup); false when each
+// that all workers take the same number of steps (sync, backup, local_sgd); false when each
 // worker walks its own shard of the epoch in batches of its own (async, ssp). Pure.
 bool SplitsGlobalBatch(Mode mode);
 

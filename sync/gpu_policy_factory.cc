@@ -20,6 +20,7 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
       return NcclTowerAverage::Create(store, placement.worker_gpus, options);
     case Mode::kSsp:
     case Mode::kBackup:
+    case Mode::kLocalSgd:
       break;  // CPU workers only
   }
   return absl::InvalidArgumentError(

@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "sync/backup_sync.h"
 #include "sync/hogwild.h"
+#include "sync/local_sgd.h"
 #include "sync/stale_synchronous.h"
 #include "sync/tower_average.h"
 
@@ -40,6 +41,14 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
       }
       return std::make_unique<BackupSync>(store, placement.num_cpu_workers, options,
                                           mode_options.backup_workers);
+    case Mode::kLocalSgd:
+      if (mode_options.average_every < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("ModeOptions::average_every=%d is out of range; it must be >= 1",
+                            mode_options.average_every));
+      }
+      return std::make_unique<LocalSgd>(store, placement.num_cpu_workers, options,
+                                        mode_options.average_every);
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("no update policy for mode %d", static_cast<int>(mode)));

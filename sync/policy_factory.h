@@ -5,6 +5,7 @@
 //   sync   TowerAverage       NcclTowerAverage
 //   ssp    StaleSynchronous   (none: kInvalidArgument)
 //   backup BackupSync         (none: kInvalidArgument)
+//   local_sgd LocalSgd        (none: kInvalidArgument)
 //
 // The CPU column is CreateUpdatePolicy (here, no CUDA dependency); the GPU column is
 // CreateGpuUpdatePolicy (sync/gpu_policy_factory.h, built only where CUDA is), which the trainer
@@ -35,6 +36,7 @@ struct PolicyPlacement {
 struct ModeOptions {
   int64_t staleness_bound = 3;  // ssp: steps a worker may run ahead of the slowest, >= 0
   int backup_workers = 0;       // backup: gradients dropped per step, in [0, workers)
+  int64_t average_every = 8;    // local_sgd: local steps between averagings, >= 1
 };
 
 // Creates the CPU policy for `mode` over `store` (which must outlive it) for

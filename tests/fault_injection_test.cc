@@ -33,7 +33,7 @@ std::string TempDir(const std::string& name) {
 }
 
 // Every update policy; a new one is added here and so runs every test below.
-constexpr Mode kModes[] = {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup};
+constexpr Mode kModes[] = {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd};
 
 TrainerOptions Options(Mode mode, int workers) {
   TrainerOptions o;
@@ -42,6 +42,8 @@ TrainerOptions Options(Mode mode, int workers) {
   if (mode == Mode::kSsp) o.staleness_bound = 1;
   // backup: one gradient dropped per step where there are two or more workers.
   if (mode == Mode::kBackup) o.backup_workers = workers > 1 ? 1 : 0;
+  // local_sgd: averagings within the failures' steps.
+  if (mode == Mode::kLocalSgd) o.average_every = 2;
   o.num_workers = workers;
   o.batch_size = 4;
   o.epochs = 2;
@@ -208,9 +210,10 @@ TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
   // every shard is refused, so B=1 there); sync: the last global batch of 203 = 20 * 10 + 3
   // examples has fewer examples than the 7 workers.
   const Case cases[] = {
-      {Mode::kAsync, 4, 3, 1}, {Mode::kAsync, 4, 5, 2},     {Mode::kSsp, 4, 3, 1},
-      {Mode::kSsp, 4, 5, 2},   {Mode::kSync, 7, 203, 10},   {Mode::kSync, 4, 3, 2},
-      {Mode::kSync, 3, 1, 1},  {Mode::kBackup, 7, 203, 10}, {Mode::kBackup, 4, 3, 2}};
+      {Mode::kAsync, 4, 3, 1},       {Mode::kAsync, 4, 5, 2},     {Mode::kSsp, 4, 3, 1},
+      {Mode::kSsp, 4, 5, 2},         {Mode::kSync, 7, 203, 10},   {Mode::kSync, 4, 3, 2},
+      {Mode::kSync, 3, 1, 1},        {Mode::kBackup, 7, 203, 10}, {Mode::kBackup, 4, 3, 2},
+      {Mode::kLocalSgd, 7, 203, 10}, {Mode::kLocalSgd, 3, 4, 3}};
   for (const Case& c : cases) {
     for (bool checkpoints : {false, true}) {
       if (checkpoints && !SupportsCheckpoints(c.mode)) continue;

@@ -74,6 +74,12 @@ TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
        "TrainerOptions::backup_workers=2 is out of range; it must be in [0, 1] (fewer than the 2 "
        "workers)",
        "--backup_workers=2 is out of range; it must be in [0, 1] (fewer than the 2 workers)"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kLocalSgd;
+         o.average_every = 0;
+       },
+       "TrainerOptions::average_every=0 is out of range; it must be in [1, 1099511627776]",
+       "--average_every=0 is out of range; it must be in [1, 1099511627776]"},
   };
   for (const Case& c : cases) {
     TrainerOptions o = Valid();

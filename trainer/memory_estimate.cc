@@ -99,7 +99,9 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
   // Async (sync/hogwild.h): a snapshot per worker, and momentum per worker. Sync
   // (sync/tower_average.h): one momentum buffer; the average is written into a [P] buffer.
   // Backup (sync/backup_sync.h): a snapshot per worker and one momentum buffer.
-  const double optimizer_copies = async                           ? w * (1 + (momentum ? 1 : 0))
+  // Local SGD (sync/local_sgd.h): a replica and momentum per worker, as async.
+  const bool per_worker = async || options.mode == Mode::kLocalSgd;
+  const double optimizer_copies = per_worker                      ? w * (1 + (momentum ? 1 : 0))
                                   : options.mode == Mode::kBackup ? w + (momentum ? 1 : 0)
                                                                   : (momentum ? 2 : 1);
   e.optimizer_bytes = Saturate(optimizer_copies * p * kFloat);

@@ -195,7 +195,8 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     HOGWILD_ASSIGN_OR_RETURN(
         policy, CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd,
                                    ModeOptions{.staleness_bound = options.staleness_bound,
-                                               .backup_workers = options.backup_workers}));
+                                               .backup_workers = options.backup_workers,
+                                               .average_every = options.average_every}));
   } else {
     HOGWILD_ASSIGN_OR_RETURN(
         policy, gpu->CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));

@@ -121,6 +121,11 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
                    absl::StrFormat("in %s mode; it drops late gradients in backup mode only",
                                    ModeName(o.mode)));
   }
+  if (o.average_every != TrainerOptions{}.average_every && o.mode != Mode::kLocalSgd) {
+    return Ignored(absl::StrFormat("TrainerOptions::average_every=%d", o.average_every),
+                   absl::StrFormat("in %s mode; it is the averaging period of local_sgd mode only",
+                                   ModeName(o.mode)));
+  }
   if (!o.checkpoint_dir.empty() && !SupportsCheckpoints(o.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::checkpoint_dir is not supported in %s mode (its state has no "
@@ -199,6 +204,16 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(CheckRange("prefetch", o.prefetch, 1, kMaxPrefetch));
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("staleness_bound", o.staleness_bound, int64_t{0}, kMaxStalenessBound));
+  HOGWILD_RETURN_IF_ERROR(
+      CheckRange("average_every", o.average_every, int64_t{1}, kMaxAverageEvery));
+  if (o.mode == Mode::kLocalSgd && o.batch_size < WorkerCount(o)) {
+    return OutOfRange("batch_size", absl::StrFormat("%d", o.batch_size),
+                      absl::StrFormat("in [%d, %d] in local_sgd mode (at least one example per "
+                                      "worker: the global batch is split into the workers' "
+                                      "local batches)",
+                                      WorkerCount(o), kMaxBatchSize)
+                          .c_str());
+  }
   if (o.backup_workers < 0 || o.backup_workers >= WorkerCount(o)) {
     return OutOfRange("backup_workers", absl::StrFormat("%d", o.backup_workers),
                       absl::StrFormat("in [0, %d] (fewer than the %d workers)", WorkerCount(o) - 1,

@@ -29,11 +29,13 @@ inline constexpr int64_t kMaxBatchSize = int64_t{1} << 24;
 inline constexpr int64_t kMaxEpochs = 1000000;
 inline constexpr int kMaxPrefetch = 1024;
 inline constexpr int64_t kMaxStalenessBound = int64_t{1} << 40;
+inline constexpr int64_t kMaxAverageEvery = int64_t{1} << 40;
 
 struct TrainerOptions {
   Mode mode = Mode::kAsync;
   int num_workers = 1;       // CPU workers, in [1, kMaxWorkers]
-  // Per worker in async and ssp modes, global in sync and backup modes; [1, kMaxBatchSize].
+  // Per worker in async and ssp modes, global (split across the workers) in sync, backup and
+  // local_sgd modes; [1, kMaxBatchSize].
   int64_t batch_size = 64;
   int64_t epochs = 10;       // passes over the training set, [1, kMaxEpochs]
   LrSchedule lr;
@@ -45,6 +47,10 @@ struct TrainerOptions {
   // backup only (sync/backup_sync.h): each step uses the first WorkerCount() - backup_workers
   // gradients to arrive and drops the others; [0, WorkerCount() - 1]. 0 is sync mode exactly.
   int backup_workers = 0;
+  // local_sgd only (sync/local_sgd.h): local steps between two averagings of the workers'
+  // replicas; [1, kMaxAverageEvery]. local_sgd needs batch_size >= WorkerCount() (each worker
+  // gets its own part of every global batch).
+  int64_t average_every = 8;
   uint64_t seed = 1;         // initialization and data order
   ModelSpec model;           // input_shape and num_classes are taken from the dataset
 
@@ -117,6 +123,7 @@ int WorkerCount(const TrainerOptions& options);
 // set is silently dropped). A field left at its default value is never refused. The rules:
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
 //   staleness_bound          ssp only;   backup_workers   backup only
+//   average_every            local_sgd only
 //   checkpoint_dir           async and sync only (core/mode.h SupportsCheckpoints)
 //   a mode other than async and sync: cpu devices only (no GPU policy)
 //   workers_per_device != 1  GPU devices only;   num_workers != 1   CPU devices only

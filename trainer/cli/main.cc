@@ -1,8 +1,8 @@
 // The `train` command: trains a model on an MNIST-format dataset with one worker thread per
 // core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
-// (--//sync:mode=async|sync|ssp|backup, alias --config=sync). The same file is `train` (CPU trainer
-// only) and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU runs
-// (trainer/cli/gpu_handoff.h).
+// (--//sync:mode=async|sync|ssp|backup|local_sgd, alias --config=sync). The same file is `train`
+// (CPU trainer only) and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU
+// runs (trainer/cli/gpu_handoff.h).
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -48,6 +48,8 @@ constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSync;
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSsp;
 #elif defined(HOGWILD_DEFAULT_MODE_BACKUP)
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kBackup;
+#elif defined(HOGWILD_DEFAULT_MODE_LOCAL_SGD)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kLocalSgd;
 #else
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsync;
 #endif
@@ -74,7 +76,7 @@ ABSL_FLAG(int32_t, workers_per_device, 1,
           "GPU workers per GPU (one stream each), in [1, 64]; GPUs only");
 ABSL_FLAG(int64_t, batch_size, 64,
           "examples per step: PER WORKER in async and ssp modes, the GLOBAL batch (split "
-          "across workers) in sync and backup modes");
+          "across workers) in sync, backup and local_sgd modes");
 ABSL_FLAG(int64_t, epochs, 8, "passes over the training set");
 ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
 ABSL_FLAG(std::string, lr_schedule, "constant",
@@ -95,6 +97,9 @@ ABSL_FLAG(int64_t, staleness_bound, 3,
 ABSL_FLAG(int32_t, backup_workers, 0,
           "backup only (--//sync:mode=backup): each step uses the first workers - "
           "backup_workers gradients to arrive and drops the rest, in [0, workers - 1]");
+ABSL_FLAG(int64_t, average_every, 8,
+          "local_sgd only (--//sync:mode=local_sgd): local steps between two averagings of the "
+          "workers' replicas, >= 1");
 // A string, parsed by ParseSeed: Abseil's own uint64 parsing refuses "-1" with a bare "Illegal
 // value" that names no range.
 ABSL_FLAG(std::string, seed, "1", "seed of initialization and data order, in [0, 2^64 - 1]");
@@ -161,6 +166,10 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
            {"staleness_bound", kBuildMode == Mode::kSsp,
             absl::StrFormat("in %s mode; it is for ssp mode (build with --//sync:mode=ssp)",
                             ModeName(kBuildMode))},
+           {"average_every", kBuildMode == Mode::kLocalSgd,
+            absl::StrFormat("in %s mode; it is for local_sgd mode (build with "
+                            "--//sync:mode=local_sgd)",
+                            ModeName(kBuildMode))},
            {"backup_workers", kBuildMode == Mode::kBackup,
             absl::StrFormat("in %s mode; it is for backup mode (build with "
                             "--//sync:mode=backup)",
@@ -190,6 +199,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
   if (kBuildMode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
   if (kBuildMode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
+  if (kBuildMode == Mode::kLocalSgd) options.average_every = absl::GetFlag(FLAGS_average_every);
   HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
   options.eval_every_steps = eval_every.steps;
   options.eval_every_epochs = eval_every.epochs;

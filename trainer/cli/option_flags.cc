@@ -27,6 +27,7 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::sgd.staleness_aware_lr", "--staleness_aware_lr"},
       {"TrainerOptions::staleness_bound", "--staleness_bound"},
       {"TrainerOptions::backup_workers", "--backup_workers"},
+      {"TrainerOptions::average_every", "--average_every"},
       {"TrainerOptions::eval_every_steps", "--eval_every"},
       {"TrainerOptions::eval_every_epochs", "--eval_every"},
       {"TrainerOptions::log_every_steps", "--log_every"},

@@ -54,8 +54,9 @@ std::vector<std::pair<std::vector<int64_t>, int64_t>> BatchPlan::EpochBatches(
       const int64_t size = std::min(b, num_examples_ - lo);
       const int64_t shard_lo = lo + size * worker / w_count;
       const int64_t shard_hi = lo + size * (worker + 1) / w_count;
+      // local_sgd: each worker's gradient is the mean over its own part (its local batch).
       batches.emplace_back(std::vector<int64_t>(perm.begin() + shard_lo, perm.begin() + shard_hi),
-                           size);
+                           options_.mode == Mode::kLocalSgd ? shard_hi - shard_lo : size);
     }
   }
   return batches;
