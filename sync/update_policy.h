@@ -8,8 +8,9 @@
 // with policy.SetStepExamples(w, examples, step_examples) before BeginStep, and, when its data
 // is used up, policy.WorkerDone(w).
 //
-// Implementations: Hogwild (async, sync/hogwild.h), TowerAverage (sync, sync/tower_average.h)
-// and StaleSynchronous (ssp, sync/stale_synchronous.h) for host memory (CPU workers); DeviceHogwild
+// Implementations: Hogwild (async, sync/hogwild.h), TowerAverage (sync, sync/tower_average.h),
+// StaleSynchronous (ssp, sync/stale_synchronous.h), BackupSync (backup, sync/backup_sync.h) and
+// LocalSgd (local_sgd, sync/local_sgd.h) for host memory (CPU workers); DeviceHogwild
 // (sync/device_hogwild.h) and NcclTowerAverage (sync/nccl_tower_average.h) for GPU workers. All
 // apply the SGD rule of kernels/functors.h SgdMomentumFn. sync/policy_factory.h picks one for a
 // mode and a device list. A new policy derives from UpdatePolicy and implements the Do* hooks
@@ -145,9 +146,11 @@ class UpdatePolicy {
 
   // Worker `worker` has taken its last step (its data is used up; not called on errors or
   // orderly stops, which cancel instead). A policy that waits for its peers stops waiting for
-  // this one (ssp: a finished worker no longer holds the others back); the others need nothing.
+  // this one (ssp: a finished worker no longer holds the others back; local_sgd: averages the
+  // last, shorter round, waiting for the other workers); the others need nothing.
   // Call from the worker's thread, after its last FinishStep, at most once.
-  // Errors: kCancelled after Cancel(); kInvalidArgument for a worker outside [0, W).
+  // Errors: kCancelled after Cancel() (also while waiting); kInvalidArgument for a worker
+  // outside [0, W).
   absl::Status WorkerDone(int worker);
 
   // Releases every worker blocked in this policy and makes later BeginStep/FinishStep calls
@@ -155,8 +158,8 @@ class UpdatePolicy {
   void Cancel();
   bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
 
-  // Number of momentum buffers of PolicyState: 0 without momentum, else W (async, ssp) or 1
-  // (sync).
+  // Number of momentum buffers of PolicyState: 0 without momentum, else W (async, ssp,
+  // local_sgd) or 1 (sync, backup).
   virtual int num_momentum_buffers() const = 0;
 
   // The state to checkpoint (see PolicyState), copied to host memory. Call only while no
