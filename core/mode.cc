@@ -10,15 +10,28 @@ const char* ModeName(Mode mode) {
       return "async";
     case Mode::kSync:
       return "sync";
+    case Mode::kSsp:
+      return "ssp";
+    case Mode::kBackup:
+      return "backup";
+    case Mode::kLocalSgd:
+      return "local_sgd";
   }
   return "unknown";  // a value cast from an integer that names no mode
 }
 
 absl::StatusOr<Mode> ParseMode(absl::string_view name) {
-  if (name == "async") return Mode::kAsync;
-  if (name == "sync") return Mode::kSync;
-  return absl::InvalidArgumentError(
-      absl::StrFormat("unknown mode \"%s\"; the modes are async and sync", name));
+  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd}) {
+    if (name == ModeName(mode)) return mode;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown mode \"%s\"; the modes are async, sync, ssp, backup and local_sgd", name));
 }
+
+bool SplitsGlobalBatch(Mode mode) {
+  return mode == Mode::kSync || mode == Mode::kBackup || mode == Mode::kLocalSgd;
+}
+
+bool SupportsCheckpoints(Mode mode) { return mode == Mode::kAsync || mode == Mode::kSync; }
 
 }  // namespace hogwild

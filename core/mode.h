@@ -1,5 +1,15 @@
-// The training mode: asynchronous (Hogwild!) or synchronous (tower averaging). Shared by the
-// update policies, the input pipeline (how a step's batch is split), checkpoints and the CLI.
+// The training mode: which update policy (sync/update_policy.h) turns the workers' gradients
+// into parameter updates. Shared by the update policies, the input pipeline (how a step's batch
+// is dealt out), checkpoints and the CLI.
+//
+//   async       Hogwild! (sync/hogwild.h): lock-free, no waiting
+//   sync        tower averaging (sync/tower_average.h): one averaged update per step
+//   ssp         stale synchronous parallel (sync/stale_synchronous.h): Hogwild updates, but no
+//               worker more than TrainerOptions::staleness_bound steps ahead of the slowest
+//   backup      sync with backup workers (sync/backup_sync.h): each step averages the first
+//               W - TrainerOptions::backup_workers gradients to arrive and drops the rest
+//   local_sgd   periodic model averaging (sync/local_sgd.h): each worker trains its own
+//               replica; the replicas are averaged every TrainerOptions::average_every steps
 #ifndef HOGWILD_CORE_MODE_H_
 #define HOGWILD_CORE_MODE_H_
 
@@ -8,14 +18,24 @@
 
 namespace hogwild {
 
-enum class Mode { kAsync, kSync };
+enum class Mode { kAsync, kSync, kSsp, kBackup, kLocalSgd };
 
-// "async" / "sync": the spelling of the build flag, the checkpoint file and the log; "unknown"
-// for a value that names no mode. Pure.
+// "async", "sync", "ssp", "backup", "local_sgd": the spelling of the build flag, the checkpoint
+// file and the log; "unknown" for a value that names no mode. Pure.
 const char* ModeName(Mode mode);
 
 // The inverse of ModeName. Errors: kInvalidArgument naming the value and the allowed ones.
 absl::StatusOr<Mode> ParseMode(absl::string_view name);
+
+// How the input pipeline deals out the data (trainer/data/input_pipeline.h): true when every
+// step splits one global batch of TrainerOptions::batch_size examples across the workers, so
+// that all workers take the same number of steps (sync, backup, local_sgd); false when each
+// worker walks its own shard of the epoch in batches of its own (async, ssp). Pure.
+bool SplitsGlobalBatch(Mode mode);
+
+// Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async and sync only.
+// The other modes refuse TrainerOptions::checkpoint_dir. Pure.
+bool SupportsCheckpoints(Mode mode);
 
 }  // namespace hogwild
 

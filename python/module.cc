@@ -130,6 +130,9 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.sgd.momentum = TakeFloat32(options, "momentum");
   o.sgd.weight_decay = TakeFloat32(options, "weight_decay");
   o.sgd.staleness_aware_lr = TakeAs<bool>(options, "staleness_aware_lr");
+  o.staleness_bound = TakeAs<int64_t>(options, "staleness_bound");
+  o.backup_workers = TakeInt(options, "backup_workers", 0, kMaxWorkers - 1);
+  o.average_every = TakeAs<int64_t>(options, "average_every");
   o.seed = TakeAs<uint64_t>(options, "seed");
   o.eval_every_steps = TakeAs<int64_t>(options, "eval_every_steps");
   o.eval_every_epochs = TakeAs<double>(options, "eval_every_epochs");

@@ -18,9 +18,13 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
                                    placement.force_host_master);
     case Mode::kSync:
       return NcclTowerAverage::Create(store, placement.worker_gpus, options);
+    case Mode::kSsp:
+    case Mode::kBackup:
+    case Mode::kLocalSgd:
+      break;  // CPU workers only
   }
   return absl::InvalidArgumentError(
-      absl::StrFormat("no update policy for mode %d", static_cast<int>(mode)));
+      absl::StrFormat("mode %s has no GPU update policy; run it on cpu devices", ModeName(mode)));
 }
 
 }  // namespace hogwild

@@ -1,14 +1,18 @@
 #include "sync/policy_factory.h"
 
 #include "absl/strings/str_format.h"
+#include "sync/backup_sync.h"
 #include "sync/hogwild.h"
+#include "sync/local_sgd.h"
+#include "sync/stale_synchronous.h"
 #include "sync/tower_average.h"
 
 namespace hogwild {
 
 absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, ParameterStore* store,
                                                                  const PolicyPlacement& placement,
-                                                                 SgdOptions options) {
+                                                                 SgdOptions options,
+                                                                 const ModeOptions& mode_options) {
   if (!placement.worker_gpus.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "CreateUpdatePolicy: %d GPU workers; GPU policies come from CreateGpuUpdatePolicy "
@@ -20,6 +24,31 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
       return std::make_unique<Hogwild>(store, placement.num_cpu_workers, options);
     case Mode::kSync:
       return std::make_unique<TowerAverage>(store, placement.num_cpu_workers, options);
+    case Mode::kSsp:
+      if (mode_options.staleness_bound < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("ModeOptions::staleness_bound=%d is out of range; it must be >= 0",
+                            mode_options.staleness_bound));
+      }
+      return std::make_unique<StaleSynchronous>(store, placement.num_cpu_workers, options,
+                                                mode_options.staleness_bound);
+    case Mode::kBackup:
+      if (mode_options.backup_workers < 0 ||
+          mode_options.backup_workers >= placement.num_cpu_workers) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("ModeOptions::backup_workers=%d is out of range; it must be in [0, %d]",
+                            mode_options.backup_workers, placement.num_cpu_workers - 1));
+      }
+      return std::make_unique<BackupSync>(store, placement.num_cpu_workers, options,
+                                          mode_options.backup_workers);
+    case Mode::kLocalSgd:
+      if (mode_options.average_every < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("ModeOptions::average_every=%d is out of range; it must be >= 1",
+                            mode_options.average_every));
+      }
+      return std::make_unique<LocalSgd>(store, placement.num_cpu_workers, options,
+                                        mode_options.average_every);
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("no update policy for mode %d", static_cast<int>(mode)));

@@ -1,8 +1,11 @@
 // Picks the update policy for a mode and the workers' devices:
 //
-//   mode   CPU workers     GPU workers
-//   async  Hogwild         DeviceHogwild
-//   sync   TowerAverage    NcclTowerAverage
+//   mode   CPU workers        GPU workers
+//   async  Hogwild            DeviceHogwild
+//   sync   TowerAverage       NcclTowerAverage
+//   ssp    StaleSynchronous   (none: kInvalidArgument)
+//   backup BackupSync         (none: kInvalidArgument)
+//   local_sgd LocalSgd        (none: kInvalidArgument)
 //
 // The CPU column is CreateUpdatePolicy (here, no CUDA dependency); the GPU column is
 // CreateGpuUpdatePolicy (sync/gpu_policy_factory.h, built only where CUDA is), which the trainer
@@ -29,13 +32,21 @@ struct PolicyPlacement {
   bool force_host_master = false;
 };
 
+// The options of the modes that have any (TrainerOptions validates them; see there).
+struct ModeOptions {
+  int64_t staleness_bound = 3;  // ssp: steps a worker may run ahead of the slowest, >= 0
+  int backup_workers = 0;       // backup: gradients dropped per step, in [0, workers)
+  int64_t average_every = 8;    // local_sgd: local steps between averagings, >= 1
+};
+
 // Creates the CPU policy for `mode` over `store` (which must outlive it) for
-// placement.num_cpu_workers workers.
+// placement.num_cpu_workers workers; `mode_options` is read by the modes that have options.
 // Errors: kInvalidArgument for a placement with GPU workers (those policies are
-// CreateGpuUpdatePolicy's) and for a Mode value that names no policy.
-absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, ParameterStore* store,
-                                                                 const PolicyPlacement& placement,
-                                                                 SgdOptions options);
+// CreateGpuUpdatePolicy's), for a Mode value that names no policy and for mode options out of
+// range (naming the ModeOptions field).
+absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(
+    Mode mode, ParameterStore* store, const PolicyPlacement& placement, SgdOptions options,
+    const ModeOptions& mode_options = {});
 
 }  // namespace hogwild
 

@@ -57,6 +57,23 @@ absl::StatusOr<StepStats> UpdatePolicy::FinishStep(int worker, DeviceSpan<const 
   return DoFinishStep(worker, grad, lr);
 }
 
+absl::Status UpdatePolicy::SetStepExamples(int worker, int64_t examples, int64_t step_examples) {
+  HOGWILD_RETURN_IF_ERROR(CheckWorker("SetStepExamples", worker, num_workers_));
+  if (examples < 0 || examples > step_examples) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "UpdatePolicy::SetStepExamples: %d examples of a step of %d; they must be in [0, %d]",
+        examples, step_examples, std::max<int64_t>(0, step_examples)));
+  }
+  DoSetStepExamples(worker, examples, step_examples);
+  return absl::OkStatus();
+}
+
+absl::Status UpdatePolicy::WorkerDone(int worker) {
+  if (cancelled()) return Cancelled();
+  HOGWILD_RETURN_IF_ERROR(CheckWorker("WorkerDone", worker, num_workers_));
+  return DoWorkerDone(worker);
+}
+
 void UpdatePolicy::Cancel() {
   if (!cancelled_.exchange(true, std::memory_order_acq_rel)) DoCancel();
 }

@@ -5,12 +5,17 @@
 //   ... compute grad ([P]) on its batch from `params` ...
 //   StatusOr<StepStats> stats = policy.FinishStep(w, grad, lr);
 //
-// Implementations: Hogwild (async, sync/hogwild.h) and TowerAverage (sync, sync/tower_average.h)
-// for host memory (CPU workers); DeviceHogwild (sync/device_hogwild.h) and NcclTowerAverage
-// (sync/nccl_tower_average.h) for GPU workers. All apply the SGD rule of kernels/functors.h
-// SgdMomentumFn. sync/policy_factory.h picks one for a mode and a device list. A new policy
-// derives from UpdatePolicy and implements the Do* hooks below; the argument checks, the
-// cancellation flag, the global step and the checkpoint state's validation live here, once.
+// with policy.SetStepExamples(w, examples, step_examples) before BeginStep, and, when its data
+// is used up, policy.WorkerDone(w).
+//
+// Implementations: Hogwild (async, sync/hogwild.h), TowerAverage (sync, sync/tower_average.h),
+// StaleSynchronous (ssp, sync/stale_synchronous.h), BackupSync (backup, sync/backup_sync.h) and
+// LocalSgd (local_sgd, sync/local_sgd.h) for host memory (CPU workers); DeviceHogwild
+// (sync/device_hogwild.h) and NcclTowerAverage (sync/nccl_tower_average.h) for GPU workers. All
+// apply the SGD rule of kernels/functors.h SgdMomentumFn. sync/policy_factory.h picks one for a
+// mode and a device list. A new policy derives from UpdatePolicy and implements the Do* hooks
+// below; the argument checks, the cancellation flag, the global step and the checkpoint state's
+// validation live here, once.
 //
 // Memory: the spans of BeginStep/FinishStep live in the memory of the device of worker w
 // (kernels/device_span.h): host memory for the CPU policies, memory of the worker's GPU (the
@@ -50,6 +55,9 @@ struct StepStats {
   uint64_t staleness = 0;
   // The learning rate actually applied (after staleness scaling).
   float applied_lr = 0.0f;
+  // The gradient was dropped, not applied (backup: it arrived after the step's first
+  // W - backup_workers gradients).
+  bool dropped = false;
 };
 
 // Everything a policy needs to continue a run exactly where it stopped (checkpoints): the
@@ -128,12 +136,30 @@ class UpdatePolicy {
   // kInvalidArgument for a worker outside [0, W) or a gradient that is not [P].
   absl::StatusOr<StepStats> FinishStep(int worker, DeviceSpan<const float> grad, float lr);
 
+  // The examples behind worker `worker`'s next gradient: `examples` of its own and
+  // `step_examples` in the step's whole batch (the gradient's divisor, see the top of this file).
+  // Policies that weight gradients by the examples actually used read it (backup); the others
+  // ignore it. Call from the worker's thread before its BeginStep; without it the counts are 0.
+  // Errors: kInvalidArgument for a worker outside [0, W) or counts that are negative or with
+  // examples > step_examples.
+  absl::Status SetStepExamples(int worker, int64_t examples, int64_t step_examples);
+
+  // Worker `worker` has taken its last step (its data is used up; not called on errors or
+  // orderly stops, which cancel instead). A policy that waits for its peers stops waiting for
+  // this one (ssp: a finished worker no longer holds the others back; local_sgd: averages the
+  // last, shorter round, waiting for the other workers); the others need nothing.
+  // Call from the worker's thread, after its last FinishStep, at most once.
+  // Errors: kCancelled after Cancel() (also while waiting); kInvalidArgument for a worker
+  // outside [0, W).
+  absl::Status WorkerDone(int worker);
+
   // Releases every worker blocked in this policy and makes later BeginStep/FinishStep calls
   // return kCancelled. Thread-safe, idempotent, never blocks.
   void Cancel();
   bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
 
-  // Number of momentum buffers of PolicyState: 0 without momentum, else W (async) or 1 (sync).
+  // Number of momentum buffers of PolicyState: 0 without momentum, else W (async, ssp,
+  // local_sgd) or 1 (sync, backup).
   virtual int num_momentum_buffers() const = 0;
 
   // The state to checkpoint (see PolicyState), copied to host memory. Call only while no
@@ -165,6 +191,8 @@ class UpdatePolicy {
   virtual absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) = 0;
   virtual absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                                  float lr) = 0;
+  virtual absl::Status DoWorkerDone(int /*worker*/) { return absl::OkStatus(); }
+  virtual void DoSetStepExamples(int /*worker*/, int64_t /*examples*/, int64_t /*step_examples*/) {}
   // Called once by the first Cancel(), to release waiters (the sync barrier).
   virtual void DoCancel() {}
   // Momentum buffers to and from host memory; sizes are checked by the caller

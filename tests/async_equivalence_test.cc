@@ -1,9 +1,10 @@
 // Invariant 2 (DESIGN.md): async (Hogwild) training with one worker is exactly sequential
-// minibatch SGD. The reference below is a plain loop written from the public contracts: the same
-// initialization (Model::InitParams), the same data order (BatchPlan), the same gradient
-// (Tower::ForwardBackward scaled by 1 / batch size) and the update rule of kernels/functors.h
-// with one momentum buffer and the learning rate of the step's global index. The two must agree
-// bitwise: nothing in a one-worker run may reorder arithmetic.
+// minibatch SGD, and so is every policy built on its updates (ssp), and local SGD. The reference
+// below is a plain loop written from the public contracts: the same initialization
+// (Model::InitParams), the same data order (BatchPlan), the same gradient (Tower::ForwardBackward
+// scaled by 1 / batch size) and the update rule of kernels/functors.h with one momentum buffer and
+// the learning rate of the step's global index. The two must agree bitwise: nothing in a one-worker
+// run may reorder arithmetic.
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -112,6 +113,46 @@ TEST(AsyncEquivalence, OneWorkerIsBitwiseSequentialMinibatchSgd) {
     EXPECT_GT(CountBitwiseDifferences(SequentialSgd(other, train, &unused), expected),
               static_cast<int64_t>(expected.size()) / 2)
         << "variant " << variant;
+  }
+}
+
+// ssp runs Hogwild's updates; with one worker nothing ever waits or races, so any bound gives
+// sequential SGD bitwise too.
+TEST(AsyncEquivalence, OneWorkerSspIsBitwiseSequentialMinibatchSgd) {
+  const Dataset train = testing::SyntheticDataset(203, 10, 4, 77);
+  TrainerOptions options = AsyncOptions();
+  int64_t steps = 0;
+  const std::vector<float> expected = SequentialSgd(options, train, &steps);
+  options.mode = Mode::kSsp;
+  for (int64_t bound : {0, 3}) {
+    SCOPED_TRACE(bound);
+    options.staleness_bound = bound;
+    auto result = Train(options, train, Dataset());
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->steps, steps);
+    ASSERT_EQ(result->params.size(), expected.size());
+    EXPECT_EQ(CountBitwiseDifferences(result->params, expected), 0);
+  }
+}
+
+// local_sgd with one worker: its replica takes the sequential steps and each averaging of one
+// replica is a copy (x / 1 == x). The learning rate of a round is that of its first step, so a
+// decaying schedule is followed exactly for H = 1; for H = 3 the schedule is constant.
+TEST(AsyncEquivalence, OneWorkerLocalSgdIsBitwiseSequentialMinibatchSgd) {
+  const Dataset train = testing::SyntheticDataset(203, 10, 4, 77);
+  for (int64_t every : {1, 3}) {
+    SCOPED_TRACE(every);
+    TrainerOptions options = AsyncOptions();
+    if (every > 1) options.lr = LrSchedule{.base_lr = 0.2f};
+    int64_t steps = 0;
+    const std::vector<float> expected = SequentialSgd(options, train, &steps);
+    options.mode = Mode::kLocalSgd;
+    options.average_every = every;
+    auto result = Train(options, train, Dataset());
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->steps, steps);
+    ASSERT_EQ(result->params.size(), expected.size());
+    EXPECT_EQ(CountBitwiseDifferences(result->params, expected), 0);
   }
 }
 

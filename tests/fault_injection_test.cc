@@ -1,5 +1,6 @@
 // No hang, no lost error (DESIGN.md invariant 6, issue 5): a worker that fails at step k (an
-// error status, an exception, a NaN/Inf) stops every worker, in both modes, for any worker count,
+// error status, an exception, a NaN/Inf) stops every worker, in every mode (kModes), for any
+// worker count,
 // and the first error reaches the caller with the worker id and the step. Every run is wrapped
 // in a watchdog: a hang fails the test instead of stalling the suite.
 #include <atomic>
@@ -31,9 +32,18 @@ std::string TempDir(const std::string& name) {
   return dir.string();
 }
 
+// Every update policy; a new one is added here and so runs every test below.
+constexpr Mode kModes[] = {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd};
+
 TrainerOptions Options(Mode mode, int workers) {
   TrainerOptions o;
   o.mode = mode;
+  // ssp: the tightest bound that still lets workers drift apart.
+  if (mode == Mode::kSsp) o.staleness_bound = 1;
+  // backup: one gradient dropped per step where there are two or more workers.
+  if (mode == Mode::kBackup) o.backup_workers = workers > 1 ? 1 : 0;
+  // local_sgd: averagings within the failures' steps.
+  if (mode == Mode::kLocalSgd) o.average_every = 2;
   o.num_workers = workers;
   o.batch_size = 4;
   o.epochs = 2;
@@ -68,12 +78,13 @@ std::string Name(const FaultCase& c) {
 
 std::vector<FaultCase> AllCases() {
   std::vector<FaultCase> cases;
-  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+  for (Mode mode : kModes) {
     for (int w = 1; w <= 4; ++w) {
       for (int64_t step : {0, 1, 7}) {
         for (int failing : {0, w - 1}) {
           for (bool exception : {false, true}) {
-            cases.push_back({mode, w, failing, step, exception, (step + failing) % 2 == 1});
+            cases.push_back({mode, w, failing, step, exception,
+                             SupportsCheckpoints(mode) && (step + failing) % 2 == 1});
             if (failing == w - 1 && w == 1) break;
           }
           if (w == 1) break;
@@ -122,9 +133,10 @@ TEST(FaultInjection, AnyWorkerFailingAtAnyStepStopsEveryoneAndReportsIt) {
 }
 
 TEST(FaultInjection, StopRequestEndsEveryWorkerCleanly) {
-  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+  for (Mode mode : kModes) {
     for (int w = 1; w <= 4; ++w) {
       for (bool checkpoints : {false, true}) {
+        if (checkpoints && !SupportsCheckpoints(mode)) continue;
         const std::string name =
             absl::StrFormat("%s W=%d stop%s", ModeName(mode), w, checkpoints ? " + ckpt" : "");
         SCOPED_TRACE(name);
@@ -155,13 +167,16 @@ TEST(FaultInjection, StopRequestEndsEveryWorkerCleanly) {
 }
 
 TEST(FaultInjection, DivergenceStopsTrainingAndKeepsTheLastGoodCheckpoint) {
-  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+  for (Mode mode : kModes) {
     for (int w : {1, 3}) {
       const std::string name = absl::StrFormat("%s W=%d diverging", ModeName(mode), w);
       SCOPED_TRACE(name);
       TrainerOptions o = Options(mode, w);
-      o.checkpoint_dir = TempDir("diverge");
-      o.checkpoint_every_steps = 1;
+      const bool checkpoints = SupportsCheckpoints(mode);
+      if (checkpoints) {
+        o.checkpoint_dir = TempDir("diverge");
+        o.checkpoint_every_steps = 1;
+      }
       o.epochs = 50;
       o.sgd.momentum = 0.0f;
       o.lr.base_lr = 1e30f;  // the parameters overflow within a few steps
@@ -173,8 +188,10 @@ TEST(FaultInjection, DivergenceStopsTrainingAndKeepsTheLastGoodCheckpoint) {
       EXPECT_TRUE(message.find("training diverged") != std::string::npos ||
                   message.find("refusing to write a checkpoint") != std::string::npos)
           << message;
-      auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
-      ASSERT_TRUE(kept.ok()) << kept.status();  // finite parameters or the load would refuse
+      if (checkpoints) {
+        auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
+        ASSERT_TRUE(kept.ok()) << kept.status();  // finite parameters or the load would refuse
+      }
       if (message.find("training diverged") != std::string::npos) {
         EXPECT_NE(message.find("learning rate 1e+30"), std::string::npos) << message;
         EXPECT_NE(message.find("global step"), std::string::npos) << message;
@@ -192,13 +209,14 @@ TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
   // async: 3 examples for 4 workers leaves worker 0 with an empty shard (a batch larger than
   // every shard is refused, so B=1 there); sync: the last global batch of 203 = 20 * 10 + 3
   // examples has fewer examples than the 7 workers.
-  const Case cases[] = {{Mode::kAsync, 4, 3, 1},
-                        {Mode::kAsync, 4, 5, 2},
-                        {Mode::kSync, 7, 203, 10},
-                        {Mode::kSync, 4, 3, 2},
-                        {Mode::kSync, 3, 1, 1}};
+  const Case cases[] = {
+      {Mode::kAsync, 4, 3, 1},       {Mode::kAsync, 4, 5, 2},     {Mode::kSsp, 4, 3, 1},
+      {Mode::kSsp, 4, 5, 2},         {Mode::kSync, 7, 203, 10},   {Mode::kSync, 4, 3, 2},
+      {Mode::kSync, 3, 1, 1},        {Mode::kBackup, 7, 203, 10}, {Mode::kBackup, 4, 3, 2},
+      {Mode::kLocalSgd, 7, 203, 10}, {Mode::kLocalSgd, 3, 4, 3}};
   for (const Case& c : cases) {
     for (bool checkpoints : {false, true}) {
+      if (checkpoints && !SupportsCheckpoints(c.mode)) continue;
       const std::string name = absl::StrFormat("%s W=%d N=%d B=%d", ModeName(c.mode), c.workers,
                                                c.examples, c.batch);
       SCOPED_TRACE(name);
@@ -243,13 +261,13 @@ TEST(FiniteCheck, FindsTheFirstNanOrInfinityAnywhere) {
 
 TEST(Divergence, InfiniteLossStopsTrainingNamingTheStepAndSuggestingALowerLr) {
   const Dataset data = testing::SyntheticDataset(64, 8, 3, 2);
-  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+  for (Mode mode : kModes) {
     SCOPED_TRACE(ModeName(mode));
     TrainerOptions o;
     o.model = ModelSpec{.name = "mlp", .hidden = {8}};
     o.eval_every_epochs = 0;
     o.mode = mode;
-    o.num_workers = mode == Mode::kSync ? 2 : 1;
+    o.num_workers = SplitsGlobalBatch(mode) ? 2 : 1;
     o.batch_size = 8;
     o.epochs = 3;
     o.lr.base_lr = 1e30f;

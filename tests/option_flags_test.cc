@@ -60,6 +60,26 @@ TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
          o.workers_per_device = 0;
        },
        "TrainerOptions::workers_per_device=0", "--workers_per_device=0"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kSsp;
+         o.staleness_bound = -1;
+       },
+       "TrainerOptions::staleness_bound=-1 is out of range; it must be in [0, 1099511627776]",
+       "--staleness_bound=-1 is out of range; it must be in [0, 1099511627776]"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kBackup;
+         o.num_workers = 2;
+         o.backup_workers = 2;
+       },
+       "TrainerOptions::backup_workers=2 is out of range; it must be in [0, 1] (fewer than the 2 "
+       "workers)",
+       "--backup_workers=2 is out of range; it must be in [0, 1] (fewer than the 2 workers)"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kLocalSgd;
+         o.average_every = 0;
+       },
+       "TrainerOptions::average_every=0 is out of range; it must be in [1, 1099511627776]",
+       "--average_every=0 is out of range; it must be in [1, 1099511627776]"},
   };
   for (const Case& c : cases) {
     TrainerOptions o = Valid();

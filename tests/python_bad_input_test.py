@@ -111,6 +111,18 @@ class BadInput(unittest.TestCase):
                      *d, lr_decay_rate=0.5)
         self.refuses(ValueError, ["staleness_aware_lr"], *d, mode="sync",
                      staleness_aware_lr=True)
+        self.refuses(ValueError, ["staleness_bound=-1 is out of range", "[0, 1099511627776]"],
+                     *d, mode="ssp", staleness_bound=-1)
+        self.refuses(ValueError, ["staleness_bound has no effect with mode='async'",
+                                  "mode='ssp'"], *d, staleness_bound=2)
+        self.refuses(ValueError, ["backup_workers=2 is out of range", "[0, 1]"], *d,
+                     mode="backup", backup_workers=2)
+        self.refuses(ValueError, ["backup_workers has no effect with mode='sync'"], *d,
+                     mode="sync", backup_workers=1)
+        self.refuses(ValueError, ["average_every=0 is out of range", "[1, 1099511627776]"],
+                     *d, mode="local_sgd", average_every=0)
+        self.refuses(ValueError, ["average_every has no effect with mode='ssp'"], *d,
+                     mode="ssp", average_every=2)
         self.refuses(ValueError, ["seed=-1 is out of range"], *d, seed=-1)
         self.refuses(ValueError, ["eval_every='3 fortnights' is not a period"], *d,
                      eval_every="3 fortnights")

@@ -56,6 +56,17 @@ class Train(unittest.TestCase):
                 if mode == "sync":
                     self.assertEqual(result.staleness_max, 0)
 
+    def test_the_policies_between_the_modes_run_from_python_and_learn(self):
+        for mode, option in (("ssp", {"staleness_bound": 0}), ("backup", {"backup_workers": 1}),
+                             ("local_sgd", {"average_every": 2})):
+            with self.subTest(mode=mode):
+                result = hogwild.train(self.x, self.y, self.test_x, self.test_y, mode=mode,
+                                       hidden=[32], workers=2, epochs=8, **option)
+                self.assertEqual(result.mode, mode)
+                self.assertEqual(result.examples, 8 * 2000)
+                self.assertTrue(np.isfinite(result.params).all())
+                self.assertGreater(result.final_test_accuracy, 0.7, result)
+
     def test_rows_follow_the_logs_schema_in_order(self):
         for mode in ("async", "sync"):
             with self.subTest(mode=mode):

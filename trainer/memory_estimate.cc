@@ -90,14 +90,20 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
   const double b = static_cast<double>(std::max<int64_t>(1, options.batch_size));
   const double d = static_cast<double>(model.input_features());
   const bool momentum = options.sgd.momentum != 0.0f;
-  const bool async = options.mode == Mode::kAsync;
+  // ssp keeps async's per-worker state (it runs Hogwild) and its per-worker data.
+  const bool async = !SplitsGlobalBatch(options.mode);
   const TowerFloats tower = TowerSize(model);
 
   MemoryEstimate e;
   e.parameters_bytes = Saturate(2 * p * kFloat);
   // Async (sync/hogwild.h): a snapshot per worker, and momentum per worker. Sync
   // (sync/tower_average.h): one momentum buffer; the average is written into a [P] buffer.
-  const double optimizer_copies = async ? w * (1 + (momentum ? 1 : 0)) : (momentum ? 2 : 1);
+  // Backup (sync/backup_sync.h): a snapshot per worker and one momentum buffer.
+  // Local SGD (sync/local_sgd.h): a replica and momentum per worker, as async.
+  const bool per_worker = async || options.mode == Mode::kLocalSgd;
+  const double optimizer_copies = per_worker                      ? w * (1 + (momentum ? 1 : 0))
+                                  : options.mode == Mode::kBackup ? w + (momentum ? 1 : 0)
+                                                                  : (momentum ? 2 : 1);
   e.optimizer_bytes = Saturate(optimizer_copies * p * kFloat);
   e.gradients_bytes = Saturate(w * p * kFloat);
   // Every worker's tower is sized for options.batch_size examples, in sync mode too.

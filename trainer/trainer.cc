@@ -39,10 +39,11 @@ std::vector<DeviceSpec> WorkerDevices(const TrainerOptions& options) {
   return devices;
 }
 
-// Global steps per epoch: one global batch per step in sync mode, every worker's batches in
-// async mode. Turns an evaluation period in epochs into steps.
+// Global steps per epoch: one global batch per step where the modes split a global batch (sync),
+// every worker's batches where each has its own shard (async, ssp). Turns an evaluation period in
+// epochs into steps.
 int64_t StepsPerEpoch(const InputPipeline& pipeline, Mode mode, int num_workers) {
-  if (mode == Mode::kSync) return pipeline.plan().StepsPerEpoch(0);
+  if (SplitsGlobalBatch(mode)) return pipeline.plan().StepsPerEpoch(0);
   int64_t steps = 0;
   for (int w = 0; w < num_workers; ++w) steps += pipeline.plan().StepsPerEpoch(w);
   return steps;
@@ -191,8 +192,11 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   for (const DeviceSpec& d : worker_devices) placement.worker_gpus.push_back(d.index);
   std::unique_ptr<UpdatePolicy> policy;
   if (worker_devices.empty()) {
-    HOGWILD_ASSIGN_OR_RETURN(policy,
-                             CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));
+    HOGWILD_ASSIGN_OR_RETURN(
+        policy, CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd,
+                                   ModeOptions{.staleness_bound = options.staleness_bound,
+                                               .backup_workers = options.backup_workers,
+                                               .average_every = options.average_every}));
   } else {
     HOGWILD_ASSIGN_OR_RETURN(
         policy, gpu->CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));

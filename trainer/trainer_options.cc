@@ -111,6 +111,33 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
                    "on GPU devices (they run GPUs x TrainerOptions::workers_per_device "
                    "workers); set TrainerOptions::workers_per_device instead");
   }
+  if (o.staleness_bound != TrainerOptions{}.staleness_bound && o.mode != Mode::kSsp) {
+    return Ignored(
+        absl::StrFormat("TrainerOptions::staleness_bound=%d", o.staleness_bound),
+        absl::StrFormat("in %s mode; it bounds the clock gap of ssp mode only", ModeName(o.mode)));
+  }
+  if (o.backup_workers != TrainerOptions{}.backup_workers && o.mode != Mode::kBackup) {
+    return Ignored(absl::StrFormat("TrainerOptions::backup_workers=%d", o.backup_workers),
+                   absl::StrFormat("in %s mode; it drops late gradients in backup mode only",
+                                   ModeName(o.mode)));
+  }
+  if (o.average_every != TrainerOptions{}.average_every && o.mode != Mode::kLocalSgd) {
+    return Ignored(absl::StrFormat("TrainerOptions::average_every=%d", o.average_every),
+                   absl::StrFormat("in %s mode; it is the averaging period of local_sgd mode only",
+                                   ModeName(o.mode)));
+  }
+  if (!o.checkpoint_dir.empty() && !SupportsCheckpoints(o.mode)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::checkpoint_dir is not supported in %s mode (its state has no "
+        "checkpoint format yet); checkpoints are for async and sync modes",
+        ModeName(o.mode)));
+  }
+  if (gpu && o.mode != Mode::kAsync && o.mode != Mode::kSync) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s mode runs on cpu devices only (it has no GPU policy); set TrainerOptions::devices "
+        "to cpu",
+        ModeName(o.mode)));
+  }
   if (o.force_host_master && !(gpu && o.mode == Mode::kAsync)) {
     return Ignored("TrainerOptions::force_host_master=true",
                    absl::StrFormat("in %s mode on %s (it places async GPU parameters only)",
@@ -175,6 +202,24 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
                       "finite and >= 0");
   }
   HOGWILD_RETURN_IF_ERROR(CheckRange("prefetch", o.prefetch, 1, kMaxPrefetch));
+  HOGWILD_RETURN_IF_ERROR(
+      CheckRange("staleness_bound", o.staleness_bound, int64_t{0}, kMaxStalenessBound));
+  HOGWILD_RETURN_IF_ERROR(
+      CheckRange("average_every", o.average_every, int64_t{1}, kMaxAverageEvery));
+  if (o.mode == Mode::kLocalSgd && o.batch_size < WorkerCount(o)) {
+    return OutOfRange("batch_size", absl::StrFormat("%d", o.batch_size),
+                      absl::StrFormat("in [%d, %d] in local_sgd mode (at least one example per "
+                                      "worker: the global batch is split into the workers' "
+                                      "local batches)",
+                                      WorkerCount(o), kMaxBatchSize)
+                          .c_str());
+  }
+  if (o.backup_workers < 0 || o.backup_workers >= WorkerCount(o)) {
+    return OutOfRange("backup_workers", absl::StrFormat("%d", o.backup_workers),
+                      absl::StrFormat("in [0, %d] (fewer than the %d workers)", WorkerCount(o) - 1,
+                                      WorkerCount(o))
+                          .c_str());
+  }
   HOGWILD_RETURN_IF_ERROR(ValidateCheckpointOptions(o));
   if (o.log_every_steps < 1) {
     return OutOfRange("log_every_steps", absl::StrFormat("%d", o.log_every_steps), ">= 1");
@@ -202,12 +247,12 @@ absl::Status ValidateOptionsForDataset(const TrainerOptions& o, int64_t train_ex
     return absl::InvalidArgumentError("the training set is empty");
   }
   const int workers = WorkerCount(o);
-  if (o.mode == Mode::kSync) {
+  if (SplitsGlobalBatch(o.mode)) {
     if (o.batch_size > train_examples) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "TrainerOptions::batch_size=%d is larger than the training set (%d examples); in sync "
+          "TrainerOptions::batch_size=%d is larger than the training set (%d examples); in %s "
           "mode it is the global batch, so it must be in [1, %d]",
-          o.batch_size, train_examples, train_examples));
+          o.batch_size, train_examples, ModeName(o.mode), train_examples));
     }
     return absl::OkStatus();
   }
@@ -215,9 +260,9 @@ absl::Status ValidateOptionsForDataset(const TrainerOptions& o, int64_t train_ex
   if (o.batch_size > largest_shard) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::batch_size=%d is larger than a worker's share of the training set (%d "
-        "examples = %d examples / %d workers); in async mode it is the batch per worker, so it "
+        "examples = %d examples / %d workers); in %s mode it is the batch per worker, so it "
         "must be in [1, %d]",
-        o.batch_size, largest_shard, train_examples, workers, largest_shard));
+        o.batch_size, largest_shard, train_examples, workers, ModeName(o.mode), largest_shard));
   }
   return absl::OkStatus();
 }

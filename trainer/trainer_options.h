@@ -29,14 +29,29 @@ inline constexpr int kMaxWorkersPerDevice = 64;
 inline constexpr int64_t kMaxBatchSize = int64_t{1} << 24;
 inline constexpr int64_t kMaxEpochs = 1000000;
 inline constexpr int kMaxPrefetch = 1024;
+inline constexpr int64_t kMaxStalenessBound = int64_t{1} << 40;
+inline constexpr int64_t kMaxAverageEvery = int64_t{1} << 40;
 
 struct TrainerOptions {
   Mode mode = Mode::kAsync;
   int num_workers = 1;       // CPU workers, in [1, kMaxWorkers]
-  int64_t batch_size = 64;   // per worker in async mode, global in sync mode; [1, kMaxBatchSize]
+  // Per worker in async and ssp modes, global (split across the workers) in sync, backup and
+  // local_sgd modes; [1, kMaxBatchSize].
+  int64_t batch_size = 64;
   int64_t epochs = 10;       // passes over the training set, [1, kMaxEpochs]
   LrSchedule lr;
   SgdOptions sgd;
+  // ssp only (sync/stale_synchronous.h): a worker starts a step at most this many steps (of its
+  // own) ahead of the slowest worker; [0, kMaxStalenessBound]. 0 is bulk-synchronous; a bound
+  // at least the run's steps per worker never waits (async).
+  int64_t staleness_bound = 3;
+  // backup only (sync/backup_sync.h): each step uses the first WorkerCount() - backup_workers
+  // gradients to arrive and drops the others; [0, WorkerCount() - 1]. 0 is sync mode exactly.
+  int backup_workers = 0;
+  // local_sgd only (sync/local_sgd.h): local steps between two averagings of the workers'
+  // replicas; [1, kMaxAverageEvery]. local_sgd needs batch_size >= WorkerCount() (each worker
+  // gets its own part of every global batch).
+  int64_t average_every = 8;
   uint64_t seed = 1;         // initialization and data order
   ModelSpec model;           // input_shape and num_classes are taken from the dataset
 
@@ -113,6 +128,10 @@ int WorkerCount(const TrainerOptions& options);
 // do nothing in this mode, on these devices or with these other options (so nothing the caller
 // set is silently dropped). A field left at its default value is never refused. The rules:
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
+//   staleness_bound          ssp only;   backup_workers   backup only
+//   average_every            local_sgd only
+//   checkpoint_dir           async and sync only (core/mode.h SupportsCheckpoints)
+//   a mode other than async and sync: cpu devices only (no GPU policy)
 //   workers_per_device != 1  GPU devices only;   num_workers != 1   CPU devices only
 //   force_host_master        async on GPUs only
 //   eval_every_steps > 0     only with eval_every_epochs = 0 (the epoch period takes precedence)
@@ -125,8 +144,8 @@ absl::Status ValidateOptions(const TrainerOptions& options);
 
 // ValidateOptions, then the options against the training set's size `train_examples` (> 0):
 // the batch must fit in the data a worker draws from, the global training set in sync mode and
-// the largest worker shard (ceil(train_examples / workers)) in async mode, since a larger one
-// would be cut to that size without a word. Errors: kInvalidArgument naming
+// the largest worker shard (ceil(train_examples / workers)) in async and ssp modes, since a larger
+// one would be cut to that size without a word. Errors: kInvalidArgument naming
 // `TrainerOptions::batch_size`, the batch and the number of examples. Pure.
 absl::Status ValidateOptionsForDataset(const TrainerOptions& options, int64_t train_examples);
 

@@ -61,10 +61,11 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     HOGWILD_ASSIGN_OR_RETURN(std::optional<BatchView> batch, feed->Next());
     if (!batch) {
       if (ctx.boundary != nullptr) ctx.boundary->Finished(worker, next_step);
-      return absl::OkStatus();
+      return ctx.policy->WorkerDone(worker);
     }
     step = batch->step;
     if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));
+    HOGWILD_RETURN_IF_ERROR(ctx.policy->SetStepExamples(worker, batch->size, batch->global_size));
     const absl::Time step_start = absl::Now();
     HOGWILD_ASSIGN_OR_RETURN(DeviceSpan<const float> params, ctx.policy->BeginStep(worker));
     const float grad_scale = batch->global_size > 0 ? 1.0f / batch->global_size : 0.0f;

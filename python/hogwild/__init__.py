@@ -1,4 +1,5 @@
-"""hogwild: data-parallel SGD in two modes, async (Hogwild!) and sync (tower averaging).
+"""hogwild: data-parallel SGD: async (Hogwild!), sync (tower averaging) and the policies between
+(ssp, backup, local_sgd).
 
     import hogwild
     result = hogwild.train(x, y, test_x, test_y, mode="sync", epochs=3)
@@ -21,7 +22,7 @@ class TrainResult:
     """What a finished run returns.
 
     Attributes:
-      mode: "async" or "sync".
+      mode: "async", "sync", "ssp", "backup" or "local_sgd".
       workers: the number of workers that trained.
       wall_time_s: seconds from the first step to the last (without loading or the final
         evaluation).
@@ -113,7 +114,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           mode="async", model="mlp", hidden=None, workers=None, devices=None,
           workers_per_device=None, batch_size=64, epochs=8, lr=0.05, lr_schedule="constant",
           lr_decay_rate=None, lr_decay_steps=None, momentum=0.0, weight_decay=0.0,
-          staleness_aware_lr=False, seed=1, eval_every="1epoch", log=None, overwrite_log=False,
+          staleness_aware_lr=False, staleness_bound=None, backup_workers=None,
+          average_every=None, seed=1, eval_every="1epoch", log=None, overwrite_log=False,
           log_every=100, checkpoint_dir=None, checkpoint_every=None, resume=False,
           overwrite_checkpoint=False, prefetch=4, on_log_row=None):
     """Trains a classifier with data-parallel SGD and returns a TrainResult.
@@ -131,20 +133,23 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
       num_classes: default: the largest label of y and test_y + 1.
 
     Every other keyword is the `//trainer:train` flag of that name, with its default
-    (README.md, "Options of //trainer:train"): mode ("async" or "sync", chosen per call),
+    (README.md, "Options of //trainer:train"): mode ("async", "sync", "ssp", "backup" or
+    "local_sgd", chosen per call; the build flag --//sync:mode of the command line),
     model ("logreg", "mlp", "cnn"), hidden (mlp only; default (256, 256)), workers (CPU worker
     threads; default one per hardware thread), devices ("cpu", "gpu", "gpu:0,1"; default every
     GPU if there is one, else "cpu"), workers_per_device (GPUs only; default 1), batch_size
-    (per worker in async mode, global in sync mode), epochs, lr, lr_schedule ("constant",
+    (per worker in async and ssp modes, global in the others), epochs, lr, lr_schedule ("constant",
     "exponential", "step"), lr_decay_rate (decaying schedules only, default 1.0),
     lr_decay_steps (decaying schedules only, default 1000), momentum, weight_decay,
-    staleness_aware_lr (async only), seed (in [0, 2^64 - 1]), eval_every (global steps as an
+    staleness_aware_lr (async only), staleness_bound (ssp only, default 3), backup_workers
+    (backup only, default 0), average_every (local_sgd only, default 8), seed (in [0, 2^64 - 1]), eval_every (global steps as an
     int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl convergence-log path),
     overwrite_log, log_every (a log row per worker every N of its steps), checkpoint_dir,
     checkpoint_every (with checkpoint_dir: N global steps, "30s", "10m", "1h", 0; default
     "600s"), resume, overwrite_checkpoint, prefetch (batches queued per worker). A keyword that
     these settings would not read (hidden with model="cnn", lr_decay_rate with the constant
-    schedule, workers with GPUs) is refused, never silently dropped.
+    schedule, workers with GPUs, staleness_bound outside mode="ssp") is refused, never
+    silently dropped.
 
     on_log_row: called with every convergence-log row as a dict (README.md, "Convergence
       log": wall_time_s, kind "train"/"eval", epoch, step, examples_seen, worker, train_loss,
@@ -191,6 +196,13 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     for name, value in (("lr_decay_rate", lr_decay_rate), ("lr_decay_steps", lr_decay_steps)):
         if value is not None and not decays:
             raise ValueError(f"{name} has no effect with lr_schedule='constant'")
+    mode = _str("mode", mode)
+    for name, value, reader in (("staleness_bound", staleness_bound, "ssp"),
+                                ("backup_workers", backup_workers, "backup"),
+                                ("average_every", average_every, "local_sgd")):
+        if value is not None and mode != reader:
+            raise ValueError(f"{name} has no effect with mode={mode!r}; it is for "
+                             f"mode={reader!r}")
     if checkpoint_dir is None and (checkpoint_every is not None or resume):
         raise ValueError(("checkpoint_every" if checkpoint_every is not None else "resume")
                          + " needs checkpoint_dir (the directory where checkpoints live)")
@@ -216,7 +228,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         ckpt_steps, ckpt_seconds = 0, 0.0
 
     options = {
-        "mode": _str("mode", mode),
+        "mode": mode,
         "devices": "" if devices is None else _str("devices", devices),
         "workers": None if workers is None else _int("workers", workers),
         "workers_per_device": (None if workers_per_device is None
@@ -234,6 +246,10 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         "momentum": _float("momentum", momentum),
         "weight_decay": _float("weight_decay", weight_decay),
         "staleness_aware_lr": _bool("staleness_aware_lr", staleness_aware_lr),
+        "staleness_bound": _int("staleness_bound",
+                                3 if staleness_bound is None else staleness_bound),
+        "backup_workers": _int("backup_workers", 0 if backup_workers is None else backup_workers),
+        "average_every": _int("average_every", 8 if average_every is None else average_every),
         "seed": seed,
         "eval_every_steps": eval_steps,
         "eval_every_epochs": eval_epochs,

@@ -179,7 +179,8 @@ absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) 
     s->dataset = std::move(dataset);
   }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
-  if (!parsed.ok()) {
+  // Only async and sync runs write checkpoints (core/mode.h SupportsCheckpoints).
+  if (!parsed.ok() || !SupportsCheckpoints(*parsed)) {
     return r.Corrupt("mode", absl::StrFormat("'%s' is neither async nor sync", mode));
   }
   s->mode = *parsed;

@@ -16,6 +16,8 @@ StepBoundary::StepBoundary(Options options, SnapshotFn snapshot,
       next_due_step_(options_.start_global_step + options_.every_steps),
       last_checkpoint_time_(std::chrono::steady_clock::now()) {
   HOGWILD_CHECK(options_.num_workers >= 1, "StepBoundary: num_workers must be >= 1");
+  HOGWILD_CHECK(SupportsCheckpoints(options_.mode) || options_.checkpoint_dir.empty(),
+                "StepBoundary: this mode has no checkpoints");
   if (static_cast<int>(next_step_.size()) != options_.num_workers) {
     next_step_.assign(options_.num_workers, 0);
   }
@@ -60,6 +62,7 @@ absl::Status StepBoundary::WriteLocked(std::unique_lock<std::mutex>& lock) {
 absl::StatusOr<bool> StepBoundary::AtBoundary(int worker, int64_t next_step,
                                               int64_t global_step) {
   if (options_.mode == Mode::kAsync) return AsyncBoundary(worker, next_step, global_step);
+  if (options_.mode != Mode::kSync) return StopOnlyBoundary();
   if (worker == 0) return SyncBoundary(next_step, global_step);
   std::lock_guard<std::mutex> lock(mu_);
   if (cancelled_) return absl::CancelledError("training was cancelled");
@@ -80,6 +83,19 @@ absl::StatusOr<bool> StepBoundary::SyncBoundary(int64_t next_step, int64_t globa
   lock.unlock();
   // The peers are blocked at the next step's barrier (or computing towards it): only
   // cancellation can release them; the trainer reads their kCancelled as part of the stop.
+  release_peers_();
+  return true;
+}
+
+absl::StatusOr<bool> StepBoundary::StopOnlyBoundary() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (cancelled_) return absl::CancelledError("training was cancelled");
+  if (stopped_) return true;
+  if (!StopRequested()) return false;
+  stopped_ = true;
+  lock.unlock();
+  // The peers may wait for this worker (ssp's bound): only cancellation can release them; the
+  // trainer reads their kCancelled as part of the stop.
   release_peers_();
   return true;
 }

@@ -15,6 +15,10 @@
 //   bitwise equal to the uninterrupted run; with several, the continuation interleaves
 //   differently (as two async runs with the same seed do), so only the state is exact.
 //
+// The modes without checkpoints (core/mode.h SupportsCheckpoints; checkpoint_dir must be empty):
+//   only orderly stops: the first worker that finds a stop requested returns true and releases
+//   its peers through `release_peers`, whatever they wait on (the ssp bound, a barrier).
+//
 // Due: every `every_steps` global steps (sync: when the next step is a multiple; async: when the
 // store's version has advanced that much since the last checkpoint) and/or every
 // `every_seconds` seconds; a stop request always checkpoints first (when a directory is set).
@@ -88,6 +92,7 @@ class StepBoundary {
  private:
   absl::StatusOr<bool> SyncBoundary(int64_t next_step, int64_t global_step);
   absl::StatusOr<bool> AsyncBoundary(int worker, int64_t next_step, int64_t global_step);
+  absl::StatusOr<bool> StopOnlyBoundary();
   bool StopRequested() const;
   bool DueLocked(int64_t global_step) const;  // requires mu_
   // Snapshots and writes with mu_ released (the state is quiescent by the callers' protocol).

@@ -1,8 +1,8 @@
 // The `train` command: trains a model on an MNIST-format dataset with one worker thread per
 // core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
-// (--//sync:mode=async|sync, alias --config=sync). The same file is `train` (CPU trainer only)
-// and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU runs
-// (trainer/cli/gpu_handoff.h).
+// (--//sync:mode=async|sync|ssp|backup|local_sgd, alias --config=sync). The same file is `train`
+// (CPU trainer only) and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU
+// runs (trainer/cli/gpu_handoff.h).
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -45,6 +45,12 @@
 
 #if defined(HOGWILD_DEFAULT_MODE_SYNC)
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSync;
+#elif defined(HOGWILD_DEFAULT_MODE_SSP)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSsp;
+#elif defined(HOGWILD_DEFAULT_MODE_BACKUP)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kBackup;
+#elif defined(HOGWILD_DEFAULT_MODE_LOCAL_SGD)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kLocalSgd;
 #else
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsync;
 #endif
@@ -70,8 +76,8 @@ ABSL_FLAG(std::string, devices, "",
 ABSL_FLAG(int32_t, workers_per_device, 1,
           "GPU workers per GPU (one stream each), in [1, 64]; GPUs only");
 ABSL_FLAG(int64_t, batch_size, 64,
-          "examples per step: PER WORKER in async mode, the GLOBAL batch (split across "
-          "workers) in sync mode");
+          "examples per step: PER WORKER in async and ssp modes, the GLOBAL batch (split "
+          "across workers) in sync, backup and local_sgd modes");
 ABSL_FLAG(int64_t, epochs, 8, "passes over the training set");
 ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
 ABSL_FLAG(std::string, lr_schedule, "constant",
@@ -86,6 +92,15 @@ ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
 ABSL_FLAG(bool, staleness_aware_lr, false,
           "async only: divide the learning rate by the update's staleness (Zhang et al. 2016)");
+ABSL_FLAG(int64_t, staleness_bound, 3,
+          "ssp only (--//sync:mode=ssp): a worker starts a step at most this many of its steps "
+          "ahead of the slowest worker, >= 0 (0: bulk-synchronous)");
+ABSL_FLAG(int32_t, backup_workers, 0,
+          "backup only (--//sync:mode=backup): each step uses the first workers - "
+          "backup_workers gradients to arrive and drops the rest, in [0, workers - 1]");
+ABSL_FLAG(int64_t, average_every, 8,
+          "local_sgd only (--//sync:mode=local_sgd): local steps between two averagings of the "
+          "workers' replicas, >= 1");
 // A string, parsed by ParseSeed: Abseil's own uint64 parsing refuses "-1" with a bare "Illegal
 // value" that names no range.
 ABSL_FLAG(std::string, seed, "1", "seed of initialization and data order, in [0, 2^64 - 1]");
@@ -154,7 +169,18 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
             absl::StrFormat("with --model=%s (only mlp has hidden layers)", options.model.name)},
            {"log_every", !absl::GetFlag(FLAGS_log).empty(), "without --log"},
            {"lr_decay_rate", decays, "with --lr_schedule=constant"},
-           {"lr_decay_steps", decays, "with --lr_schedule=constant"}}) {
+           {"lr_decay_steps", decays, "with --lr_schedule=constant"},
+           {"staleness_bound", kBuildMode == Mode::kSsp,
+            absl::StrFormat("in %s mode; it is for ssp mode (build with --//sync:mode=ssp)",
+                            ModeName(kBuildMode))},
+           {"average_every", kBuildMode == Mode::kLocalSgd,
+            absl::StrFormat("in %s mode; it is for local_sgd mode (build with "
+                            "--//sync:mode=local_sgd)",
+                            ModeName(kBuildMode))},
+           {"backup_workers", kBuildMode == Mode::kBackup,
+            absl::StrFormat("in %s mode; it is for backup mode (build with "
+                            "--//sync:mode=backup)",
+                            ModeName(kBuildMode))}}) {
     if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(absl::StrFormat("--%s has no effect %s", flag, where));
     }
@@ -178,6 +204,9 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.weight_decay,
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
+  if (kBuildMode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
+  if (kBuildMode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
+  if (kBuildMode == Mode::kLocalSgd) options.average_every = absl::GetFlag(FLAGS_average_every);
   if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(options.stragglers.slowdown, ParseSlowdown("stragglers", slow));
   }

@@ -32,7 +32,7 @@ std::vector<int64_t> BatchPlan::EpochPermutation(int64_t epoch) const {
 int64_t BatchPlan::StepsPerEpoch(int worker) const {
   const int64_t w = options_.num_workers;
   const int64_t b = options_.batch_size;
-  if (options_.mode == Mode::kSync) return (num_examples_ + b - 1) / b;
+  if (SplitsGlobalBatch(options_.mode)) return (num_examples_ + b - 1) / b;
   const int64_t shard = num_examples_ * (worker + 1) / w - num_examples_ * worker / w;
   return (shard + b - 1) / b;
 }
@@ -42,7 +42,7 @@ std::vector<std::pair<std::vector<int64_t>, int64_t>> BatchPlan::EpochBatches(
   const int64_t w_count = options_.num_workers;
   const int64_t b = options_.batch_size;
   std::vector<std::pair<std::vector<int64_t>, int64_t>> batches;
-  if (options_.mode == Mode::kAsync) {
+  if (!SplitsGlobalBatch(options_.mode)) {
     const int64_t begin = num_examples_ * worker / w_count;
     const int64_t end = num_examples_ * (worker + 1) / w_count;
     for (int64_t lo = begin; lo < end; lo += b) {
@@ -54,8 +54,9 @@ std::vector<std::pair<std::vector<int64_t>, int64_t>> BatchPlan::EpochBatches(
       const int64_t size = std::min(b, num_examples_ - lo);
       const int64_t shard_lo = lo + size * worker / w_count;
       const int64_t shard_hi = lo + size * (worker + 1) / w_count;
+      // local_sgd: each worker's gradient is the mean over its own part (its local batch).
       batches.emplace_back(std::vector<int64_t>(perm.begin() + shard_lo, perm.begin() + shard_hi),
-                           size);
+                           options_.mode == Mode::kLocalSgd ? shard_hi - shard_lo : size);
     }
   }
   return batches;

@@ -3,14 +3,15 @@
 // Every worker's batch sequence is a pure function of (seed, mode, number of workers, batch
 // size, epochs) — BatchPlan below — so the same settings give the same data order per worker.
 //
-// async (Hogwild) mode, batch_size per worker:
+// async (Hogwild) and ssp modes (core/mode.h SplitsGlobalBatch false), batch_size per worker:
 //   epoch e: permutation π_e of [0, N) (seed, e); worker w's shard is π_e[N·w/W, N·(w+1)/W);
 //   the worker walks its shard in batches of batch_size (the last one smaller). Every example
 //   is visited exactly once per epoch, by exactly one worker.
-// sync (tower) mode, batch_size global:
+// sync (tower) mode (SplitsGlobalBatch true), batch_size global:
 //   epoch e: global batch s is π_e[s·B, min((s+1)·B, N)) of b examples; worker w's shard of it
 //   is rows [b·w/W, b·(w+1)/W) — uneven splits and empty shards (b < W) included. All workers
-//   see the same number of steps.
+//   see the same number of steps. Batch::global_size is b, except in local_sgd mode, where each
+//   worker's gradient is the mean over its own rows: there it is the worker's own rows.
 //
 // Prefetching: one producer thread per worker assembles that worker's batches (gathering the
 // rows into contiguous memory) into a bounded queue of `prefetch` batches (CancellableQueue, whose
@@ -37,7 +38,7 @@ namespace hogwild {
 struct Batch {
   int64_t epoch = 0;
   int64_t step = 0;            // index of this batch in the worker's sequence (= global step in sync)
-  int64_t global_size = 0;     // examples in the step's batch: the global batch in sync mode
+  int64_t global_size = 0;     // the gradient's divisor: the step's global batch in sync mode
   std::vector<int64_t> indices;  // [size] dataset rows of this batch
   std::vector<float> features;   // [size, D]
   std::vector<int32_t> labels;   // [size]

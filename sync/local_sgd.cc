@@ -1,0 +1,94 @@
+#include "sync/local_sgd.h"
+
+#include <algorithm>
+
+#include "core/logging.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/sgd_update.h"
+#include "kernels/functors.h"
+
+namespace hogwild {
+
+LocalSgd::LocalSgd(ParameterStore* store, int num_workers, SgdOptions options,
+                   int64_t average_every)
+    : UpdatePolicy(Mode::kLocalSgd, store, num_workers, options),
+      average_every_(average_every),
+      barrier_(num_workers),
+      workers_(num_workers) {
+  HOGWILD_CHECK(average_every >= 1, "LocalSgd: average_every must be >= 1");
+  for (PerWorker& w : workers_) {
+    w.replica.resize(store->size());
+    if (options.momentum != 0.0f) w.velocity.assign(store->size(), 0.0f);
+  }
+}
+
+int LocalSgd::num_momentum_buffers() const {
+  return sgd_options().momentum != 0.0f ? num_workers() : 0;
+}
+
+absl::Status LocalSgd::DoReadParams(absl::Span<float> out) const {
+  store()->Read(out);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceSpan<const float>> LocalSgd::DoBeginStep(int worker) {
+  PerWorker& w = workers_[worker];
+  if (!w.started) {
+    // Nobody writes the store before the first averaging, which needs this worker.
+    const absl::Span<const float> initial = store()->unsafe_values();
+    std::copy(initial.begin(), initial.end(), w.replica.begin());
+    w.started = true;
+  }
+  return DeviceSpan<const float>(absl::MakeConstSpan(w.replica));
+}
+
+absl::StatusOr<StepStats> LocalSgd::DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                 float lr) {
+  PerWorker& w = workers_[worker];
+  const SgdMomentumFn sgd{lr, sgd_options().momentum, sgd_options().weight_decay};
+  // A CPU policy: the gradient is in host memory.
+  cpu::SgdUpdate(sgd, grad.HostSpan(), absl::MakeSpan(w.velocity), absl::MakeSpan(w.replica));
+  if (++w.since_average == average_every_) HOGWILD_RETURN_IF_ERROR(Average(worker));
+  return StepStats{.staleness = 0, .applied_lr = lr};
+}
+
+absl::Status LocalSgd::DoWorkerDone(int worker) {
+  if (workers_[worker].since_average == 0) return absl::OkStatus();
+  return Average(worker);
+}
+
+absl::Status LocalSgd::Average(int worker) {
+  HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+  const int64_t num_params = store()->size();
+  const int64_t begin = num_params * worker / num_workers();
+  const int64_t end = num_params * (worker + 1) / num_workers();
+  const float count = static_cast<float>(num_workers());
+  float* params = store()->unsafe_values().data();
+  for (int64_t i = begin; i < end; ++i) {
+    float sum = workers_[0].replica[i];
+    for (int v = 1; v < num_workers(); ++v) sum += workers_[v].replica[i];
+    const float average = sum / count;
+    params[i] = average;
+    for (PerWorker& v : workers_) v.replica[i] = average;
+  }
+  PerWorker& w = workers_[worker];
+  if (worker == 0) store()->RestoreVersion(store()->version() + w.since_average);
+  w.since_average = 0;
+  return barrier_.ArriveAndWait();
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> LocalSgd::DoSaveMomentum() const {
+  std::vector<std::vector<float>> momentum;
+  for (const PerWorker& w : workers_) {
+    if (!w.velocity.empty()) momentum.push_back(w.velocity);
+  }
+  return momentum;
+}
+
+absl::Status LocalSgd::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+  for (size_t w = 0; w < momentum.size(); ++w) workers_[w].velocity = momentum[w];
+  for (PerWorker& w : workers_) w.started = false;  // replicas start from the restored store
+  return absl::OkStatus();
+}
+
+}  // namespace hogwild

@@ -1,0 +1,85 @@
+// Local SGD, or periodic model averaging: Stich, "Local SGD Converges Fast and Communicates
+// Little", ICLR 2019; Lin, Stich, Patel, Jaggi, "Don't Use Large Mini-Batches, Use Local SGD",
+// ICLR 2020. Each worker trains its own replica of the parameters with its own momentum, on its
+// own examples, and every H = average_every local steps the replicas are averaged (uniformly)
+// and every worker continues from the average.
+//
+// Data (trainer/data/input_pipeline.h): as the papers, each worker its own examples and the
+// same number of local steps: every step's global batch is split into one disjoint part per
+// worker (the sync split), and each worker's gradient is the mean over its own part (the local
+// minibatch), not scaled by the global batch. With H = 1, no momentum and equal parts, the
+// average of the W local steps is the sync step (sync/tower_average.h) up to float rounding.
+//
+// The averaging: all workers meet at a barrier (sync/step_barrier.h); worker w averages its
+// slice [P*w/W, P*(w+1)/W) of the replicas (summed in worker order 0..W-1, divided by W:
+// bitwise reproducible), writes it to the shared store and into every replica, and a second
+// barrier ends it. The store holds the last average, which is what ReadParams, evaluation and
+// the final result see (exact between averagings, like sync mode between its barriers); a
+// replica's progress since the last average is not in it. The global step (the store's version)
+// advances by H at each averaging, so the learning rate of all the local steps of one round is
+// that of the round's first step (a decaying schedule is followed in steps of H; exact for
+// H = 1). When a worker's data ends (WorkerDone; all workers end at the same local step) the
+// last, shorter round is averaged too. An orderly stop mid-round keeps the last average.
+//
+// What a worker sees: only its own replica between averagings (nothing of the others' steps
+// until the next average); nothing is lost or torn. A worker whose part of a step is empty (a
+// short last global batch split across more workers) takes a step with a zero gradient
+// (momentum and weight decay still act).
+//
+// Cancellation: Cancel() releases every worker waiting at the averaging barrier with
+// kCancelled.
+//
+// Thread-safety: worker w's calls come from one thread; different workers' calls run
+// concurrently. With one worker the result is exactly sequential minibatch SGD (bitwise) for
+// H = 1, and for any H with a constant learning rate.
+#ifndef HOGWILD_SYNC_LOCAL_SGD_H_
+#define HOGWILD_SYNC_LOCAL_SGD_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sync/parameter_store.h"
+#include "sync/step_barrier.h"
+#include "sync/update_policy.h"
+
+namespace hogwild {
+
+class LocalSgd final : public UpdatePolicy {
+ public:
+  // `store` (the initial parameters) must outlive this object. num_workers >= 1,
+  // average_every >= 1. options.staleness_aware_lr is ignored.
+  LocalSgd(ParameterStore* store, int num_workers, SgdOptions options, int64_t average_every);
+
+  // W with momentum (each replica's own buffer), else 0.
+  int num_momentum_buffers() const override;
+
+  int64_t average_every() const { return average_every_; }
+
+ private:
+  struct PerWorker {
+    std::vector<float> replica;   // [P]
+    std::vector<float> velocity;  // [P] or empty
+    int64_t since_average = 0;    // local steps since the last averaging
+    bool started = false;         // replica initialized from the store
+  };
+
+  absl::Status DoReadParams(absl::Span<float> out) const override;
+  absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                         float lr) override;
+  absl::Status DoWorkerDone(int worker) override;
+  void DoCancel() override { barrier_.Cancel(); }
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
+  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+
+  // Worker w's part of an averaging (see the top of this file).
+  absl::Status Average(int worker);
+
+  const int64_t average_every_;
+  StepBarrier barrier_;
+  std::vector<PerWorker> workers_;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_SYNC_LOCAL_SGD_H_

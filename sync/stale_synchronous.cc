@@ -1,0 +1,113 @@
+#include "sync/stale_synchronous.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "core/logging.h"
+#include "core/status_macros.h"
+
+namespace hogwild {
+
+StaleSynchronous::StaleSynchronous(ParameterStore* store, int num_workers, SgdOptions options,
+                                   int64_t staleness_bound)
+    : UpdatePolicy(Mode::kSsp, store, num_workers, options),
+      bound_(staleness_bound),
+      updates_(store, num_workers, options),
+      clocks_(num_workers, 0),
+      done_(num_workers, false) {
+  HOGWILD_CHECK(staleness_bound >= 0, "StaleSynchronous: staleness_bound must be >= 0");
+}
+
+int StaleSynchronous::num_momentum_buffers() const { return updates_.num_momentum_buffers(); }
+
+int64_t StaleSynchronous::clock(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return clocks_[worker];
+}
+
+int64_t StaleSynchronous::min_clock() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MinClockLocked();
+}
+
+int StaleSynchronous::num_waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_;
+}
+
+int64_t StaleSynchronous::MinClockLocked() const {
+  int64_t min = std::numeric_limits<int64_t>::max();
+  for (size_t w = 0; w < clocks_.size(); ++w) {
+    if (!done_[w]) min = std::min(min, clocks_[w]);
+  }
+  if (min != std::numeric_limits<int64_t>::max()) return min;
+  return *std::max_element(clocks_.begin(), clocks_.end());
+}
+
+absl::Status StaleSynchronous::DoReadParams(absl::Span<float> out) const {
+  return updates_.ReadParams(out);
+}
+
+absl::StatusOr<DeviceSpan<const float>> StaleSynchronous::DoBeginStep(int worker) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto may_start = [&] { return cancelled_ || clocks_[worker] - MinClockLocked() <= bound_; };
+    if (!may_start()) {
+      ++waiting_;
+      advanced_.wait(lock, may_start);
+      --waiting_;
+    }
+    if (cancelled_) return absl::CancelledError("training was cancelled");
+  }
+  return updates_.BeginStep(worker);
+}
+
+absl::StatusOr<StepStats> StaleSynchronous::DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                         float lr) {
+  HOGWILD_ASSIGN_OR_RETURN(StepStats stats, updates_.FinishStep(worker, grad, lr));
+  bool was_slowest;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    was_slowest = clocks_[worker] == MinClockLocked();
+    ++clocks_[worker];
+  }
+  // Only the slowest worker's progress can let a waiting worker through.
+  if (was_slowest) advanced_.notify_all();
+  return stats;
+}
+
+absl::Status StaleSynchronous::DoWorkerDone(int worker) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_[worker] = true;
+  }
+  advanced_.notify_all();
+  return absl::OkStatus();
+}
+
+void StaleSynchronous::DoCancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+  }
+  advanced_.notify_all();
+  updates_.Cancel();
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> StaleSynchronous::DoSaveMomentum() const {
+  HOGWILD_ASSIGN_OR_RETURN(PolicyState state, updates_.SaveState());
+  return std::move(state.momentum);
+}
+
+absl::Status StaleSynchronous::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+  // The base class has restored the store already; Hogwild restores it again (the same values)
+  // together with its per-worker momentum.
+  PolicyState state;
+  state.global_step = store()->version();
+  state.params.assign(store()->unsafe_values().begin(), store()->unsafe_values().end());
+  state.momentum = momentum;
+  return updates_.RestoreState(state);
+}
+
+}  // namespace hogwild

@@ -1,0 +1,88 @@
+// The stale synchronous parallel policy (SSP): Ho et al., "More Effective Distributed ML via a
+// Stale Synchronous Parallel Parameter Server", NIPS 2013 (Petuum Bösen's consistency model),
+// on the lock-free updates of Hogwild!.
+//
+// Each worker's clock is the number of steps it has completed (FinishStep returned). Before a
+// step, BeginStep(w) waits until clock(w) - min over the unfinished workers v of clock(v) <= s,
+// the staleness bound: no worker starts a step more than s steps ahead of the slowest worker
+// that still has data. s = 0 is bulk-synchronous (every worker starts step c only after every
+// worker has applied step c - 1); a bound larger than the run never waits, which is async
+// (Hogwild) exactly. A worker whose data is used up (WorkerDone) no longer holds the others
+// back, so the unequal shards of the per-worker data plan (trainer/data/input_pipeline.h, as in
+// async mode) cannot deadlock the end of a run.
+//
+// What a worker sees and what may be lost: everything of sync/hogwild.h. The updates are those
+// of Hogwild (sync/hogwild.h, which this policy runs inside): applied lock-free to the shared
+// store, per-worker momentum, each value read one that some worker wrote, concurrent updates of
+// one element may overwrite each other. The SSP guarantee bounds clock gaps, not read
+// staleness: a worker starting step c has seen every update of clocks < c - s that completed
+// before its read (they completed before it was let through), and may also see any later ones,
+// partially. StepStats::staleness counts the updates of others between its read and its update,
+// as in async mode.
+//
+// Cancellation: Cancel() wakes every worker waiting on the bound with kCancelled (the no-hang
+// guarantee of the trainer rests on it, as on the sync barrier's).
+//
+// Thread-safety: worker w's calls come from one thread; different workers' calls run
+// concurrently. clock() and min_clock() may be called from any thread. With one worker the
+// result is exactly sequential minibatch SGD (bitwise that of async mode).
+#ifndef HOGWILD_SYNC_STALE_SYNCHRONOUS_H_
+#define HOGWILD_SYNC_STALE_SYNCHRONOUS_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "sync/hogwild.h"
+#include "sync/parameter_store.h"
+#include "sync/update_policy.h"
+
+namespace hogwild {
+
+class StaleSynchronous final : public UpdatePolicy {
+ public:
+  // `store` must outlive this object. num_workers >= 1, staleness_bound >= 0.
+  StaleSynchronous(ParameterStore* store, int num_workers, SgdOptions options,
+                   int64_t staleness_bound);
+
+  // W with momentum (each worker's own buffer, as in async mode), else 0.
+  int num_momentum_buffers() const override;
+
+  int64_t staleness_bound() const { return bound_; }
+  // Steps worker w has completed. Thread-safe.
+  int64_t clock(int worker) const;
+  // The smallest clock of the workers that still have data (WorkerDone not called), or the
+  // largest clock when all are done. Thread-safe.
+  int64_t min_clock() const;
+  // Workers blocked in BeginStep on the bound right now (tests, diagnostics). Thread-safe.
+  int num_waiting() const;
+
+ private:
+  absl::Status DoReadParams(absl::Span<float> out) const override;
+  absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                         float lr) override;
+  absl::Status DoWorkerDone(int worker) override;
+  void DoCancel() override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
+  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+
+  int64_t MinClockLocked() const;  // requires mu_
+
+  const int64_t bound_;
+  Hogwild updates_;  // the lock-free updates and per-worker snapshots and momentum
+
+  // std::mutex, as sync/step_barrier.h explains (ThreadSanitizer sees its edges).
+  mutable std::mutex mu_;
+  std::condition_variable advanced_;
+  // Guarded by mu_.
+  std::vector<int64_t> clocks_;  // [W]
+  std::vector<bool> done_;       // [W]
+  int waiting_ = 0;
+  bool cancelled_ = false;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_SYNC_STALE_SYNCHRONOUS_H_
