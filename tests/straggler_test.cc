@@ -131,10 +131,10 @@ std::string TempPath(const std::string& name) {
 }
 
 // Every train row of the slowed worker records a delay, and no row of the other worker does,
-// in both modes; with random delays on every step, every train row records one.
+// in every mode; with random delays on every step, every train row records one.
 TEST(Stragglers, TheLogRecordsEachStepsDelay) {
   const Dataset train = testing::SyntheticDataset(96, 6, 3, 1);
-  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd}) {
     for (bool random : {false, true}) {
       SCOPED_TRACE(std::string(ModeName(mode)) + (random ? " random" : " slowdown"));
       TrainerOptions o;
@@ -196,7 +196,7 @@ TEST(Stragglers, AFailingWorkerEndsTheOthersDelays) {
   };
   while (!fits(seed)) ++seed;
   const Dataset train = testing::SyntheticDataset(96, 6, 3, 1);
-  for (Mode mode : {Mode::kAsync, Mode::kSync}) {
+  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kLocalSgd}) {
     SCOPED_TRACE(ModeName(mode));
     TrainerOptions o;
     o.mode = mode;
@@ -207,9 +207,12 @@ TEST(Stragglers, AFailingWorkerEndsTheOthersDelays) {
     o.eval_every_epochs = 0;
     o.model = ModelSpec{.name = "mlp", .hidden = {8}};
     o.stragglers = stragglers;
-    // Async: worker 1 runs steps 0 and 1 undelayed and fails before step 2. Sync: it fails
-    // before step 1, whose barrier the delayed workers would reach only after their delays.
-    const int64_t fail_at = mode == Mode::kAsync ? 2 : 1;
+    // Async and SSP (bound 3): worker 1 runs steps 0 and 1 undelayed and fails before step 2.
+    // Sync and local SGD: it fails before step 1, whose barrier (local SGD: averaging every
+    // step) the delayed workers would reach only after their delays. (Backup workers would not
+    // wait for them at all.)
+    const int64_t fail_at = mode == Mode::kAsync || mode == Mode::kSsp ? 2 : 1;
+    if (mode == Mode::kLocalSgd) o.average_every = 1;
     o.step_hook = [fail_at](int worker, int64_t step) {
       return worker == 1 && step == fail_at ? absl::InternalError("injected") : absl::OkStatus();
     };
