@@ -1,6 +1,6 @@
 // The `simulate` command: a simulated run of W logical workers on one thread (sim/simulator.h),
 // e.g. 256 async workers on Fashion-MNIST:
-//   bazel run -c opt //sim:simulate -- --workers=256 --batch_size=16 --epochs=1
+//   bazel run //sim:simulate -- --workers=256 --batch_size=16 --epochs=1
 //     --staleness_csv=/tmp/staleness.csv   (one line)
 // Prints the summary with simulated and real seconds; writes the convergence log (--log) and the
 // exact staleness histogram (--staleness_csv: "staleness,updates" rows). Bad input: one line
@@ -146,6 +146,11 @@ absl::StatusOr<hogwild::SimResult> Run() {
                            ParseStragglers(absl::GetFlag(FLAGS_stragglers)));
   HOGWILD_ASSIGN_OR_RETURN(options.allreduce_time_s,
                            Milliseconds("allreduce_ms", absl::GetFlag(FLAGS_allreduce_ms), true));
+  if (options.allreduce_time_s != 0 && t.mode != Mode::kSync) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--allreduce_ms=%s applies to --mode=sync only (async has no all-reduce)",
+                        FlagText("allreduce_ms")));
+  }
   options.max_state_bytes = absl::GetFlag(FLAGS_max_state_bytes);
   const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
   if (train_examples < 0) {
@@ -182,7 +187,7 @@ absl::StatusOr<hogwild::SimResult> Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Simulates data-parallel SGD with W logical workers on one thread (simulated time).\n"
-      "  bazel run -c opt //sim:simulate -- --workers=256 --batch_size=16");
+      "  bazel run //sim:simulate -- --workers=256 --batch_size=16");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (positional.size() > 1) {
     std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
