@@ -14,7 +14,8 @@
 // the finish event, where the learning rate of the global step at that moment is applied (as
 // the real worker, which reads the global step after its forward/backward pass). Each worker
 // draws from its own shard of each epoch (BatchPlan, async) and keeps its own momentum buffer.
-// With no jitter every worker's k-th update has staleness exactly W - 1 once k >= 1.
+// With no jitter the workers run in lockstep: every update after the first W has staleness
+// exactly W - 1 until the first worker runs out of batches (all at once when shards are equal).
 // sync (tower averaging): every step, all W towers compute on their shard of the global batch
 // from the same parameters; the gradients are summed in worker order (as TowerAverage) and one
 // update is applied. The step's simulated time is the slowest tower's compute time plus
