@@ -1,0 +1,68 @@
+// What a simulation records per update: counts, the exact staleness histogram and sequence, and
+// the convergence-log rows (trainer/metrics/convergence_log.h's schema) stamped with simulated
+// time. A train row closes every `log_every` global steps over all workers (worker -1); an
+// evaluation row carries the mean training loss of the last closed window (or the open one).
+//
+// Thread-safety: none (the simulation's one thread).
+#ifndef HOGWILD_SIM_SIM_METRICS_H_
+#define HOGWILD_SIM_SIM_METRICS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "trainer/metrics/convergence_log.h"
+#include "trainer/metrics/evaluator.h"
+
+namespace hogwild {
+
+class SimMetrics {
+ public:
+  // log may be null (no convergence log). train_size > 0, log_every >= 1.
+  SimMetrics(ConvergenceLog* log, int64_t train_size, int64_t log_every)
+      : log_(log), train_size_(train_size), log_every_(log_every) {}
+
+  // One applied update: `examples` examples with loss sum `loss_sum`, its staleness, the
+  // learning rate applied, at simulated time `time_s`; the global step becomes steps() + 1.
+  // Errors: the log's write error.
+  absl::Status RecordUpdate(int64_t examples, double loss_sum, uint64_t staleness, float lr,
+                            double time_s);
+
+  // An evaluation of the parameters after steps() updates, at simulated time `time_s`.
+  absl::Status RecordEval(const EvalResult& eval, float lr, double time_s);
+
+  // Writes the open window's train row, if it holds updates.
+  absl::Status Flush(float lr, double time_s);
+
+  int64_t steps() const { return static_cast<int64_t>(staleness_.size()); }
+  int64_t examples() const { return examples_; }
+  int64_t last_eval_step() const { return last_eval_step_; }
+  double staleness_mean() const;
+  uint64_t staleness_max() const { return histogram_.empty() ? 0 : histogram_.size() - 1; }
+  const std::vector<uint64_t>& histogram() const { return histogram_; }
+  std::vector<uint32_t>& staleness_per_update() { return staleness_; }
+
+ private:
+  absl::Status Write(const LogRow& row);
+
+  ConvergenceLog* const log_;
+  const int64_t train_size_;
+  const int64_t log_every_;
+  int64_t examples_ = 0;
+  double staleness_sum_ = 0.0;
+  std::vector<uint64_t> histogram_;  // [staleness_max + 1]
+  std::vector<uint32_t> staleness_;  // [steps]
+  int64_t last_eval_step_ = -1;
+  // The open window of train updates.
+  int64_t window_steps_ = 0;
+  int64_t window_examples_ = 0;
+  double window_loss_sum_ = 0.0;
+  double window_staleness_sum_ = 0.0;
+  uint64_t window_staleness_max_ = 0;
+  double last_mean_loss_ = 0.0;  // of the last closed window
+  bool closed_once_ = false;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_SIM_SIM_METRICS_H_

@@ -1,0 +1,205 @@
+// The `simulate` command: a simulated run of W logical workers on one thread (sim/simulator.h),
+// e.g. 256 async workers on Fashion-MNIST:
+//   bazel run //sim:simulate -- --workers=256 --batch_size=16 --epochs=1
+//     --staleness_csv=/tmp/staleness.csv   (one line)
+// Prints the summary with simulated and real seconds; writes the convergence log (--log) and the
+// exact staleness histogram (--staleness_csv: "staleness,updates" rows). Bad input: one line
+// naming the flag and the allowed range, exit status 1.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "core/mode.h"
+#include "core/status_macros.h"
+#include "sim/simulator.h"
+#include "trainer/cli/flags_parse.h"
+#include "trainer/cli/option_flags.h"
+#include "trainer/data/mnist.h"
+
+ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
+ABSL_FLAG(std::string, data_dir, "",
+          "directory with the IDX files; default: where tools/setup.sh installs the dataset");
+ABSL_FLAG(std::string, mode, "async", "async (Hogwild!) or sync (tower averaging)");
+ABSL_FLAG(int32_t, workers, 64, "simulated workers W, in [1, 4096]");
+ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn");
+ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
+ABSL_FLAG(int64_t, batch_size, 32,
+          "examples per step: per worker in async mode, the global batch in sync mode");
+ABSL_FLAG(int64_t, epochs, 1, "passes over the training set");
+ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
+ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
+ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
+ABSL_FLAG(bool, staleness_aware_lr, false,
+          "async only: divide the learning rate by the update's staleness (Zhang et al. 2016)");
+ABSL_FLAG(std::string, seed, "1",
+          "seed of initialization, data order and compute times, in [0, 2^64 - 1]");
+ABSL_FLAG(std::string, eval_every, "1epoch",
+          "test-set evaluation period: N (global steps), Nepoch(s), or 0 for only at the end");
+ABSL_FLAG(std::string, log, "",
+          "convergence log path (CSV, or JSON Lines for .jsonl); wall_time_s is simulated");
+ABSL_FLAG(bool, overwrite_log, false, "replace the file at --log although it holds rows");
+ABSL_FLAG(int64_t, log_every, 100, "convergence-log train row every N global steps");
+ABSL_FLAG(int64_t, train_examples, 0, "use only the first N training examples (0: all)");
+ABSL_FLAG(double, step_time_ms, 10.0, "mean compute time of one worker step, in (0, 1e9] ms");
+ABSL_FLAG(double, jitter, 0.0,
+          "log-normal sigma of the step time, in [0, 4] (0: every step takes --step_time_ms)");
+ABSL_FLAG(std::string, stragglers, "",
+          "slowed workers as worker:factor pairs, e.g. 3:4,7:2.5 (factor in [1, 1e6])");
+ABSL_FLAG(double, allreduce_ms, 0.0,
+          "sync only: all-reduce time added to each step, in [0, 1e9] ms");
+ABSL_FLAG(int64_t, max_state_bytes, int64_t{8} << 30,
+          "refuse an async simulation whose per-worker state (W x P floats, x 2 with momentum) "
+          "exceeds this");
+ABSL_FLAG(std::string, staleness_csv, "",
+          "write the staleness histogram here (CSV: staleness,updates); empty: none");
+
+namespace {
+
+// The library's field names in `status`, as the flags that set them.
+absl::Status WithSimFlagNames(const absl::Status& status) {
+  const absl::Status trainer = hogwild::WithFlagNames(status);
+  if (trainer.ok()) return trainer;
+  return absl::Status(trainer.code(),
+                      absl::StrReplaceAll(trainer.message(),
+                                          {{"ComputeTimeOptions::jitter", "--jitter"},
+                                           {"ComputeTimeOptions::stragglers", "--stragglers"},
+                                           {"SimOptions::max_state_bytes", "--max_state_bytes"}}));
+}
+
+std::string FlagText(const char* name) {
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  return flag == nullptr ? "" : flag->CurrentValue();
+}
+
+// A milliseconds flag, in (0, 1e9] or (zero_ok) [0, 1e9], as seconds.
+absl::StatusOr<double> Milliseconds(const char* flag, double ms, bool zero_ok) {
+  if (!((zero_ok ? ms >= 0 : ms > 0) && ms <= 1e9)) {
+    return absl::InvalidArgumentError(absl::StrFormat("--%s=%s is out of range %s0, 1e9] ms", flag,
+                                                      FlagText(flag), zero_ok ? "[" : "("));
+  }
+  return ms / 1000.0;
+}
+
+absl::Status WriteHistogram(const std::string& path, const std::vector<uint64_t>& histogram) {
+  std::ofstream out(path, std::ios::trunc);
+  out << "staleness,updates\n";
+  for (size_t s = 0; s < histogram.size(); ++s) out << s << "," << histogram[s] << "\n";
+  out.close();
+  if (!out) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--staleness_csv=%s: cannot write (%s)", path, std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<hogwild::SimResult> Run() {
+  using namespace hogwild;
+  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
+  std::string dir = absl::GetFlag(FLAGS_data_dir);
+  if (dir.empty()) dir = info.default_dir;
+
+  SimOptions options;
+  TrainerOptions& t = options.trainer;
+  const absl::StatusOr<Mode> mode = ParseMode(absl::GetFlag(FLAGS_mode));
+  if (!mode.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--mode=%s: %s", absl::GetFlag(FLAGS_mode), mode.status().message()));
+  }
+  t.mode = *mode;
+  t.num_workers = absl::GetFlag(FLAGS_workers);
+  t.model.name = absl::GetFlag(FLAGS_model);
+  t.model.hidden.clear();
+  if (t.model.name == "mlp") {
+    HOGWILD_ASSIGN_OR_RETURN(t.model.hidden, ParseHiddenSizes(absl::GetFlag(FLAGS_hidden)));
+  } else if (FlagText("hidden") != "256,256") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--hidden has no effect with --model=%s (only mlp has hidden layers)", t.model.name));
+  }
+  t.batch_size = absl::GetFlag(FLAGS_batch_size);
+  t.epochs = absl::GetFlag(FLAGS_epochs);
+  HOGWILD_ASSIGN_OR_RETURN(t.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
+  HOGWILD_ASSIGN_OR_RETURN(t.lr.base_lr, ToFloat32("lr", FlagText("lr")));
+  HOGWILD_ASSIGN_OR_RETURN(t.sgd.momentum, ToFloat32("momentum", FlagText("momentum")));
+  HOGWILD_ASSIGN_OR_RETURN(t.sgd.weight_decay, ToFloat32("weight_decay", FlagText("weight_decay")));
+  t.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
+  HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
+  t.eval_every_steps = eval_every.steps;
+  t.eval_every_epochs = eval_every.epochs;
+  t.log_path = absl::GetFlag(FLAGS_log);
+  t.overwrite_log = absl::GetFlag(FLAGS_overwrite_log);
+  t.log_every_steps = absl::GetFlag(FLAGS_log_every);
+  HOGWILD_ASSIGN_OR_RETURN(options.compute.step_time_s,
+                           Milliseconds("step_time_ms", absl::GetFlag(FLAGS_step_time_ms), false));
+  options.compute.jitter = absl::GetFlag(FLAGS_jitter);
+  HOGWILD_ASSIGN_OR_RETURN(options.compute.stragglers,
+                           ParseStragglers(absl::GetFlag(FLAGS_stragglers)));
+  HOGWILD_ASSIGN_OR_RETURN(options.allreduce_time_s,
+                           Milliseconds("allreduce_ms", absl::GetFlag(FLAGS_allreduce_ms), true));
+  if (options.allreduce_time_s != 0 && t.mode != Mode::kSync) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--allreduce_ms=%s applies to --mode=sync only (async has no all-reduce)",
+                        FlagText("allreduce_ms")));
+  }
+  options.max_state_bytes = absl::GetFlag(FLAGS_max_state_bytes);
+  const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
+  if (train_examples < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
+  }
+  // A bad flag fails before the (slower) dataset load.
+  HOGWILD_RETURN_IF_ERROR(ValidateSimOptions(options));
+  HOGWILD_RETURN_IF_ERROR(Model::Create(t.model).status());
+
+  HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
+  HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));
+  if (train_examples > 0) {
+    absl::StatusOr<Dataset> head = FirstExamples(train, train_examples);
+    if (!head.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--train_examples=%d is larger than the training set: %s", train_examples,
+                          head.status().message()));
+    }
+    train = *std::move(head);
+  }
+  Normalize(train, test);
+  absl::PrintF("simulate: %s mode, %d simulated workers, %s (%d train / %d test examples)\n",
+               ModeName(t.mode), t.num_workers, info.name, train.size(), test.size());
+  std::fflush(stdout);
+  HOGWILD_ASSIGN_OR_RETURN(SimResult result, Simulate(options, train, test));
+  const std::string csv = absl::GetFlag(FLAGS_staleness_csv);
+  if (!csv.empty()) HOGWILD_RETURN_IF_ERROR(WriteHistogram(csv, result.staleness_histogram));
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Simulates data-parallel SGD with W logical workers on one thread (simulated time).\n"
+      "  bazel run //sim:simulate -- --workers=256 --batch_size=16");
+  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 1) {
+    std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
+                 positional[1]);
+    return 1;
+  }
+  const absl::StatusOr<hogwild::SimResult> result = Run();
+  if (!result.ok()) {
+    std::fprintf(stderr, "error: %s\n",
+                 std::string(WithSimFlagNames(result.status()).message()).c_str());
+    return 1;
+  }
+  std::printf("%s\n", hogwild::FormatSimSummary(*result).c_str());
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}

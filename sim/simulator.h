@@ -1,0 +1,109 @@
+// Simulated scale: W logical workers (64, 256, ... up to kMaxWorkers) trained on one thread by a
+// deterministic discrete-event simulation, so a 2-core machine can study how the training
+// modes behave with many workers. The arithmetic is the real trainer's (Model, Tower on a
+// CpuBackend, cpu::SgdUpdate = kernels/functors.h SgdMomentumFn, the LrSchedule, BatchPlan's data
+// order, the Evaluator); only time is simulated (sim/compute_time.h draws each step's compute
+// time).
+//
+// async (Hogwild!): every worker starts its first step at simulated time 0. A worker's step
+// starts by reading the current parameters and ends, compute_time later, by applying its update.
+// Updates are applied one at a time in simulated-time order (ties: lower worker id first), which
+// is what lock-free Hogwild! collapses to when no two writes overlap, so no update is lost and
+// the staleness of each update (updates applied by others between its read and its write) is
+// exact. The gradient is computed at read time on the parameters of that instant and held until
+// the finish event, where the learning rate of the global step at that moment is applied (as
+// the real worker, which reads the global step after its forward/backward pass). Each worker
+// draws from its own shard of each epoch (BatchPlan, async) and keeps its own momentum buffer.
+// With no jitter the workers run in lockstep: every update after the first W has staleness
+// exactly W - 1 until the first worker runs out of batches (all at once when shards are equal).
+// sync (tower averaging): every step, all W towers compute on their shard of the global batch
+// from the same parameters; the gradients are summed in worker order (as TowerAverage) and one
+// update is applied. The step's simulated time is the slowest tower's compute time plus
+// `allreduce_time_s`. The parameters equal the real sync trainer's bitwise for the same options.
+//
+// Evaluations take no simulated time. The convergence log has the real runs' schema
+// (trainer/metrics/convergence_log.h) with wall_time_s in simulated seconds; its train rows are
+// one per `log_every_steps` global steps over all workers (worker -1), not one per worker.
+//
+// Memory: async holds one [P] gradient per worker from its read to its update, and one [P]
+// momentum buffer per worker with momentum: W x P x 4 bytes (x 2 with momentum), refused above
+// SimOptions::max_state_bytes before anything is allocated. Sync holds three [P] arrays.
+//
+// Reproducibility: the result (parameters, counts, staleness, simulated times) and the log are a
+// pure function of the options and the data, bitwise, on one build and machine; only
+// SimResult::real_time_s varies.
+#ifndef HOGWILD_SIM_SIMULATOR_H_
+#define HOGWILD_SIM_SIMULATOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "sim/compute_time.h"
+#include "trainer/data/dataset.h"
+#include "trainer/trainer_options.h"
+
+namespace hogwild {
+
+inline constexpr double kMaxSimAllreduceTimeS = 1e6;
+
+struct SimOptions {
+  // The run as the real trainer would take it. Used: mode, num_workers (the simulated W),
+  // batch_size, epochs, lr, sgd, seed (initialization, data order and, mixed, the compute
+  // times), model, eval_every_steps/eval_every_epochs, log_every_steps (global steps here),
+  // log_path, overwrite_log. Refused when set (they have no meaning in a simulation): devices
+  // other than {cpu}, workers_per_device, checkpoint_dir, resume, step_hook, progress,
+  // log_row_sink, stop_requested.
+  TrainerOptions trainer;
+  ComputeTimeOptions compute;
+  // Sync only: simulated seconds added to each step for the all-reduce, in [0, 1e6].
+  double allreduce_time_s = 0.0;
+  // The most memory the simulation's per-worker state may take (see Memory above), >= 1.
+  int64_t max_state_bytes = int64_t{8} << 30;
+};
+
+struct SimResult {
+  Mode mode = Mode::kAsync;
+  int num_workers = 0;
+  double simulated_time_s = 0.0;  // simulated seconds until the last update
+  double real_time_s = 0.0;       // seconds this process took (not reproducible)
+  int64_t examples = 0;           // training examples processed
+  int64_t steps = 0;              // global steps (updates applied)
+  double examples_per_simulated_s = 0.0;
+  double final_test_loss = 0.0;  // 0 without a test set
+  double final_test_accuracy = 0.0;
+  double staleness_mean = 0.0;
+  uint64_t staleness_max = 0;
+  // staleness_histogram[s]: updates of staleness s, for s in [0, staleness_max] (exact, no
+  // overflow bucket).
+  std::vector<uint64_t> staleness_histogram;
+  // staleness_per_update[i]: staleness of the i-th update applied, [steps] (sync: all 0); 4
+  // bytes per update.
+  std::vector<uint32_t> staleness_per_update;
+  std::vector<int64_t> worker_steps;  // [W] updates each worker applied
+  std::vector<float> params;          // [P] final parameters
+};
+
+// Checks the options without data: ValidateOptions on `trainer`, the compute-time options, the
+// simulation's own fields and the refused TrainerOptions fields. Errors: kInvalidArgument naming
+// the field (`TrainerOptions::num_workers`, `ComputeTimeOptions::jitter`,
+// `SimOptions::allreduce_time_s`, ...), the value and the allowed range.
+absl::Status ValidateSimOptions(const SimOptions& options);
+
+// Runs the simulation on `train`, evaluating on `test` (may be empty: no evaluation). Errors:
+// those of ValidateSimOptions and ValidateOptionsForDataset; kFailedPrecondition when the log
+// exists and overwrite_log is not set; kResourceExhausted when the state exceeds
+// max_state_bytes (naming the bytes, W and P); kInvalidArgument when training diverges (a
+// non-finite loss or gradient, naming the global step); log write errors.
+// Thread-safety: runs on the calling thread only; concurrent calls are independent.
+absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& train,
+                                   const Dataset& test);
+
+// The end-of-run summary as a few human-readable lines (simulated and real seconds).
+std::string FormatSimSummary(const SimResult& result);
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_SIM_SIMULATOR_H_

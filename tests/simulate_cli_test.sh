@@ -1,0 +1,68 @@
+#!/bin/bash
+# The `simulate` command with bad flags: a non-zero exit and exactly one line on stderr that
+# starts with "error:" and names the flag. Every case points --data_dir at an empty directory,
+# so a flag checked only after loading the dataset would fail with the missing-data message
+# instead, and the case would fail.
+#
+# Usage (from tests/BUILD): simulate_cli_test.sh <path of //sim:simulate>
+set -u
+
+simulate="$1"
+empty_dir="${TEST_TMPDIR:-$(mktemp -d)}/empty_data_dir"
+mkdir -p "$empty_dir"
+failures=0
+
+# expect_error <substring the error must contain> <flags...>
+expect_error() {
+  local want="$1"
+  shift
+  local stderr_file="${TEST_TMPDIR:-/tmp}/stderr.txt"
+  "$simulate" --data_dir="$empty_dir" "$@" >/dev/null 2>"$stderr_file"
+  local rc=$?
+  local lines first problem=""
+  lines=$(wc -l <"$stderr_file")
+  first=$(head -n 1 "$stderr_file")
+  if [[ $rc -eq 0 ]]; then
+    problem="exit code 0"
+  elif [[ $lines -ne 1 ]]; then
+    problem="stderr has $lines lines, want 1"
+  elif [[ $first != error:* ]]; then
+    problem="stderr does not start with 'error:'"
+  elif [[ $first != *"$want"* ]]; then
+    problem="stderr does not mention '$want'"
+  fi
+  if [[ -n $problem ]]; then
+    echo "FAIL: simulate $*: $problem (exit code $rc); stderr was:"
+    sed 's/^/    /' "$stderr_file"
+    failures=$((failures + 1))
+  else
+    echo "ok:   simulate $* -> exit $rc: $first"
+  fi
+}
+
+expect_error "--workers=0" --workers=0
+expect_error "--workers=5000" --workers=5000
+expect_error "--mode=hogwild" --mode=hogwild
+expect_error "--batch_size=0" --batch_size=0
+expect_error "--lr=-1" --lr=-1
+expect_error "--step_time_ms=0" --step_time_ms=0
+expect_error "(0, 1e9] ms" --step_time_ms=-3
+expect_error "--jitter=5" --jitter=5
+expect_error "--stragglers=3" --stragglers=3
+expect_error "--stragglers: worker 64 is out of range [0, 63]" --stragglers=64:2
+expect_error "factor 0.5 is out of range [1, 1e+06]" --stragglers=1:0.5
+expect_error "--allreduce_ms=2 applies to --mode=sync only" --allreduce_ms=2
+expect_error "--allreduce_ms=-1" --mode=sync --allreduce_ms=-1
+expect_error "--max_state_bytes=0" --max_state_bytes=0
+expect_error "--staleness_aware_lr" --mode=sync --staleness_aware_lr
+expect_error "--hidden has no effect" --model=logreg --hidden=8
+expect_error "--train_examples=-1" --train_examples=-1
+expect_error "unexpected argument 'extra'" extra
+# Valid flags and no data: the missing file.
+expect_error "$empty_dir" --workers=4
+
+if [[ $failures -gt 0 ]]; then
+  echo "$failures case(s) failed"
+  exit 1
+fi
+echo "all cases passed"
