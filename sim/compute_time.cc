@@ -5,18 +5,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
+#include "absl/strings/str_replace.h"
+#include "core/splitmix64.h"
 
 namespace hogwild {
 namespace {
-
-// Vigna's SplitMix64 finalizer: decorrelates the seeds of neighbouring workers.
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // A uniform double in (0, 1] from the top 53 bits.
 double UniformOpenClosed(std::mt19937_64& engine) {
@@ -43,43 +36,18 @@ absl::Status ValidateComputeTimeOptions(const ComputeTimeOptions& options, int n
     return absl::InvalidArgumentError(absl::StrFormat(
         "ComputeTimeOptions::jitter=%g is out of range [0, %g]", options.jitter, kMaxSimJitter));
   }
-  std::vector<bool> named(static_cast<size_t>(num_workers > 0 ? num_workers : 0), false);
-  for (const Straggler& s : options.stragglers) {
-    if (s.worker < 0 || s.worker >= num_workers) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("ComputeTimeOptions::stragglers: worker %d is out of range [0, %d]",
-                          s.worker, num_workers - 1));
-    }
-    if (!(s.factor >= 1 && s.factor <= kMaxStragglerFactor)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "ComputeTimeOptions::stragglers: worker %d's factor %g is out of range [1, %g]", s.worker,
-          s.factor, kMaxStragglerFactor));
-    }
-    if (named[s.worker]) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("ComputeTimeOptions::stragglers: worker %d is named twice", s.worker));
-    }
-    named[s.worker] = true;
+  // The real runs' rules for slowed workers (trainer/straggler.h), under this struct's name.
+  const absl::Status stragglers =
+      ValidateStragglerOptions(StragglerOptions{.slowdown = options.stragglers}, num_workers);
+  if (!stragglers.ok()) {
+    return absl::Status(
+        stragglers.code(),
+        absl::StrReplaceAll(
+            stragglers.message(),
+            {{"TrainerOptions::stragglers.slowdown", "ComputeTimeOptions::stragglers"},
+             {"TrainerOptions::stragglers", "ComputeTimeOptions::stragglers"}}));
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<Straggler>> ParseStragglers(const std::string& value) {
-  std::vector<Straggler> stragglers;
-  if (value.empty()) return stragglers;
-  for (absl::string_view part : absl::StrSplit(value, ',')) {
-    const std::vector<absl::string_view> fields = absl::StrSplit(part, ':');
-    Straggler s;
-    if (fields.size() != 2 || !absl::SimpleAtoi(fields[0], &s.worker) ||
-        !absl::SimpleAtod(fields[1], &s.factor)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--stragglers=%s: cannot parse \"%s\"; expected worker:factor pairs separated by "
-          "commas, e.g. 3:4,7:2.5",
-          value, part));
-    }
-    stragglers.push_back(s);
-  }
-  return stragglers;
 }
 
 ComputeTimeSampler::ComputeTimeSampler(const ComputeTimeOptions& options, int num_workers,
@@ -87,7 +55,7 @@ ComputeTimeSampler::ComputeTimeSampler(const ComputeTimeOptions& options, int nu
     : step_time_s_(options.step_time_s),
       jitter_(options.jitter),
       factor_(static_cast<size_t>(num_workers), 1.0) {
-  for (const Straggler& s : options.stragglers) factor_[s.worker] = s.factor;
+  for (const auto& [worker, factor] : options.stragglers) factor_[worker] = factor;
   if (jitter_ > 0) {
     engines_.reserve(factor_.size());
     for (int w = 0; w < num_workers; ++w) {

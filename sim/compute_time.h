@@ -20,27 +20,25 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "trainer/straggler.h"
 
 namespace hogwild {
 
 // Ranges of the compute-time options, inclusive.
 inline constexpr double kMaxSimStepTimeS = 1e6;
 inline constexpr double kMaxSimJitter = 4.0;
-inline constexpr double kMaxStragglerFactor = 1e6;
-
-struct Straggler {
-  int worker = 0;       // in [0, W)
-  double factor = 1.0;  // slowdown, in [1, kMaxStragglerFactor]
-};
 
 struct ComputeTimeOptions {
   double step_time_s = 0.01;          // mean compute time of one step, in (0, kMaxSimStepTimeS]
   double jitter = 0.0;                // log-normal sigma, in [0, kMaxSimJitter]
-  std::vector<Straggler> stragglers;  // each worker at most once
+  // (worker, slowdown factor): as the real runs' StragglerOptions::slowdown (trainer/
+  // straggler.h), each worker at most once, factor in [1, kMaxSlowdownFactor].
+  std::vector<std::pair<int, double>> stragglers;
 };
 
 // Checks the ranges for `num_workers` workers. Errors: kInvalidArgument naming the field
@@ -48,10 +46,7 @@ struct ComputeTimeOptions {
 // out of range or named twice.
 absl::Status ValidateComputeTimeOptions(const ComputeTimeOptions& options, int num_workers);
 
-// "3:4,7:2.5" -> {{3, 4}, {7, 2.5}} (worker:factor, comma-separated; "" -> none). Ranges are
-// checked by ValidateComputeTimeOptions. Errors: kInvalidArgument naming `--stragglers`, the
-// part that does not parse and the expected form.
-absl::StatusOr<std::vector<Straggler>> ParseStragglers(const std::string& value);
+// The --stragglers flag is parsed by ParseSlowdown (trainer/straggler.h).
 
 // Draws step times. Thread-safety: none (one simulation thread).
 class ComputeTimeSampler {

@@ -142,8 +142,9 @@ absl::StatusOr<hogwild::SimResult> Run() {
   HOGWILD_ASSIGN_OR_RETURN(options.compute.step_time_s,
                            Milliseconds("step_time_ms", absl::GetFlag(FLAGS_step_time_ms), false));
   options.compute.jitter = absl::GetFlag(FLAGS_jitter);
-  HOGWILD_ASSIGN_OR_RETURN(options.compute.stragglers,
-                           ParseStragglers(absl::GetFlag(FLAGS_stragglers)));
+  if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(options.compute.stragglers, ParseSlowdown("stragglers", slow));
+  }
   HOGWILD_ASSIGN_OR_RETURN(options.allreduce_time_s,
                            Milliseconds("allreduce_ms", absl::GetFlag(FLAGS_allreduce_ms), true));
   if (options.allreduce_time_s != 0 && t.mode != Mode::kSync) {

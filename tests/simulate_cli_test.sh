@@ -48,9 +48,9 @@ expect_error "--lr=-1" --lr=-1
 expect_error "--step_time_ms=0" --step_time_ms=0
 expect_error "(0, 1e9] ms" --step_time_ms=-3
 expect_error "--jitter=5" --jitter=5
-expect_error "--stragglers=3" --stragglers=3
-expect_error "--stragglers: worker 64 is out of range [0, 63]" --stragglers=64:2
-expect_error "factor 0.5 is out of range [1, 1e+06]" --stragglers=1:0.5
+expect_error "--stragglers=3 does not parse" --stragglers=3
+expect_error "--stragglers worker=64 is out of range; it must be a worker id in [0, 63]" --stragglers=64:2
+expect_error "--stragglers factor=0.5 is out of range; it must be in [1, 1000]" --stragglers=1:0.5
 expect_error "--allreduce_ms=2 applies to --mode=sync only" --allreduce_ms=2
 expect_error "--allreduce_ms=-1" --mode=sync --allreduce_ms=-1
 expect_error "--max_state_bytes=0" --max_state_bytes=0

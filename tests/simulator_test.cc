@@ -84,7 +84,7 @@ TEST(Simulator, SyncIsBitwiseTheRealTowerAveragingRun) {
   auto real = Train(options, train, Dataset());
   ASSERT_TRUE(real.ok()) << real.status();
   SimOptions sim{.trainer = options};
-  sim.compute = {.step_time_s = 0.01, .stragglers = {{.worker = 2, .factor = 3}}};
+  sim.compute = {.step_time_s = 0.01, .stragglers = {{2, 3.0}}};
   sim.allreduce_time_s = 0.002;
   auto simulated = Simulate(sim, train, Dataset());
   ASSERT_TRUE(simulated.ok()) << simulated.status();
@@ -161,7 +161,7 @@ TEST(Simulator, AStragglerFinishesItsStepsFactorTimesLater) {
   const Dataset train = testing::SyntheticDataset(256, 6, 3, 9);
   SimOptions sim{.trainer = BaseOptions(Mode::kAsync, 8)};
   sim.trainer.lr.base_lr = 0.01f;
-  sim.compute = {.step_time_s = 0.5, .stragglers = {{.worker = 5, .factor = 3}}};
+  sim.compute = {.step_time_s = 0.5, .stragglers = {{5, 3.0}}};
   auto result = Simulate(sim, train, Dataset());
   ASSERT_TRUE(result.ok()) << result.status();
   // Its 8 steps take 8 x 1.5 s; the others are done after 4 s and keep no update back.
@@ -201,19 +201,9 @@ TEST(SimulatorBadInput, OneLineNamingTheFieldAndTheRange) {
   check({.step_time_s = 0}, {"ComputeTimeOptions::step_time_s=0", "(0, 1e+06]"});
   check({.step_time_s = NAN}, {"ComputeTimeOptions::step_time_s=nan"});
   check({.jitter = -1}, {"ComputeTimeOptions::jitter=-1", "[0, 4]"});
-  check({.stragglers = {{4, 2}}}, {"ComputeTimeOptions::stragglers", "worker 4", "[0, 3]"});
-  check({.stragglers = {{1, 0.5}}}, {"ComputeTimeOptions::stragglers", "0.5", "[1, 1e+06]"});
-  check({.stragglers = {{1, 2}, {1, 3}}}, {"worker 1 is named twice"});
-
-  for (const std::string bad : {"3", "a:2", "3:", "3:x", "1:2,,"}) {
-    ExpectError(ParseStragglers(bad).status(), absl::StatusCode::kInvalidArgument,
-                {"--stragglers=" + bad, "worker:factor"});
-  }
-  const auto parsed = ParseStragglers("3:4,7:2.5");
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  ASSERT_EQ(parsed->size(), 2u);
-  EXPECT_EQ((*parsed)[1].worker, 7);
-  EXPECT_EQ((*parsed)[1].factor, 2.5);
+  check({.stragglers = {{4, 2}}}, {"ComputeTimeOptions::stragglers worker=4", "[0, 3]"});
+  check({.stragglers = {{1, 0.5}}}, {"ComputeTimeOptions::stragglers factor=0.5", "[1, 1000]"});
+  check({.stragglers = {{1, 2}, {1, 3}}}, {"ComputeTimeOptions::stragglers", "worker 1 twice"});
 
   SimOptions sim{.trainer = BaseOptions(Mode::kAsync, w)};
   sim.allreduce_time_s = 0.1;

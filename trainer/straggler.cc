@@ -8,18 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "core/splitmix64.h"
 
 namespace hogwild {
 namespace {
-
-// SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", 2014): a
-// well-mixed 64-bit hash, so that (seed, worker, step) gives independent-looking draws.
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // A uniform double in [0, 1) from the top 53 bits.
 double Uniform(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
