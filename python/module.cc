@@ -163,19 +163,13 @@ std::pair<Dataset, Dataset> LoadData(py::handle x, py::handle y, py::handle test
   if (!dataset.empty()) {
     const DatasetInfo info = ValueOrRaise(LookupDataset(dataset));
     const std::string dir = data_dir.empty() ? info.default_dir : data_dir;
-    absl::Status status;
+    absl::StatusOr<TrainTestSplits> loaded;
     {
       py::gil_scoped_release release;  // seconds of gzip and parsing
-      absl::StatusOr<Dataset> loaded = LoadMnistSplit(info, dir, "train");
-      if (loaded.ok()) train = *std::move(loaded);
-      status = loaded.status();
-      if (status.ok()) {
-        loaded = LoadMnistSplit(info, dir, "t10k");
-        if (loaded.ok()) test = *std::move(loaded);
-        status = loaded.status();
-      }
+      loaded = LoadTrainTest(info, dir, train_examples, "train_examples");
     }
-    if (!status.ok()) Raise(status);
+    if (!loaded.ok()) Raise(loaded.status());
+    return {std::move(loaded->train), std::move(loaded->test)};
   } else {
     if (num_classes == 0) {
       num_classes = InferNumClasses(y, "y");
@@ -199,7 +193,6 @@ std::pair<Dataset, Dataset> LoadData(py::handle x, py::handle y, py::handle test
     }
     train = *std::move(head);
   }
-  if (!dataset.empty()) Normalize(train, test);
   return {std::move(train), std::move(test)};
 }
 

@@ -162,18 +162,10 @@ absl::StatusOr<hogwild::SimResult> Run() {
   HOGWILD_RETURN_IF_ERROR(ValidateSimOptions(options));
   HOGWILD_RETURN_IF_ERROR(Model::Create(t.model).status());
 
-  HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
-  HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));
-  if (train_examples > 0) {
-    absl::StatusOr<Dataset> head = FirstExamples(train, train_examples);
-    if (!head.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--train_examples=%d is larger than the training set: %s", train_examples,
-                          head.status().message()));
-    }
-    train = *std::move(head);
-  }
-  Normalize(train, test);
+  HOGWILD_ASSIGN_OR_RETURN(TrainTestSplits splits,
+                           LoadTrainTest(info, dir, train_examples, "--train_examples"));
+  const Dataset& train = splits.train;
+  const Dataset& test = splits.test;
   absl::PrintF("simulate: %s mode, %d simulated workers, %s (%d train / %d test examples)\n",
                ModeName(t.mode), t.num_workers, info.name, train.size(), test.size());
   std::fflush(stdout);

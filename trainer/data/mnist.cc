@@ -124,4 +124,23 @@ std::pair<float, float> Normalize(Dataset& train, Dataset& test) {
   return {static_cast<float>(mean), static_cast<float>(stddev)};
 }
 
+absl::StatusOr<TrainTestSplits> LoadTrainTest(const DatasetInfo& info, const std::string& dir,
+                                              int64_t train_examples,
+                                              const std::string& train_examples_name) {
+  TrainTestSplits splits;
+  HOGWILD_ASSIGN_OR_RETURN(splits.train, LoadMnistSplit(info, dir, "train"));
+  HOGWILD_ASSIGN_OR_RETURN(splits.test, LoadMnistSplit(info, dir, "t10k"));
+  if (train_examples > 0) {
+    absl::StatusOr<Dataset> head = FirstExamples(splits.train, train_examples);
+    if (!head.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s=%d is larger than the training set: %s", train_examples_name,
+                          train_examples, head.status().message()));
+    }
+    splits.train = *std::move(head);
+  }
+  Normalize(splits.train, splits.test);
+  return splits;
+}
+
 }  // namespace hogwild

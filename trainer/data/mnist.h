@@ -32,6 +32,19 @@ absl::StatusOr<Dataset> LoadMnistSplit(const DatasetInfo& info, const std::strin
 // `train` (over all pixels). Returns {mean, stddev} of the raw [0, 1] pixels.
 std::pair<float, float> Normalize(Dataset& train, Dataset& test);
 
+// Both splits as every front end (the train and simulate commands, the Python module) trains
+// on them: loaded, the training set cut to its first `train_examples` examples (0: all), then
+// standardized with its statistics (Normalize). Errors: LoadMnistSplit's; kInvalidArgument
+// "<train_examples_name>=N is larger than the training set: ..." when N exceeds it (the caller
+// names its own flag or keyword).
+struct TrainTestSplits {
+  Dataset train;
+  Dataset test;
+};
+absl::StatusOr<TrainTestSplits> LoadTrainTest(const DatasetInfo& info, const std::string& dir,
+                                              int64_t train_examples,
+                                              const std::string& train_examples_name);
+
 }  // namespace hogwild
 
 #endif  // HOGWILD_TRAINER_DATA_MNIST_H_
