@@ -133,9 +133,9 @@ absl::StatusOr<TrainTestSplits> LoadTrainTest(const DatasetInfo& info, const std
   if (train_examples > 0) {
     absl::StatusOr<Dataset> head = FirstExamples(splits.train, train_examples);
     if (!head.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s=%d is larger than the training set: %s", train_examples_name,
-                          train_examples, head.status().message()));
+      return absl::InvalidArgumentError(absl::StrFormat("%s=%d is larger than the training set: %s",
+                                                        train_examples_name, train_examples,
+                                                        head.status().message()));
     }
     splits.train = *std::move(head);
   }
