@@ -74,9 +74,11 @@ absl::StatusOr<StepStats> BackupSync::DoFinishStep(int worker, DeviceSpan<const 
   grads_[worker] = grad.data();
   arrived_.push_back(worker);
   if (static_cast<int>(arrived_.size()) < needed_) {
-    advanced_.wait(lock, [&] { return cancelled_ || open_step_ > step; });
-    if (cancelled_) return absl::CancelledError("training was cancelled");
-    return StepStats{.staleness = 0, .applied_lr = lr};
+    // Even when cancelled, wait while the step is closing: the applying worker is reading this
+    // worker's gradient, which must stay valid (the worker frees it once it returns).
+    advanced_.wait(lock, [&] { return open_step_ > step || (cancelled_ && !closing_); });
+    if (open_step_ > step) return StepStats{.staleness = 0, .applied_lr = lr};
+    return absl::CancelledError("training was cancelled");
   }
   // The last contributor applies the update; the others wait for it above, keeping their
   // gradients valid.

@@ -21,7 +21,9 @@
 // Contributors wait in FinishStep until the update is applied.
 //
 // Cancellation: Cancel() releases every worker waiting for the previous update or for the
-// step's last contributor with kCancelled.
+// step's last contributor with kCancelled, except while the step is closing: a contributor
+// whose gradient the closing worker is reading stays until the update is applied (a bounded
+// wait), since its caller frees the gradient once FinishStep returns.
 //
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. ReadParams waits for an update in progress. The reduction is done by one thread
