@@ -250,10 +250,10 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
   const std::string slowdown_text = absl::GetFlag(FLAGS_stragglers);
   const std::string delay_text = absl::GetFlag(FLAGS_straggler_delay);
   if (!slowdown_text.empty()) {
-    HOGWILD_ASSIGN_OR_RETURN(stragglers.slowdown, ParseSlowdown("--stragglers", slowdown_text));
+    HOGWILD_ASSIGN_OR_RETURN(stragglers.slowdown, ParseSlowdown("stragglers", slowdown_text));
   }
   if (!delay_text.empty()) {
-    HOGWILD_RETURN_IF_ERROR(ParseRandomDelay("--straggler_delay", delay_text, stragglers));
+    HOGWILD_RETURN_IF_ERROR(ParseRandomDelay("straggler_delay", delay_text, stragglers));
   }
   const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
   if (train_examples < 0) {
