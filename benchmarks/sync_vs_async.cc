@@ -400,6 +400,8 @@ absl::Status Run() {
         return absl::InvalidArgumentError(absl::StrFormat("%s: %s (delete it to rerun that run)",
                                                           record_path, record.status().message()));
       }
+      // The log lies next to the record, wherever --out_dir has moved since.
+      record->summary.log_path = absl::StrFormat("%s/%s.csv", runs_dir, run.key);
       absl::PrintF("run %d/%d: %s: done before, skipped\n", i + 1, n, label);
       done.push_back(*std::move(record));
       ++skipped;

@@ -97,6 +97,19 @@ else
   diff "$tmp/first.md" "$tmp/study/study.md"
   failures=$((failures + 1))
 fi
+# The study directory moved: its records and logs are found under the new --out_dir.
+mv "$tmp/study" "$tmp/moved"
+"$study" "${grid[@]}" --out_dir="$tmp/moved" >"$tmp/moved.txt" 2>&1
+if [[ $? -eq 0 ]] && grep -q "skipped 12 of 12 runs" "$tmp/moved.txt" &&
+   cmp -s "$tmp/first.md" "$tmp/moved/study.md"; then
+  echo "ok:   a moved --out_dir resumes: skipped 12 of 12, same study.md"
+else
+  echo "FAIL: rerun in the moved --out_dir; output:"
+  sed 's/^/    /' "$tmp/moved.txt"
+  failures=$((failures + 1))
+fi
+mv "$tmp/moved" "$tmp/study"
+
 # A record that went missing (an interrupted run) is trained again, and only that one.
 rm "$(ls "$tmp"/study/runs/sync_*_s2_*.run | head -n 1)"
 "$study" "${grid[@]}" >"$tmp/third.txt" 2>&1
