@@ -1,23 +1,30 @@
-// The sync-vs-async convergence study: `bazel run //benchmarks:sync_vs_async`.
+// The study runner: `bazel run //benchmarks:study` (= //benchmarks:sync_vs_async).
 //
-// Trains the same model on the same data, with the same seed and learning-rate schedule, in
-// both modes (Hogwild! async and tower-averaging sync) for each worker count, in this one
-// process (the library exposes both modes). Writes into --out_dir:
-//   log_<mode>_w<W>_s<seed>.csv   the convergence log of each run (trainer/convergence_log.h)
-//   staleness.csv                 the staleness histogram of each run (mode,workers,seed,s,count)
-//   summary.csv, summary.md       one line per run (benchmarks/run_summary.h)
-//   *.png                         the figures, drawn by benchmarks/plot_convergence.py
-// and prints the Markdown table, then the peak memory of the process against the bound
+// Runs a grid of update policies x worker counts x learning rates x momentums x seeds with the
+// same model, data and data order, in this one process (the library runs every policy), with
+// the policy options and stragglers applied to every run. Resumable: each finished run leaves
+// a record in --out_dir/runs/ (written atomically, keyed by its configuration and seed), and a
+// rerun skips the runs that have one. Writes into --out_dir:
+//   runs/<key>.run, runs/<key>.csv  each run's record and convergence log (trainer/metrics/)
+//   study.md, study.csv             the report per configuration over seeds: mean and 95%
+//                                   Student-t interval (benchmarks/study_report.h)
+//   runs.csv                        configuration, seed and log of every run (for the figures)
+//   summary.csv, summary.md         one line per run (benchmarks/run_summary.h)
+//   staleness.csv                   the staleness histogram of each run (mode,workers,seed,s,count)
+//   *.png                           plot_convergence.py's and plot_study.py's figures
+// and prints the report, then the peak memory of the process against the bound
 // "2x the dataset's in-memory size plus the parameters".
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,43 +34,70 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "benchmarks/run_summary.h"
+#include "benchmarks/study_report.h"
 #include "core/status_macros.h"
 #include "trainer/data/mnist.h"
+#include "trainer/straggler.h"
 #include "trainer/trainer.h"
 
 ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
 ABSL_FLAG(std::string, data_dir, "", "directory with the IDX files (default: installed path)");
-ABSL_FLAG(std::string, modes, "async,sync", "modes to run, comma-separated");
+ABSL_FLAG(int64_t, train_examples, 0, "use only the first N training examples (0: all)");
+ABSL_FLAG(std::string, modes, "async,sync",
+          "update policies, comma-separated: async, sync, ssp, backup, local_sgd");
 ABSL_FLAG(std::string, workers, "1,2,0",
           "worker counts, comma-separated; 0 means the number of hardware threads");
 ABSL_FLAG(std::string, runs, "",
           "explicit runs mode:workers,... (e.g. async:1,async:2,sync:2); overrides "
           "--modes x --workers");
 ABSL_FLAG(std::string, seeds, "1", "seeds, comma-separated (one run per seed)");
+ABSL_FLAG(std::string, lrs, "0.05", "constant learning rates, comma-separated, each > 0");
+ABSL_FLAG(std::string, momentums, "0", "SGD momentums, comma-separated, each in [0, 1)");
+ABSL_FLAG(int64_t, staleness_bound, 3, "ssp runs: steps a worker may run ahead, >= 0");
+ABSL_FLAG(int64_t, backup_workers, 1,
+          "backup runs: gradients dropped per step, in [0, W - 1] for every worker count W");
+ABSL_FLAG(int64_t, average_every, 8, "local_sgd runs: local steps between averagings, >= 1");
+ABSL_FLAG(std::string, stragglers, "",
+          "every run: slowed workers, worker:factor,... (e.g. 1:3); see trainer/straggler.h");
+ABSL_FLAG(std::string, straggler_delay, "",
+          "every run: random delays after steps, mean@probability (e.g. 50ms@0.1)");
 ABSL_FLAG(int64_t, epochs, 3, "epochs per run");
-ABSL_FLAG(int64_t, batch_size, 64, "async: examples per worker step");
-ABSL_FLAG(int64_t, sync_batch_size, 64, "sync: the global batch, split across the workers");
-ABSL_FLAG(double, lr, 0.05, "constant learning rate");
+ABSL_FLAG(int64_t, batch_size, 64, "async and ssp: examples per worker step");
+ABSL_FLAG(int64_t, sync_batch_size, 64,
+          "sync, backup and local_sgd: the global batch, split across the workers");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden sizes");
 ABSL_FLAG(double, eval_every_epochs, 0.25,
           "test-set evaluation period in epochs (0: only at the end, not in the wall time)");
-ABSL_FLAG(double, target_accuracy, 0.85, "test accuracy for the time-to-target column");
+ABSL_FLAG(double, target_accuracy, 0.85,
+          "test accuracy in (0, 1] for the time- and examples-to-target columns");
 ABSL_FLAG(int64_t, log_every, 20, "convergence-log train row per worker every N steps");
-ABSL_FLAG(std::string, out_dir, "/tmp/hogwild_bench", "where logs, tables and figures go");
-ABSL_FLAG(bool, plot, true, "draw the figures with benchmarks/plot_convergence.py");
+ABSL_FLAG(std::string, out_dir, "/tmp/hogwild_bench",
+          "where records, logs, tables and figures go; finished runs found there are skipped");
+ABSL_FLAG(bool, plot, true,
+          "draw the figures with benchmarks/plot_convergence.py and plot_study.py");
 ABSL_FLAG(std::string, python, "/usr/bin/python3", "interpreter with matplotlib");
 
 namespace hogwild {
 namespace {
 
-// argv[0], to find the plot script in the runfiles when RUNFILES_DIR is not set.
+// argv[0], to find the plot scripts in the runfiles when RUNFILES_DIR is not set.
 std::string program_path;
 
 struct RunSpec {
   Mode mode;
   int workers;
+};
+
+// One run of the grid: its options (log path not yet set), key and configuration label.
+struct GridRun {
+  TrainerOptions options;
+  std::string key;
+  std::string config;
+  double lr = 0.0;
+  double momentum = 0.0;
 };
 
 absl::StatusOr<std::vector<int64_t>> ParseInts(const std::string& flag, const std::string& text) {
@@ -78,6 +112,37 @@ absl::StatusOr<std::vector<int64_t>> ParseInts(const std::string& flag, const st
   }
   if (out.empty()) return absl::InvalidArgumentError(absl::StrFormat("--%s is empty", flag));
   return out;
+}
+
+// Comma-separated doubles in [low, high) (high_open) or [low, high]; `allowed` words the range.
+absl::StatusOr<std::vector<double>> ParseDoubles(const std::string& flag, const std::string& text,
+                                                 double low, bool low_open, double high,
+                                                 bool high_open, const std::string& allowed) {
+  std::vector<double> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    double v = 0;
+    if (!absl::SimpleAtod(part, &v) || !std::isfinite(v) || v < low || (low_open && v == low) ||
+        v > high || (high_open && v == high)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s=%s: '%s' is out of range; each value must be %s", flag, text,
+                          std::string(part), allowed));
+    }
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s is empty; give values %s", flag, allowed));
+  }
+  return out;
+}
+
+absl::StatusOr<Mode> ParseModeFlag(const std::string& flag, absl::string_view name) {
+  absl::StatusOr<Mode> mode = ParseMode(name);
+  if (!mode.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s: %s", flag, std::string(mode.status().message())));
+  }
+  return mode;
 }
 
 int HardwareThreads() {
@@ -96,7 +161,7 @@ absl::StatusOr<std::vector<RunSpec>> ParseRuns() {
         return absl::InvalidArgumentError(
             absl::StrFormat("--runs: '%s' is not mode:workers (e.g. async:2)", std::string(item)));
       }
-      HOGWILD_ASSIGN_OR_RETURN(Mode mode, ParseMode(parts[0]));
+      HOGWILD_ASSIGN_OR_RETURN(Mode mode, ParseModeFlag("runs", parts[0]));
       runs.push_back({mode, workers == 0 ? HardwareThreads() : workers});
     }
     return runs;
@@ -105,126 +170,320 @@ absl::StatusOr<std::vector<RunSpec>> ParseRuns() {
                            ParseInts("workers", absl::GetFlag(FLAGS_workers)));
   std::vector<int> workers;
   for (int64_t c : counts) {
+    if (c > kMaxWorkers) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--workers: %d is out of range; each value must be in [0, %d]", c, kMaxWorkers));
+    }
     const int w = c == 0 ? HardwareThreads() : static_cast<int>(c);
     if (std::find(workers.begin(), workers.end(), w) == workers.end()) workers.push_back(w);
   }
+  std::vector<Mode> modes;
   for (absl::string_view name :
        absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipEmpty())) {
-    HOGWILD_ASSIGN_OR_RETURN(Mode mode, ParseMode(name));
+    HOGWILD_ASSIGN_OR_RETURN(Mode mode, ParseModeFlag("modes", name));
+    if (std::find(modes.begin(), modes.end(), mode) == modes.end()) modes.push_back(mode);
+  }
+  if (modes.empty()) {
+    return absl::InvalidArgumentError(
+        "--modes is empty; the modes are async, sync, ssp, backup and local_sgd");
+  }
+  for (Mode mode : modes) {
     for (int w : workers) runs.push_back({mode, w});
   }
   return runs;
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  // The text may still sit in the stream's buffer: only close() writes it and reports a full
-  // disk (the destructor would drop that error).
-  out.close();
-  if (!out) {
-    return absl::InternalError(absl::StrFormat("cannot write %s (%s)", path, std::strerror(errno)));
+// The mode with its policy option, e.g. "ssp(bound=3)".
+std::string ModeLabel(const TrainerOptions& o) {
+  switch (o.mode) {
+    case Mode::kSsp:
+      return absl::StrFormat("ssp(bound=%d)", o.staleness_bound);
+    case Mode::kBackup:
+      return absl::StrFormat("backup(b=%d)", o.backup_workers);
+    case Mode::kLocalSgd:
+      return absl::StrFormat("local_sgd(H=%d)", o.average_every);
+    default:
+      return ModeName(o.mode);
   }
-  return absl::OkStatus();
 }
 
-absl::Status Run() {
-  HOGWILD_ASSIGN_OR_RETURN(std::vector<RunSpec> runs, ParseRuns());
+// 32-bit FNV-1a: a stable hash (unlike absl::Hash) of the settings every run shares.
+uint32_t Fnv1a(const std::string& text) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return h;
+}
+
+// Every run of the grid, seeds outermost, each checked by ValidateOptions. Errors: one line
+// naming the flag and the allowed values.
+absl::StatusOr<std::vector<GridRun>> BuildGrid() {
+  HOGWILD_ASSIGN_OR_RETURN(std::vector<RunSpec> specs, ParseRuns());
   HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> seeds,
                            ParseInts("seeds", absl::GetFlag(FLAGS_seeds)));
-  const std::string out_dir = absl::GetFlag(FLAGS_out_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--out_dir=%s: cannot create it (%s)", out_dir, ec.message()));
+  HOGWILD_ASSIGN_OR_RETURN(
+      std::vector<double> lrs,
+      ParseDoubles("lrs", absl::GetFlag(FLAGS_lrs), 0.0, true, 1e6, false, "in (0, 1e6]"));
+  HOGWILD_ASSIGN_OR_RETURN(std::vector<double> momentums,
+                           ParseDoubles("momentums", absl::GetFlag(FLAGS_momentums), 0.0, false,
+                                        1.0, true, "in [0, 1)"));
+  const double target = absl::GetFlag(FLAGS_target_accuracy);
+  if (!(target > 0.0 && target <= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--target_accuracy=%g is out of range; it must be in (0, 1] (0.85 is 85%%)", target));
   }
-
-  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
-  std::string dir = absl::GetFlag(FLAGS_data_dir);
-  if (dir.empty()) dir = info.default_dir;
-  HOGWILD_ASSIGN_OR_RETURN(Dataset train, LoadMnistSplit(info, dir, "train"));
-  HOGWILD_ASSIGN_OR_RETURN(Dataset test, LoadMnistSplit(info, dir, "t10k"));
-  Normalize(train, test);
+  const int64_t bound = absl::GetFlag(FLAGS_staleness_bound);
+  if (bound < 0 || bound > kMaxStalenessBound) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--staleness_bound=%d is out of range; it must be in [0, %d]", bound, kMaxStalenessBound));
+  }
+  const int64_t average_every = absl::GetFlag(FLAGS_average_every);
+  if (average_every < 1 || average_every > kMaxAverageEvery) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--average_every=%d is out of range; it must be in [1, %d]", average_every,
+                        kMaxAverageEvery));
+  }
+  const int64_t backup = absl::GetFlag(FLAGS_backup_workers);
+  StragglerOptions stragglers;
+  const std::string slowdown_text = absl::GetFlag(FLAGS_stragglers);
+  const std::string delay_text = absl::GetFlag(FLAGS_straggler_delay);
+  if (!slowdown_text.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(stragglers.slowdown, ParseSlowdown("stragglers", slowdown_text));
+  }
+  if (!delay_text.empty()) {
+    HOGWILD_RETURN_IF_ERROR(ParseRandomDelay("straggler_delay", delay_text, stragglers));
+  }
+  const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
+  if (train_examples < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
+  }
 
   TrainerOptions base;
   base.epochs = absl::GetFlag(FLAGS_epochs);
-  base.lr.base_lr = static_cast<float>(absl::GetFlag(FLAGS_lr));
   base.model.name = "mlp";
-  base.model.hidden.clear();
   HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> hidden,
                            ParseInts("hidden", absl::GetFlag(FLAGS_hidden)));
   base.model.hidden = hidden;
   base.eval_every_steps = 0;
   base.eval_every_epochs = absl::GetFlag(FLAGS_eval_every_epochs);
   base.log_every_steps = absl::GetFlag(FLAGS_log_every);
-  const double target = absl::GetFlag(FLAGS_target_accuracy);
+  base.stragglers = stragglers;
+  // The settings every run shares, hashed into each run's key so that a rerun with other
+  // settings does not reuse the runs.
+  const std::string shared = absl::StrFormat(
+      "dataset=%s train_examples=%d epochs=%d batch=%d sync_batch=%d hidden=%s eval=%.17g "
+      "log_every=%d stragglers=%s delay=%s",
+      absl::GetFlag(FLAGS_dataset), train_examples, base.epochs, absl::GetFlag(FLAGS_batch_size),
+      absl::GetFlag(FLAGS_sync_batch_size), absl::GetFlag(FLAGS_hidden), base.eval_every_epochs,
+      base.log_every_steps, slowdown_text, delay_text);
 
-  std::vector<RunSummary> summaries;
-  std::string staleness_csv = "mode,workers,seed,staleness,count\n";
-  int64_t num_params = 0;
+  std::vector<GridRun> grid;
   for (int64_t seed : seeds) {
-    for (const RunSpec& spec : runs) {
-      TrainerOptions options = base;
-      options.mode = spec.mode;
-      options.num_workers = spec.workers;
-      options.seed = static_cast<uint64_t>(seed);
-      options.batch_size = spec.mode == Mode::kSync ? absl::GetFlag(FLAGS_sync_batch_size)
-                                                    : absl::GetFlag(FLAGS_batch_size);
-      options.log_path = absl::StrFormat("%s/log_%s_w%d_s%d.csv", out_dir, ModeName(spec.mode),
-                                         spec.workers, seed);
-      options.overwrite_log = true;  // the study regenerates every log in its output directory
-      absl::PrintF("running %s, %d workers, seed %d, batch %d, %d epochs ...\n",
-                   ModeName(spec.mode), spec.workers, seed, options.batch_size, options.epochs);
-      std::fflush(stdout);
-      HOGWILD_ASSIGN_OR_RETURN(TrainResult result, Train(options, train, test));
-      num_params = static_cast<int64_t>(result.params.size());
-      HOGWILD_ASSIGN_OR_RETURN(std::vector<EvalPoint> evals, ReadEvalPoints(options.log_path));
-      summaries.push_back(
-          Summarize(result, seed, options.batch_size, evals, target, options.log_path));
-      absl::PrintF("  %s\n", FormatSummary(result));
-      for (size_t s = 0; s < result.staleness_histogram.size(); ++s) {
-        if (result.staleness_histogram[s] == 0) continue;
-        absl::StrAppendFormat(&staleness_csv, "%s,%d,%d,%d,%d\n", result.mode, spec.workers, seed,
-                              s, result.staleness_histogram[s]);
+    for (const RunSpec& spec : specs) {
+      for (double lr : lrs) {
+        for (double momentum : momentums) {
+          GridRun run;
+          TrainerOptions& o = run.options;
+          o = base;
+          o.mode = spec.mode;
+          o.num_workers = spec.workers;
+          o.seed = static_cast<uint64_t>(seed);
+          o.lr.base_lr = static_cast<float>(lr);
+          o.sgd.momentum = static_cast<float>(momentum);
+          o.batch_size = SplitsGlobalBatch(spec.mode) ? absl::GetFlag(FLAGS_sync_batch_size)
+                                                      : absl::GetFlag(FLAGS_batch_size);
+          if (spec.mode == Mode::kSsp) o.staleness_bound = bound;
+          if (spec.mode == Mode::kLocalSgd) o.average_every = average_every;
+          if (spec.mode == Mode::kBackup) {
+            if (backup < 0 || backup >= spec.workers) {
+              return absl::InvalidArgumentError(absl::StrFormat(
+                  "--backup_workers=%d is out of range for %d workers; it must be in [0, %d] "
+                  "(fewer than every worker count of the backup runs)",
+                  backup, spec.workers, spec.workers - 1));
+            }
+            o.backup_workers = static_cast<int>(backup);
+          }
+          if (stragglers.enabled()) {
+            absl::Status s = ValidateStragglerOptions(stragglers, spec.workers);
+            if (!s.ok()) {
+              return absl::InvalidArgumentError(
+                  absl::StrFormat("--stragglers/--straggler_delay with %d workers: %s",
+                                  spec.workers, std::string(s.message())));
+            }
+          }
+          run.lr = lr;
+          run.momentum = momentum;
+          run.config =
+              absl::StrFormat("%s w=%d lr=%g m=%g", ModeLabel(o), spec.workers, lr, momentum);
+          run.key = absl::StrFormat("%s_w%d_lr%g_m%g_s%d_%08x", ModeName(o.mode), spec.workers, lr,
+                                    momentum, seed, Fnv1a(shared + " " + ModeLabel(o)));
+          absl::Status valid = ValidateOptions(o);
+          if (!valid.ok()) {
+            return absl::InvalidArgumentError(absl::StrFormat("run %s seed %d: %s", run.config,
+                                                              seed, std::string(valid.message())));
+          }
+          grid.push_back(std::move(run));
+        }
       }
     }
   }
+  return grid;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  return WriteFileAtomically(path, text);
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrFormat("cannot read %s", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string HistogramText(const std::vector<uint64_t>& histogram) {
+  std::vector<std::string> parts;
+  for (size_t s = 0; s < histogram.size(); ++s) {
+    if (histogram[s] != 0) parts.push_back(absl::StrFormat("%d:%d", s, histogram[s]));
+  }
+  return absl::StrJoin(parts, ";");
+}
+
+// Runs a plot script from this binary's runfiles on out_dir.
+absl::Status Plot(const std::string& name, const std::string& out_dir, double target) {
+  const char* runfiles = std::getenv("RUNFILES_DIR");
+  std::string script =
+      std::string(runfiles != nullptr ? runfiles : "") + "/hogwild/benchmarks/" + name;
+  if (runfiles == nullptr || !std::filesystem::exists(script)) {
+    script = program_path + ".runfiles/hogwild/benchmarks/" + name;
+  }
+  const std::string command = absl::StrFormat("'%s' '%s' --out_dir '%s' --target %g",
+                                              absl::GetFlag(FLAGS_python), script, out_dir, target);
+  if (std::system(command.c_str()) != 0) {
+    return absl::InternalError(absl::StrFormat(
+        "plotting failed: %s (is python3-matplotlib installed? tools/setup.sh)", command));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run() {
+  // Every flag is checked before the dataset is loaded.
+  HOGWILD_ASSIGN_OR_RETURN(std::vector<GridRun> grid, BuildGrid());
+  const double target = absl::GetFlag(FLAGS_target_accuracy);
+  const std::string out_dir = absl::GetFlag(FLAGS_out_dir);
+  const std::string runs_dir = out_dir + "/runs";
+  std::error_code ec;
+  std::filesystem::create_directories(runs_dir, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--out_dir=%s: cannot create it (%s)", out_dir, ec.message()));
+  }
+
+  // The dataset is loaded only when a run is left to train.
+  std::optional<TrainTestSplits> data;
+  std::vector<StudyRun> done;
+  int skipped = 0;
+  int64_t num_params = 0;
+  const int n = static_cast<int>(grid.size());
+  for (int i = 0; i < n; ++i) {
+    GridRun& run = grid[i];
+    const std::string record_path = absl::StrFormat("%s/%s.run", runs_dir, run.key);
+    const std::string label = absl::StrFormat("%s seed=%d", run.config, run.options.seed);
+    if (std::filesystem::exists(record_path)) {
+      HOGWILD_ASSIGN_OR_RETURN(std::string text, ReadFile(record_path));
+      absl::StatusOr<StudyRun> record = ParseStudyRunRecord(text);
+      if (!record.ok()) {
+        return absl::InvalidArgumentError(absl::StrFormat("%s: %s (delete it to rerun that run)",
+                                                          record_path, record.status().message()));
+      }
+      // The log lies next to the record, wherever --out_dir has moved since.
+      record->summary.log_path = absl::StrFormat("%s/%s.csv", runs_dir, run.key);
+      absl::PrintF("run %d/%d: %s: done before, skipped\n", i + 1, n, label);
+      done.push_back(*std::move(record));
+      ++skipped;
+      continue;
+    }
+    if (!data) {
+      HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
+      std::string dir = absl::GetFlag(FLAGS_data_dir);
+      if (dir.empty()) dir = info.default_dir;
+      HOGWILD_ASSIGN_OR_RETURN(
+          data, LoadTrainTest(info, dir, absl::GetFlag(FLAGS_train_examples), "--train_examples"));
+    }
+    TrainerOptions& options = run.options;
+    options.log_path = absl::StrFormat("%s/%s.csv", runs_dir, run.key);
+    options.overwrite_log = true;  // a log without a record is a run that did not finish
+    absl::PrintF("run %d/%d: %s (batch %d, %d epochs) ...\n", i + 1, n, label, options.batch_size,
+                 options.epochs);
+    std::fflush(stdout);
+    HOGWILD_ASSIGN_OR_RETURN(TrainResult result, Train(options, data->train, data->test));
+    num_params = static_cast<int64_t>(result.params.size());
+    HOGWILD_ASSIGN_OR_RETURN(std::vector<EvalPoint> evals, ReadEvalPoints(options.log_path));
+    StudyRun record;
+    record.key = run.key;
+    record.config = run.config;
+    record.lr = run.lr;
+    record.momentum = run.momentum;
+    record.final_test_loss = result.final_test_loss;
+    record.staleness_histogram = HistogramText(result.staleness_histogram);
+    record.summary =
+        Summarize(result, options.seed, options.batch_size, evals, target, options.log_path);
+    // The log is complete before the record exists: a run with a record is finished.
+    HOGWILD_RETURN_IF_ERROR(WriteFileAtomically(record_path, StudyRunRecord(record)));
+    absl::PrintF("  %s\n", FormatSummary(result));
+    done.push_back(std::move(record));
+  }
+  if (skipped > 0) {
+    absl::PrintF("skipped %d of %d runs: their results were already in %s\n", skipped, n, runs_dir);
+  }
+
+  std::vector<RunSummary> summaries;
+  std::string staleness_csv = "mode,workers,seed,staleness,count\n";
+  std::string runs_csv = "config,mode,workers,lr,momentum,seed,log\n";
+  for (StudyRun& r : done) {
+    HOGWILD_ASSIGN_OR_RETURN(std::vector<EvalPoint> evals, ReadEvalPoints(r.summary.log_path));
+    FillTarget(evals, target, r);
+    summaries.push_back(r.summary);
+    for (absl::string_view item : absl::StrSplit(r.staleness_histogram, ';', absl::SkipEmpty())) {
+      const std::pair<std::string, std::string> sc = absl::StrSplit(item, ':');
+      absl::StrAppendFormat(&staleness_csv, "%s,%d,%d,%s,%s\n", r.summary.mode, r.summary.workers,
+                            r.summary.seed, sc.first, sc.second);
+    }
+    absl::StrAppendFormat(&runs_csv, "%s,%s,%d,%g,%g,%d,%s\n", r.config, r.summary.mode,
+                          r.summary.workers, r.lr, r.momentum, r.summary.seed, r.summary.log_path);
+  }
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/summary.csv", SummaryCsv(summaries)));
-  const std::string table = SummaryMarkdown(summaries, target);
-  HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/summary.md", table));
+  HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/summary.md", SummaryMarkdown(summaries, target)));
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/staleness.csv", staleness_csv));
-  absl::PrintF("\n%s\n", table);
+  HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/runs.csv", runs_csv));
+  HOGWILD_ASSIGN_OR_RETURN(std::string study_csv, StudyCsv(done, target));
+  HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/study.csv", study_csv));
+  HOGWILD_ASSIGN_OR_RETURN(std::string report, StudyMarkdown(done, target));
+  HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/study.md", report));
+  absl::PrintF("\n%s\n", report);
 
-  // Peak resident memory of this process (every run above, plus the dataset) against the
-  // target bound of issue 4.
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const double peak_mb = usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
-  const double dataset_mb = (train.bytes() + test.bytes()) / (1024.0 * 1024.0);
-  const double bound_mb = 2.0 * dataset_mb + num_params * sizeof(float) / (1024.0 * 1024.0);
-  absl::PrintF(
-      "peak memory (max RSS) %.1f MiB; bound 2 x dataset (%.1f MiB) + parameters = %.1f MiB: %s\n",
-      peak_mb, dataset_mb, bound_mb, peak_mb < bound_mb ? "within" : "OVER");
-  absl::PrintF("logs and tables in %s\n", out_dir);
-
+  if (data && absl::GetFlag(FLAGS_train_examples) == 0) {
+    // Peak resident memory of this process (the runs trained here, plus the dataset) against
+    // the target bound of issue 4 (not with --train_examples: the whole split was loaded).
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double peak_mb = usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
+    const double dataset_mb = (data->train.bytes() + data->test.bytes()) / (1024.0 * 1024.0);
+    const double bound_mb = 2.0 * dataset_mb + num_params * sizeof(float) / (1024.0 * 1024.0);
+    absl::PrintF(
+        "peak memory (max RSS) %.1f MiB; bound 2 x dataset (%.1f MiB) + parameters = %.1f MiB: "
+        "%s\n",
+        peak_mb, dataset_mb, bound_mb, peak_mb < bound_mb ? "within" : "OVER");
+  }
+  absl::PrintF("records, logs and tables in %s\n", out_dir);
   std::fflush(stdout);
   if (absl::GetFlag(FLAGS_plot)) {
-    // The plot script sits next to this binary in its runfiles.
-    const char* runfiles = std::getenv("RUNFILES_DIR");
-    std::string script = std::string(runfiles != nullptr ? runfiles : "") +
-                         "/hogwild/benchmarks/plot_convergence.py";
-    if (runfiles == nullptr || !std::filesystem::exists(script)) {
-      script = program_path + ".runfiles/hogwild/benchmarks/plot_convergence.py";
-    }
-    const std::string command =
-        absl::StrFormat("'%s' '%s' --out_dir '%s' --target %g", absl::GetFlag(FLAGS_python), script,
-                        out_dir, target);
-    if (std::system(command.c_str()) != 0) {
-      return absl::InternalError(absl::StrFormat(
-          "plotting failed: %s (is python3-matplotlib installed? tools/setup.sh --bench)",
-          command));
-    }
+    HOGWILD_RETURN_IF_ERROR(Plot("plot_convergence.py", out_dir, target));
+    HOGWILD_RETURN_IF_ERROR(Plot("plot_study.py", out_dir, target));
   }
   return absl::OkStatus();
 }
@@ -234,9 +493,10 @@ absl::Status Run() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Sync-vs-async convergence study: trains in both modes for each worker count, writes the "
-      "logs, the summary table and the figures.\n  bazel run //benchmarks:sync_vs_async -- "
-      "--epochs=3 --out_dir=/tmp/hogwild_bench");
+      "Study runner: trains a grid of update policies x worker counts x learning rates x "
+      "momentums x seeds, resumably, and writes the report over seeds and the figures.\n"
+      "  bazel run //benchmarks:study -- --modes=async,sync,ssp,backup --workers=2 "
+      "--seeds=1,2,3 --out_dir=/tmp/study");
   absl::ParseCommandLine(argc, argv);
   hogwild::program_path = argv[0];
   const absl::Status status = hogwild::Run();

@@ -17,6 +17,7 @@ packages=(
   libabsl-dev              # flags, Status, StrFormat, time
   libtbb-dev               # input pipeline queues
   libgtest-dev libgmock-dev libbenchmark-dev
+  libboost-dev             # Boost.Math (header-only): Student t quantiles of the study report
   zlib1g-dev               # gzip-compressed IDX files, crc32 of checkpoints
   libopenblas-pthread-dev  # GEMM; the thread-safe build, pinned to 1 thread per call
   dataset-fashion-mnist    # the default training data (/usr/share/datasets/fashion-mnist)

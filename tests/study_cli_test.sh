@@ -1,0 +1,129 @@
+#!/bin/bash
+# The study runner (//benchmarks:study):
+#  - bad flags: a non-zero exit and one "error:" line naming the flag, checked before any data
+#    is loaded (--data_dir points at an empty directory);
+#  - resumability: a tiny grid on a generated 64-example dataset, run twice into the same
+#    --out_dir; the second run trains nothing, says it skipped every run, and writes the same
+#    report (study.md, study.csv) byte for byte.
+#
+# Usage (from tests/BUILD): study_cli_test.sh <path of //benchmarks:study>
+set -u
+
+study="$1"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+empty_dir="$tmp/empty_data_dir"
+mkdir -p "$empty_dir"
+failures=0
+
+# expect_error <substring the error must contain> <flags...>
+expect_error() {
+  local want="$1"
+  shift
+  "$study" --data_dir="$empty_dir" --out_dir="$tmp/bad_out" --plot=false "$@" \
+    >/dev/null 2>"$tmp/stderr.txt"
+  local rc=$?
+  local lines first problem=""
+  lines=$(wc -l <"$tmp/stderr.txt")
+  first=$(head -n 1 "$tmp/stderr.txt")
+  if [[ $rc -eq 0 ]]; then
+    problem="exit code 0"
+  elif [[ $lines -ne 1 ]]; then
+    problem="stderr has $lines lines, want 1"
+  elif [[ $first != error:* ]]; then
+    problem="stderr does not start with 'error:'"
+  elif [[ $first != *"$want"* ]]; then
+    problem="stderr does not mention '$want'"
+  fi
+  if [[ -n $problem ]]; then
+    echo "FAIL: study $*: $problem (exit code $rc); stderr was:"
+    sed 's/^/    /' "$tmp/stderr.txt"
+    failures=$((failures + 1))
+  else
+    echo "ok:   study $* -> exit $rc: $first"
+  fi
+}
+
+expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup and local_sgd" \
+  --modes=async,hogwild
+expect_error "--workers=" --workers=two
+expect_error "--seeds=" --seeds=-1
+expect_error "--lrs=0: '0' is out of range; each value must be in (0, 1e6]" --lrs=0
+expect_error "--momentums=0.9,1: '1' is out of range; each value must be in [0, 1)" \
+  --momentums=0.9,1
+expect_error "--target_accuracy=85 is out of range; it must be in (0, 1]" --target_accuracy=85
+expect_error "--staleness_bound=-1 is out of range" --modes=ssp --staleness_bound=-1
+expect_error "--average_every=0 is out of range; it must be in [1," --modes=local_sgd \
+  --average_every=0
+expect_error "--backup_workers=2 is out of range for 2 workers; it must be in [0, 1]" \
+  --modes=backup --workers=2 --backup_workers=2
+expect_error "--stragglers=1x3 does not parse" --stragglers=1x3
+expect_error "--straggler_delay=fast does not parse" --straggler_delay=fast
+expect_error "--stragglers/--straggler_delay with 1 workers" --workers=1 --stragglers=3:2
+
+# A 64-example dataset of random 28x28 images with labels 0..9, train and test alike.
+data="$tmp/tiny_data"
+mkdir -p "$data"
+for split in train t10k; do
+  { printf '\x00\x00\x08\x03\x00\x00\x00\x40\x00\x00\x00\x1c\x00\x00\x00\x1c'
+    head -c $((64 * 784)) /dev/urandom; } >"$data/$split-images-idx3-ubyte"
+  { printf '\x00\x00\x08\x01\x00\x00\x00\x40'
+    for i in $(seq 0 63); do printf "\\x0$((i % 10))"; done; } >"$data/$split-labels-idx1-ubyte"
+done
+grid=(--data_dir="$data" --modes=async,sync,backup --workers=2 --seeds=1,2 --lrs=0.01,0.02
+      --batch_size=8 --sync_batch_size=8 --epochs=1 --eval_every_epochs=0.5 --log_every=1
+      --target_accuracy=0.1 --plot=false --out_dir="$tmp/study")
+"$study" "${grid[@]}" >"$tmp/first.txt" 2>&1
+rc=$?
+cp "$tmp/study/study.md" "$tmp/first.md" 2>/dev/null
+cp "$tmp/study/study.csv" "$tmp/first.csv" 2>/dev/null
+trained=$(grep -c '^run .*(batch' "$tmp/first.txt")
+if [[ $rc -eq 0 && $trained -eq 12 ]] && grep -q '^run 12/12: ' "$tmp/first.txt" &&
+   [[ $(grep -c '^| backup(b=1) w=2 lr=0.0[12] m=0 | 2 |' "$tmp/study/study.md") -eq 2 ]]; then
+  echo "ok:   first run trained 12 runs and reported 6 configurations of 2 seeds"
+else
+  echo "FAIL: first run (exit $rc, $trained runs trained, want 12); output:"
+  sed 's/^/    /' "$tmp/first.txt"
+  failures=$((failures + 1))
+fi
+"$study" "${grid[@]}" >"$tmp/second.txt" 2>&1
+rc=$?
+if [[ $rc -eq 0 ]] && ! grep -q '(batch' "$tmp/second.txt" &&
+   grep -q "skipped 12 of 12 runs" "$tmp/second.txt" &&
+   cmp -s "$tmp/first.md" "$tmp/study/study.md" && cmp -s "$tmp/first.csv" "$tmp/study/study.csv"; then
+  echo "ok:   second run trained nothing, skipped 12 of 12, same study.md and study.csv"
+else
+  echo "FAIL: second run (exit $rc); output:"
+  sed 's/^/    /' "$tmp/second.txt"
+  diff "$tmp/first.md" "$tmp/study/study.md"
+  failures=$((failures + 1))
+fi
+# The study directory moved: its records and logs are found under the new --out_dir.
+mv "$tmp/study" "$tmp/moved"
+"$study" "${grid[@]}" --out_dir="$tmp/moved" >"$tmp/moved.txt" 2>&1
+if [[ $? -eq 0 ]] && grep -q "skipped 12 of 12 runs" "$tmp/moved.txt" &&
+   cmp -s "$tmp/first.md" "$tmp/moved/study.md"; then
+  echo "ok:   a moved --out_dir resumes: skipped 12 of 12, same study.md"
+else
+  echo "FAIL: rerun in the moved --out_dir; output:"
+  sed 's/^/    /' "$tmp/moved.txt"
+  failures=$((failures + 1))
+fi
+mv "$tmp/moved" "$tmp/study"
+
+# A record that went missing (an interrupted run) is trained again, and only that one.
+rm "$(ls "$tmp"/study/runs/sync_*_s2_*.run | head -n 1)"
+"$study" "${grid[@]}" >"$tmp/third.txt" 2>&1
+if [[ $? -eq 0 && $(grep -c '(batch' "$tmp/third.txt") -eq 1 ]] &&
+   grep -q "skipped 11 of 12 runs" "$tmp/third.txt"; then
+  echo "ok:   a missing record: that run alone trained again"
+else
+  echo "FAIL: third run after deleting one record; output:"
+  sed 's/^/    /' "$tmp/third.txt"
+  failures=$((failures + 1))
+fi
+
+if [[ $failures -gt 0 ]]; then
+  echo "$failures case(s) failed"
+  exit 1
+fi
+echo "all cases passed"
