@@ -100,13 +100,19 @@ struct GridRun {
   double momentum = 0.0;
 };
 
-absl::StatusOr<std::vector<int64_t>> ParseInts(const std::string& flag, const std::string& text) {
+// `distinct`: a grid axis, where a value given twice would run once and be counted twice.
+absl::StatusOr<std::vector<int64_t>> ParseInts(const std::string& flag, const std::string& text,
+                                               bool distinct = true) {
   std::vector<int64_t> out;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
     int64_t v = 0;
     if (!absl::SimpleAtoi(part, &v) || v < 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--%s=%s: '%s' is not a non-negative integer", flag, text, std::string(part)));
+    }
+    if (distinct && std::find(out.begin(), out.end(), v) != out.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s=%s: %d is given twice; give each value once", flag, text, v));
     }
     out.push_back(v);
   }
@@ -119,7 +125,7 @@ absl::StatusOr<std::vector<double>> ParseDoubles(const std::string& flag, const 
                                                  double low, bool low_open, double high,
                                                  bool high_open, const std::string& allowed) {
   std::vector<double> out;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
     double v = 0;
     if (!absl::SimpleAtod(part, &v) || !std::isfinite(v) || v < low || (low_open && v == low) ||
         v > high || (high_open && v == high)) {
@@ -265,7 +271,7 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
   base.epochs = absl::GetFlag(FLAGS_epochs);
   base.model.name = "mlp";
   HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> hidden,
-                           ParseInts("hidden", absl::GetFlag(FLAGS_hidden)));
+                           ParseInts("hidden", absl::GetFlag(FLAGS_hidden), /*distinct=*/false));
   base.model.hidden = hidden;
   base.eval_every_steps = 0;
   base.eval_every_epochs = absl::GetFlag(FLAGS_eval_every_epochs);
@@ -375,6 +381,10 @@ absl::Status Run() {
   HOGWILD_ASSIGN_OR_RETURN(std::vector<GridRun> grid, BuildGrid());
   const double target = absl::GetFlag(FLAGS_target_accuracy);
   const std::string out_dir = absl::GetFlag(FLAGS_out_dir);
+  if (out_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--out_dir is empty (an unset shell variable?); give the directory for the results");
+  }
   const std::string runs_dir = out_dir + "/runs";
   std::error_code ec;
   std::filesystem::create_directories(runs_dir, ec);

@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/parse.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
@@ -139,6 +141,24 @@ absl::StatusOr<hogwild::SimResult> Run() {
   t.log_path = absl::GetFlag(FLAGS_log);
   t.overwrite_log = absl::GetFlag(FLAGS_overwrite_log);
   t.log_every_steps = absl::GetFlag(FLAGS_log_every);
+  if (t.log_path.empty() && absl::flags_internal::WasPresentOnCommandLine("log_every")) {
+    return absl::InvalidArgumentError("--log_every has no effect without --log");
+  }
+  // The histogram is written after the simulation: a path that cannot be a file fails now.
+  if (const std::string csv = absl::GetFlag(FLAGS_staleness_csv); !csv.empty()) {
+    std::error_code ec;
+    const std::filesystem::path path(csv);
+    const std::filesystem::path parent =
+        path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+    if (std::filesystem::is_directory(path, ec) || !std::filesystem::is_directory(parent, ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--staleness_csv=%s: %s", csv,
+                          std::filesystem::is_directory(path, ec)
+                              ? "is a directory; give a file path"
+                              : absl::StrFormat("the directory %s does not exist; create it first",
+                                                parent.string())));
+    }
+  }
   HOGWILD_ASSIGN_OR_RETURN(options.compute.step_time_s,
                            Milliseconds("step_time_ms", absl::GetFlag(FLAGS_step_time_ms), false));
   options.compute.jitter = absl::GetFlag(FLAGS_jitter);

@@ -229,6 +229,11 @@ int64_t GlobalStepsPerEpoch(const BatchPlan& plan, Mode mode, int num_workers) {
 absl::Status ValidateSimOptions(const SimOptions& options) {
   const TrainerOptions& t = options.trainer;
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(t));
+  if (t.mode != Mode::kAsync && t.mode != Mode::kSync) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::mode=%s is not simulated yet; the simulation has async and sync",
+        ModeName(t.mode)));
+  }
   const auto refuse = [](const char* field) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::%s has no meaning in a simulation (sim/simulator.h); leave it unset",

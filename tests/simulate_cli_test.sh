@@ -41,6 +41,10 @@ expect_error() {
 }
 
 expect_error "--workers=0" --workers=0
+expect_error "mode=ssp is not simulated yet; the simulation has async and sync" --mode=ssp
+expect_error "--log_every has no effect without --log" --log_every=5
+expect_error "the directory ${TEST_TMPDIR:-/tmp}/no_such_dir does not exist" \
+  --staleness_csv="${TEST_TMPDIR:-/tmp}/no_such_dir/s.csv"
 expect_error "--workers=5000" --workers=5000
 expect_error "--mode=hogwild" --mode=hogwild
 expect_error "--batch_size=0" --batch_size=0

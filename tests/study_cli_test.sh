@@ -47,6 +47,9 @@ expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp,
   --modes=async,hogwild
 expect_error "--workers=" --workers=two
 expect_error "--seeds=" --seeds=-1
+expect_error "--seeds=1,1: 1 is given twice" --seeds=1,1
+expect_error "--workers=1,,2: '' is not a non-negative integer" --workers=1,,2
+expect_error "--out_dir is empty" --out_dir=
 expect_error "--lrs=0: '0' is out of range; each value must be in (0, 1e6]" --lrs=0
 expect_error "--momentums=0.9,1: '1' is out of range; each value must be in [0, 1)" \
   --momentums=0.9,1

@@ -85,8 +85,8 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
   const bool gpu = o.devices[0].is_gpu();
   if (o.sgd.staleness_aware_lr && o.mode != Mode::kAsync) {
     return Ignored("TrainerOptions::sgd.staleness_aware_lr=true",
-                   absl::StrFormat("in %s mode (its updates have staleness 0); it is for async "
-                                   "mode only",
+                   absl::StrFormat("in %s mode (its update policy does not read it); it is for "
+                                   "async mode only",
                                    ModeName(o.mode)));
   }
   if (o.sgd.staleness_aware_lr && o.mode == Mode::kAsync && WorkerCount(o) == 1) {
