@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -23,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "core/mode.h"
+#include "core/output_path.h"
 #include "core/status_macros.h"
 #include "sim/simulator.h"
 #include "trainer/cli/flags_parse.h"
@@ -146,18 +146,7 @@ absl::StatusOr<hogwild::SimResult> Run() {
   }
   // The histogram is written after the simulation: a path that cannot be a file fails now.
   if (const std::string csv = absl::GetFlag(FLAGS_staleness_csv); !csv.empty()) {
-    std::error_code ec;
-    const std::filesystem::path path(csv);
-    const std::filesystem::path parent =
-        path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-    if (std::filesystem::is_directory(path, ec) || !std::filesystem::is_directory(parent, ec)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--staleness_csv=%s: %s", csv,
-                          std::filesystem::is_directory(path, ec)
-                              ? "is a directory; give a file path"
-                              : absl::StrFormat("the directory %s does not exist; create it first",
-                                                parent.string())));
-    }
+    HOGWILD_RETURN_IF_ERROR(CheckOutputFilePath("--staleness_csv", csv));
   }
   HOGWILD_ASSIGN_OR_RETURN(options.compute.step_time_s,
                            Milliseconds("step_time_ms", absl::GetFlag(FLAGS_step_time_ms), false));

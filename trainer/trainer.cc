@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/output_path.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "sync/parameter_store.h"
@@ -102,21 +103,9 @@ absl::Status CheckCheckpointDir(const TrainerOptions& options) {
 
 // The log's part of CheckOutputs(), after the checkpoint directory exists.
 absl::Status CheckLogPath(const TrainerOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
   if (options.log_path.empty()) return absl::OkStatus();
   // The log is opened after the data is loaded: a path that cannot be a file fails here.
-  const fs::path log(options.log_path);
-  if (fs::is_directory(log, ec)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::log_path=%s is a directory; give a file path", options.log_path));
-  }
-  const fs::path parent = log.parent_path().empty() ? fs::path(".") : log.parent_path();
-  if (!fs::is_directory(parent, ec)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::log_path=%s: the directory %s does not exist; create it first",
-        options.log_path, parent.string()));
-  }
+  HOGWILD_RETURN_IF_ERROR(CheckOutputFilePath("TrainerOptions::log_path", options.log_path));
   if (options.overwrite_log) return absl::OkStatus();
   if (const absl::Status free =
           ConvergenceLog::CheckWouldNotReplace(options.log_path, "TrainerOptions::overwrite_log");

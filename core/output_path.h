@@ -1,0 +1,20 @@
+// Checks that an output file can be created where a run will write it at the end, so that a bad
+// path fails before the run rather than after it.
+#ifndef HOGWILD_CORE_OUTPUT_PATH_H_
+#define HOGWILD_CORE_OUTPUT_PATH_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace hogwild {
+
+// OK when `path` is not a directory and its parent directory exists ("" parent: the working
+// directory). Else kInvalidArgument "<name>=<path>: is a directory; give a file path" or
+// "<name>=<path>: the directory <parent> does not exist; create it first". Reads metadata only;
+// thread-safe.
+absl::Status CheckOutputFilePath(const std::string& name, const std::string& path);
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_CORE_OUTPUT_PATH_H_
