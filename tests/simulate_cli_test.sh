@@ -11,33 +11,14 @@ simulate="$1"
 empty_dir="${TEST_TMPDIR:-$(mktemp -d)}/empty_data_dir"
 mkdir -p "$empty_dir"
 failures=0
+# shellcheck source=tests/expect_one_line_error.sh
+source "$(dirname "$0")/expect_one_line_error.sh"
 
 # expect_error <substring the error must contain> <flags...>
 expect_error() {
   local want="$1"
   shift
-  local stderr_file="${TEST_TMPDIR:-/tmp}/stderr.txt"
-  "$simulate" --data_dir="$empty_dir" "$@" >/dev/null 2>"$stderr_file"
-  local rc=$?
-  local lines first problem=""
-  lines=$(wc -l <"$stderr_file")
-  first=$(head -n 1 "$stderr_file")
-  if [[ $rc -eq 0 ]]; then
-    problem="exit code 0"
-  elif [[ $lines -ne 1 ]]; then
-    problem="stderr has $lines lines, want 1"
-  elif [[ $first != error:* ]]; then
-    problem="stderr does not start with 'error:'"
-  elif [[ $first != *"$want"* ]]; then
-    problem="stderr does not mention '$want'"
-  fi
-  if [[ -n $problem ]]; then
-    echo "FAIL: simulate $*: $problem (exit code $rc); stderr was:"
-    sed 's/^/    /' "$stderr_file"
-    failures=$((failures + 1))
-  else
-    echo "ok:   simulate $* -> exit $rc: $first"
-  fi
+  expect_one_line_error "simulate $*" "$want" "$simulate" --data_dir="$empty_dir" "$@"
 }
 
 expect_error "--workers=0" --workers=0

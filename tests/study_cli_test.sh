@@ -14,33 +14,14 @@ tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 empty_dir="$tmp/empty_data_dir"
 mkdir -p "$empty_dir"
 failures=0
+# shellcheck source=tests/expect_one_line_error.sh
+source "$(dirname "$0")/expect_one_line_error.sh"
 
 # expect_error <substring the error must contain> <flags...>
 expect_error() {
   local want="$1"
   shift
-  "$study" --data_dir="$empty_dir" --out_dir="$tmp/bad_out" --plot=false "$@" \
-    >/dev/null 2>"$tmp/stderr.txt"
-  local rc=$?
-  local lines first problem=""
-  lines=$(wc -l <"$tmp/stderr.txt")
-  first=$(head -n 1 "$tmp/stderr.txt")
-  if [[ $rc -eq 0 ]]; then
-    problem="exit code 0"
-  elif [[ $lines -ne 1 ]]; then
-    problem="stderr has $lines lines, want 1"
-  elif [[ $first != error:* ]]; then
-    problem="stderr does not start with 'error:'"
-  elif [[ $first != *"$want"* ]]; then
-    problem="stderr does not mention '$want'"
-  fi
-  if [[ -n $problem ]]; then
-    echo "FAIL: study $*: $problem (exit code $rc); stderr was:"
-    sed 's/^/    /' "$tmp/stderr.txt"
-    failures=$((failures + 1))
-  else
-    echo "ok:   study $* -> exit $rc: $first"
-  fi
+  expect_one_line_error "study $*" "$want" "$study" --data_dir="$empty_dir" --out_dir="$tmp/bad_out" --plot=false "$@"
 }
 
 expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup and local_sgd" \

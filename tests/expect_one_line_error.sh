@@ -1,0 +1,31 @@
+# Sourced by the command-line tests (cli_test.sh, simulate_cli_test.sh, study_cli_test.sh).
+#
+# expect_one_line_error <label> <substring the error must contain> <command...>
+# Runs the command and counts a failure (in $failures) unless it exits non-zero with exactly one
+# line on stderr that starts with "error:" and contains the substring. <label> names the case.
+expect_one_line_error() {
+  local label="$1" want="$2"
+  shift 2
+  local stderr_file="${TEST_TMPDIR:-/tmp}/stderr.txt"
+  "$@" >/dev/null 2>"$stderr_file"
+  local rc=$?
+  local lines first problem=""
+  lines=$(wc -l <"$stderr_file")
+  first=$(head -n 1 "$stderr_file")
+  if [[ $rc -eq 0 ]]; then
+    problem="exit code 0"
+  elif [[ $lines -ne 1 ]]; then
+    problem="stderr has $lines lines, want 1"
+  elif [[ $first != error:* ]]; then
+    problem="stderr does not start with 'error:'"
+  elif [[ $first != *"$want"* ]]; then
+    problem="stderr does not mention '$want'"
+  fi
+  if [[ -n $problem ]]; then
+    echo "FAIL: $label: $problem (exit code $rc); stderr was:"
+    sed 's/^/    /' "$stderr_file"
+    failures=$((failures + 1))
+  else
+    echo "ok:   $label -> exit $rc: $first"
+  fi
+}
