@@ -71,6 +71,12 @@ std::vector<std::optional<double>> AllPresent(const std::vector<double>& v) {
   return std::vector<std::optional<double>>(v.begin(), v.end());
 }
 
+int CountDiverged(const std::vector<const StudyRun*>& group) {
+  int n = 0;
+  for (const StudyRun* r : group) n += r->diverged ? 1 : 0;
+  return n;
+}
+
 }  // namespace
 
 std::string StudyRunRecord(const StudyRun& run) {
@@ -79,10 +85,10 @@ std::string StudyRunRecord(const StudyRun& run) {
       "key=%s\nconfig=%s\nmode=%s\nworkers=%d\nseed=%d\nlr=%.17g\nmomentum=%.17g\n"
       "batch_size=%d\nexamples_per_s=%.17g\nwall_time_s=%.17g\nfinal_test_accuracy=%.17g\n"
       "final_test_loss=%.17g\nstaleness_mean=%.17g\nstaleness_max=%d\nstaleness_histogram=%s\n"
-      "log=%s\n",
+      "diverged=%d\nlog=%s\n",
       run.key, run.config, s.mode, s.workers, s.seed, run.lr, run.momentum, s.batch_size,
       s.examples_per_s, s.wall_time_s, s.final_test_accuracy, run.final_test_loss, s.staleness_mean,
-      s.staleness_max, run.staleness_histogram, s.log_path);
+      s.staleness_max, run.staleness_histogram, run.diverged ? 1 : 0, s.log_path);
 }
 
 absl::StatusOr<StudyRun> ParseStudyRunRecord(const std::string& text) {
@@ -132,6 +138,12 @@ absl::StatusOr<StudyRun> ParseStudyRunRecord(const std::string& text) {
   num("staleness_mean", &s.staleness_mean);
   num("staleness_max", &s.staleness_max);
   run.staleness_histogram = str("staleness_histogram");
+  // Records written before divergence was recorded have no such field: they did not diverge.
+  if (fields.count("diverged") > 0) {
+    int diverged = 0;
+    num("diverged", &diverged);
+    run.diverged = diverged != 0;
+  }
   s.log_path = str("log");
   if (!ok || !bad.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -183,18 +195,26 @@ absl::StatusOr<std::string> StudyMarkdown(const std::vector<StudyRun>& runs,
     absl::StatusOr<std::string> examples =
         FormatReached(ExamplesToTarget(group), target_accuracy, 0);
     if (!examples.ok()) return examples.status();
-    absl::StatusOr<MeanInterval> acc = Mean95(
-        Collect(group, [](const StudyRun& r) { return 100.0 * r.summary.final_test_accuracy; }));
-    if (!acc.ok()) return acc.status();
-    absl::StatusOr<MeanInterval> loss =
-        Mean95(Collect(group, [](const StudyRun& r) { return r.final_test_loss; }));
-    if (!loss.ok()) return loss.status();
-    absl::StatusOr<MeanInterval> stale =
-        Mean95(Collect(group, [](const StudyRun& r) { return r.summary.staleness_mean; }));
-    if (!stale.ok()) return stale.status();
+    std::string finals[3];
+    if (const int diverged = CountDiverged(group); diverged > 0) {
+      const std::string cell = absl::StrFormat("%d of %d seeds diverged", diverged, group.size());
+      finals[0] = finals[1] = finals[2] = cell;
+    } else {
+      absl::StatusOr<MeanInterval> acc = Mean95(
+          Collect(group, [](const StudyRun& r) { return 100.0 * r.summary.final_test_accuracy; }));
+      if (!acc.ok()) return acc.status();
+      absl::StatusOr<MeanInterval> loss =
+          Mean95(Collect(group, [](const StudyRun& r) { return r.final_test_loss; }));
+      if (!loss.ok()) return loss.status();
+      absl::StatusOr<MeanInterval> stale =
+          Mean95(Collect(group, [](const StudyRun& r) { return r.summary.staleness_mean; }));
+      if (!stale.ok()) return stale.status();
+      finals[0] = FormatMeanInterval(*acc, 2);
+      finals[1] = FormatMeanInterval(*loss, 4);
+      finals[2] = FormatMeanInterval(*stale, 2);
+    }
     absl::StrAppendFormat(&out, "| %s | %d | %s | %s | %s | %s | %s |\n", group[0]->config,
-                          group.size(), *time, *examples, FormatMeanInterval(*acc, 2),
-                          FormatMeanInterval(*loss, 4), FormatMeanInterval(*stale, 2));
+                          group.size(), *time, *examples, finals[0], finals[1], finals[2]);
   }
   absl::StrAppend(&out,
                   "\nEach cell: mean over the seeds ± the half-width of its 95% confidence "
@@ -205,28 +225,39 @@ absl::StatusOr<std::string> StudyMarkdown(const std::vector<StudyRun>& runs,
 
 absl::StatusOr<std::string> StudyCsv(const std::vector<StudyRun>& runs, double target_accuracy) {
   std::string out =
-      "config,mode,workers,lr,momentum,seeds,not_reached,target_accuracy,time_to_target_s_mean,"
+      "config,mode,workers,lr,momentum,seeds,not_reached,diverged,target_accuracy,"
+      "time_to_target_s_mean,"
       "time_to_target_s_ci95,examples_to_target_mean,examples_to_target_ci95,"
       "final_test_accuracy_mean,final_test_accuracy_ci95,final_test_loss_mean,"
       "final_test_loss_ci95,staleness_mean_mean,staleness_mean_ci95\n";
   for (const auto& group : GroupByConfig(runs)) {
     int not_reached = 0;
     for (const StudyRun* r : group) not_reached += r->summary.time_to_target_s ? 0 : 1;
+    const int diverged = CountDiverged(group);
     std::string cells;
-    for (const auto& values :
-         {TimeToTarget(group), ExamplesToTarget(group),
-          AllPresent(
-              Collect(group, [](const StudyRun& r) { return r.summary.final_test_accuracy; })),
-          AllPresent(Collect(group, [](const StudyRun& r) { return r.final_test_loss; })),
-          AllPresent(Collect(group, [](const StudyRun& r) { return r.summary.staleness_mean; }))}) {
+    for (const auto& values : {TimeToTarget(group), ExamplesToTarget(group)}) {
       absl::StatusOr<std::string> pair = CsvPair(values);
       if (!pair.ok()) return pair.status();
       absl::StrAppend(&cells, ",", *pair);
     }
+    if (diverged > 0) {
+      absl::StrAppend(&cells, ",,,,,,");  // no final values: not an average of the others
+    } else {
+      for (const auto& values :
+           {AllPresent(
+                Collect(group, [](const StudyRun& r) { return r.summary.final_test_accuracy; })),
+            AllPresent(Collect(group, [](const StudyRun& r) { return r.final_test_loss; })),
+            AllPresent(
+                Collect(group, [](const StudyRun& r) { return r.summary.staleness_mean; }))}) {
+        absl::StatusOr<std::string> pair = CsvPair(values);
+        if (!pair.ok()) return pair.status();
+        absl::StrAppend(&cells, ",", *pair);
+      }
+    }
     const StudyRun& first = *group[0];
-    absl::StrAppendFormat(&out, "%s,%s,%d,%g,%g,%d,%d,%g%s\n", first.config, first.summary.mode,
+    absl::StrAppendFormat(&out, "%s,%s,%d,%g,%g,%d,%d,%d,%g%s\n", first.config, first.summary.mode,
                           first.summary.workers, first.lr, first.momentum, group.size(),
-                          not_reached, target_accuracy, cells);
+                          not_reached, diverged, target_accuracy, cells);
   }
   return out;
 }

@@ -22,6 +22,9 @@ struct StudyRun {
   double lr = 0.0;
   double momentum = 0.0;
   double final_test_loss = 0.0;
+  // Training diverged (a non-finite loss or gradient): the final values are not results; the
+  // time and examples to target are those of the evaluations before it, if any.
+  bool diverged = false;
   // The staleness histogram as "staleness:count;..." (non-zero buckets only).
   std::string staleness_histogram;
   // mode, workers, seed, batch, rates, final accuracy, staleness, log path; the time and
@@ -48,11 +51,14 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 // The report: one row per configuration, in order of first appearance in `runs`, over its
 // seeds: time and examples to target (or "k of n seeds did not reach X%", study_stats.h), final
 // test accuracy and loss, staleness mean, each as mean ± half-width of the 95% Student-t
-// interval. Errors: kInvalidArgument for a non-finite value (e.g. a diverged run's loss).
+// interval; where seeds diverged, the final values say "k of n seeds diverged" instead of an
+// average of the others. Errors: kInvalidArgument for a non-finite value of a run that did not
+// diverge.
 absl::StatusOr<std::string> StudyMarkdown(const std::vector<StudyRun>& runs,
                                           double target_accuracy);
 // The same as CSV: the means and half-widths in columns (empty where undefined: no interval
-// with one seed, no time to target when a seed did not reach it; not_reached counts those).
+// with one seed, no time to target when a seed did not reach it; not_reached counts those, no
+// final values when a seed diverged; diverged counts those).
 absl::StatusOr<std::string> StudyCsv(const std::vector<StudyRun>& runs, double target_accuracy);
 
 }  // namespace hogwild

@@ -30,8 +30,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/parse.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -39,6 +41,7 @@
 #include "benchmarks/run_summary.h"
 #include "benchmarks/study_report.h"
 #include "core/status_macros.h"
+#include "sim/simulator.h"
 #include "trainer/data/mnist.h"
 #include "trainer/straggler.h"
 #include "trainer/trainer.h"
@@ -55,15 +58,35 @@ ABSL_FLAG(std::string, runs, "",
           "--modes x --workers");
 ABSL_FLAG(std::string, seeds, "1", "seeds, comma-separated (one run per seed)");
 ABSL_FLAG(std::string, lrs, "0.05", "constant learning rates, comma-separated, each > 0");
+ABSL_FLAG(std::string, sync_lrs, "",
+          "learning rates of the modes that split a global batch (sync, backup, local_sgd), "
+          "comma-separated; empty: --lrs");
 ABSL_FLAG(std::string, momentums, "0", "SGD momentums, comma-separated, each in [0, 1)");
-ABSL_FLAG(int64_t, staleness_bound, 3, "ssp runs: steps a worker may run ahead, >= 0");
-ABSL_FLAG(int64_t, backup_workers, 1,
-          "backup runs: gradients dropped per step, in [0, W - 1] for every worker count W");
-ABSL_FLAG(int64_t, average_every, 8, "local_sgd runs: local steps between averagings, >= 1");
+ABSL_FLAG(std::string, staleness_bound, "3",
+          "ssp runs: steps a worker may run ahead, each >= 0; a list is a grid axis");
+ABSL_FLAG(std::string, backup_workers, "1",
+          "backup runs: gradients dropped per step, each in [0, W - 1] for every worker count "
+          "W; a list is a grid axis");
+ABSL_FLAG(std::string, average_every, "8",
+          "local_sgd runs: local steps between averagings, each >= 1; a list is a grid axis");
+ABSL_FLAG(std::string, staleness_aware_lr, "off",
+          "async runs with more than one worker: off, on, or off,on (a grid axis): divide the "
+          "learning rate by each update's staleness (Zhang et al. 2016)");
+ABSL_FLAG(bool, simulate, false,
+          "run every configuration in the simulation (sim/simulator.h): W logical workers on "
+          "one thread, deterministic, times in simulated seconds");
+ABSL_FLAG(double, step_time_ms, 10.0,
+          "--simulate: mean compute time of one worker step, in (0, 1e9] ms");
+ABSL_FLAG(double, jitter, 0.0,
+          "--simulate: log-normal sigma of each step's compute time, in [0, 4]");
+ABSL_FLAG(double, allreduce_ms, 0.0,
+          "--simulate: all-reduce time of each sync/backup step and local_sgd averaging, in "
+          "[0, 1e9] ms");
 ABSL_FLAG(std::string, stragglers, "",
-          "every run: slowed workers, worker:factor,... (e.g. 1:3); see trainer/straggler.h");
+          "every run: slowed workers, worker:factor,... (e.g. 1:3); see trainer/straggler.h "
+          "(with --simulate: sim/compute_time.h)");
 ABSL_FLAG(std::string, straggler_delay, "",
-          "every run: random delays after steps, mean@probability (e.g. 50ms@0.1)");
+          "every real run: random delays after steps, mean@probability (e.g. 50ms@0.1)");
 ABSL_FLAG(int64_t, epochs, 3, "epochs per run");
 ABSL_FLAG(int64_t, batch_size, 64, "async and ssp: examples per worker step");
 ABSL_FLAG(int64_t, sync_batch_size, 64,
@@ -209,7 +232,7 @@ std::string ModeLabel(const TrainerOptions& o) {
     case Mode::kLocalSgd:
       return absl::StrFormat("local_sgd(H=%d)", o.average_every);
     default:
-      return ModeName(o.mode);
+      return o.sgd.staleness_aware_lr ? "async(lr/staleness)" : ModeName(o.mode);
   }
 }
 
@@ -240,18 +263,43 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--target_accuracy=%g is out of range; it must be in (0, 1] (0.85 is 85%%)", target));
   }
-  const int64_t bound = absl::GetFlag(FLAGS_staleness_bound);
-  if (bound < 0 || bound > kMaxStalenessBound) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--staleness_bound=%d is out of range; it must be in [0, %d]", bound, kMaxStalenessBound));
+  std::vector<double> sync_lrs = lrs;
+  if (const std::string text = absl::GetFlag(FLAGS_sync_lrs); !text.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(sync_lrs,
+                             ParseDoubles("sync_lrs", text, 0.0, true, 1e6, false, "in (0, 1e6]"));
   }
-  const int64_t average_every = absl::GetFlag(FLAGS_average_every);
-  if (average_every < 1 || average_every > kMaxAverageEvery) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--average_every=%d is out of range; it must be in [1, %d]", average_every,
-                        kMaxAverageEvery));
+  HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> bounds,
+                           ParseInts("staleness_bound", absl::GetFlag(FLAGS_staleness_bound)));
+  for (int64_t bound : bounds) {
+    if (bound > kMaxStalenessBound) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--staleness_bound: %d is out of range; each value must be in [0, %d]",
+                          bound, kMaxStalenessBound));
+    }
   }
-  const int64_t backup = absl::GetFlag(FLAGS_backup_workers);
+  HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> average_everys,
+                           ParseInts("average_every", absl::GetFlag(FLAGS_average_every)));
+  for (int64_t h : average_everys) {
+    if (h < 1 || h > kMaxAverageEvery) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--average_every: %d is out of range; each value must be in [1, %d]", h,
+                          kMaxAverageEvery));
+    }
+  }
+  HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> backups,
+                           ParseInts("backup_workers", absl::GetFlag(FLAGS_backup_workers)));
+  std::vector<bool> aware_values;
+  for (absl::string_view v : absl::StrSplit(absl::GetFlag(FLAGS_staleness_aware_lr), ',')) {
+    if (v != "off" && v != "on") {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--staleness_aware_lr=%s: '%s' is neither off nor on (give off, on or "
+                          "off,on)",
+                          absl::GetFlag(FLAGS_staleness_aware_lr), std::string(v)));
+    }
+    if (std::find(aware_values.begin(), aware_values.end(), v == "on") == aware_values.end()) {
+      aware_values.push_back(v == "on");
+    }
+  }
   StragglerOptions stragglers;
   const std::string slowdown_text = absl::GetFlag(FLAGS_stragglers);
   const std::string delay_text = absl::GetFlag(FLAGS_straggler_delay);
@@ -259,6 +307,11 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
     HOGWILD_ASSIGN_OR_RETURN(stragglers.slowdown, ParseSlowdown("stragglers", slowdown_text));
   }
   if (!delay_text.empty()) {
+    if (absl::GetFlag(FLAGS_simulate)) {
+      return absl::InvalidArgumentError(
+          "--straggler_delay delays real threads; with --simulate give --jitter (random step "
+          "times) and --stragglers (slowed workers)");
+    }
     HOGWILD_RETURN_IF_ERROR(ParseRandomDelay("straggler_delay", delay_text, stragglers));
   }
   const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
@@ -279,64 +332,164 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
   base.stragglers = stragglers;
   // The settings every run shares, hashed into each run's key so that a rerun with other
   // settings does not reuse the runs.
-  const std::string shared = absl::StrFormat(
-      "dataset=%s train_examples=%d epochs=%d batch=%d sync_batch=%d hidden=%s eval=%.17g "
-      "log_every=%d stragglers=%s delay=%s",
-      absl::GetFlag(FLAGS_dataset), train_examples, base.epochs, absl::GetFlag(FLAGS_batch_size),
-      absl::GetFlag(FLAGS_sync_batch_size), absl::GetFlag(FLAGS_hidden), base.eval_every_epochs,
-      base.log_every_steps, slowdown_text, delay_text);
+  const std::string shared =
+      absl::StrFormat(
+          "dataset=%s train_examples=%d epochs=%d batch=%d sync_batch=%d hidden=%s eval=%.17g "
+          "log_every=%d stragglers=%s delay=%s",
+          absl::GetFlag(FLAGS_dataset), train_examples, base.epochs,
+          absl::GetFlag(FLAGS_batch_size), absl::GetFlag(FLAGS_sync_batch_size),
+          absl::GetFlag(FLAGS_hidden), base.eval_every_epochs, base.log_every_steps, slowdown_text,
+          delay_text) +
+      (absl::GetFlag(FLAGS_simulate)
+           ? absl::StrFormat(" simulate step_ms=%.17g jitter=%.17g allreduce_ms=%.17g",
+                             absl::GetFlag(FLAGS_step_time_ms), absl::GetFlag(FLAGS_jitter),
+                             absl::GetFlag(FLAGS_allreduce_ms))
+           : "");
 
   std::vector<GridRun> grid;
   for (int64_t seed : seeds) {
     for (const RunSpec& spec : specs) {
-      for (double lr : lrs) {
-        for (double momentum : momentums) {
-          GridRun run;
-          TrainerOptions& o = run.options;
-          o = base;
-          o.mode = spec.mode;
-          o.num_workers = spec.workers;
-          o.seed = static_cast<uint64_t>(seed);
-          o.lr.base_lr = static_cast<float>(lr);
-          o.sgd.momentum = static_cast<float>(momentum);
-          o.batch_size = SplitsGlobalBatch(spec.mode) ? absl::GetFlag(FLAGS_sync_batch_size)
-                                                      : absl::GetFlag(FLAGS_batch_size);
-          if (spec.mode == Mode::kSsp) o.staleness_bound = bound;
-          if (spec.mode == Mode::kLocalSgd) o.average_every = average_every;
-          if (spec.mode == Mode::kBackup) {
-            if (backup < 0 || backup >= spec.workers) {
+      // The mode's own options, one configuration per value (its grid axis).
+      std::vector<TrainerOptions> variants;
+      TrainerOptions v = base;
+      v.mode = spec.mode;
+      v.num_workers = spec.workers;
+      v.batch_size = SplitsGlobalBatch(spec.mode) ? absl::GetFlag(FLAGS_sync_batch_size)
+                                                  : absl::GetFlag(FLAGS_batch_size);
+      switch (spec.mode) {
+        case Mode::kSsp:
+          for (int64_t bound : bounds) {
+            v.staleness_bound = bound;
+            variants.push_back(v);
+          }
+          break;
+        case Mode::kLocalSgd:
+          for (int64_t h : average_everys) {
+            v.average_every = h;
+            variants.push_back(v);
+          }
+          break;
+        case Mode::kBackup:
+          for (int64_t backup : backups) {
+            if (backup >= spec.workers) {
               return absl::InvalidArgumentError(absl::StrFormat(
-                  "--backup_workers=%d is out of range for %d workers; it must be in [0, %d] "
-                  "(fewer than every worker count of the backup runs)",
+                  "--backup_workers: %d is out of range for %d workers; each value must be in "
+                  "[0, %d] (fewer than every worker count of the backup runs)",
                   backup, spec.workers, spec.workers - 1));
             }
-            o.backup_workers = static_cast<int>(backup);
+            v.backup_workers = static_cast<int>(backup);
+            variants.push_back(v);
           }
-          if (stragglers.enabled()) {
-            absl::Status s = ValidateStragglerOptions(stragglers, spec.workers);
-            if (!s.ok()) {
-              return absl::InvalidArgumentError(
-                  absl::StrFormat("--stragglers/--straggler_delay with %d workers: %s",
-                                  spec.workers, std::string(s.message())));
+          break;
+        case Mode::kAsync:
+          // With one worker there is no staleness to scale by: only the plain run.
+          for (bool aware : aware_values) {
+            if (aware && spec.workers == 1) continue;
+            v.sgd.staleness_aware_lr = aware;
+            variants.push_back(v);
+          }
+          if (variants.empty()) {  // only "on" was asked for: the 1-worker run is the same
+            v.sgd.staleness_aware_lr = false;
+            variants.push_back(v);
+          }
+          break;
+        default:
+          variants.push_back(v);
+      }
+      if (stragglers.enabled()) {
+        absl::Status s = ValidateStragglerOptions(stragglers, spec.workers);
+        if (!s.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrFormat("--stragglers/--straggler_delay with %d workers: %s", spec.workers,
+                              std::string(s.message())));
+        }
+      }
+      for (const TrainerOptions& variant : variants) {
+        for (double lr : SplitsGlobalBatch(spec.mode) ? sync_lrs : lrs) {
+          for (double momentum : momentums) {
+            GridRun run;
+            TrainerOptions& o = run.options;
+            o = variant;
+            o.seed = static_cast<uint64_t>(seed);
+            o.lr.base_lr = static_cast<float>(lr);
+            o.sgd.momentum = static_cast<float>(momentum);
+            run.lr = lr;
+            run.momentum = momentum;
+            run.config =
+                absl::StrFormat("%s w=%d lr=%g m=%g", ModeLabel(o), spec.workers, lr, momentum);
+            run.key = absl::StrFormat("%s_w%d_lr%g_m%g_s%d_%08x", ModeName(o.mode), spec.workers,
+                                      lr, momentum, seed, Fnv1a(shared + " " + ModeLabel(o)));
+            absl::Status valid = ValidateOptions(o);
+            if (!valid.ok()) {
+              return absl::InvalidArgumentError(absl::StrFormat(
+                  "run %s seed %d: %s", run.config, seed, std::string(valid.message())));
             }
+            grid.push_back(std::move(run));
           }
-          run.lr = lr;
-          run.momentum = momentum;
-          run.config =
-              absl::StrFormat("%s w=%d lr=%g m=%g", ModeLabel(o), spec.workers, lr, momentum);
-          run.key = absl::StrFormat("%s_w%d_lr%g_m%g_s%d_%08x", ModeName(o.mode), spec.workers, lr,
-                                    momentum, seed, Fnv1a(shared + " " + ModeLabel(o)));
-          absl::Status valid = ValidateOptions(o);
-          if (!valid.ok()) {
-            return absl::InvalidArgumentError(absl::StrFormat("run %s seed %d: %s", run.config,
-                                                              seed, std::string(valid.message())));
-          }
-          grid.push_back(std::move(run));
         }
       }
     }
   }
   return grid;
+}
+
+// One run in the simulation (--simulate), its result in the shape of a real run's: wall time
+// and rates in simulated seconds. The stragglers slow simulated workers.
+absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options,
+                                        const TrainTestSplits& data) {
+  SimOptions sim;
+  sim.trainer = options;
+  sim.trainer.stragglers = StragglerOptions{};
+  sim.compute.stragglers = options.stragglers.slowdown;
+  sim.compute.step_time_s = absl::GetFlag(FLAGS_step_time_ms) / 1000.0;
+  sim.compute.jitter = absl::GetFlag(FLAGS_jitter);
+  if (SplitsGlobalBatch(options.mode)) {
+    sim.allreduce_time_s = absl::GetFlag(FLAGS_allreduce_ms) / 1000.0;
+  }
+  HOGWILD_ASSIGN_OR_RETURN(SimResult r, Simulate(sim, data.train, data.test));
+  TrainResult result;
+  result.mode = r.mode;
+  result.num_workers = r.num_workers;
+  result.wall_time_s = r.simulated_time_s;
+  result.examples = r.examples;
+  result.steps = r.steps;
+  result.examples_per_s = r.examples_per_simulated_s;
+  result.final_test_loss = r.final_test_loss;
+  result.final_test_accuracy = r.final_test_accuracy;
+  result.staleness_mean = r.staleness_mean;
+  result.staleness_max = r.staleness_max;
+  result.staleness_histogram = std::move(r.staleness_histogram);
+  result.params = std::move(r.params);
+  return result;
+}
+
+// The simulation's own options, checked before any data is loaded.
+absl::Status CheckSimulationFlags() {
+  if (!absl::GetFlag(FLAGS_simulate)) {
+    for (const char* flag : {"step_time_ms", "jitter", "allreduce_ms"}) {
+      if (absl::flags_internal::WasPresentOnCommandLine(flag)) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--%s has no effect without --simulate", flag));
+      }
+    }
+    return absl::OkStatus();
+  }
+  const double step_ms = absl::GetFlag(FLAGS_step_time_ms);
+  if (!(step_ms > 0 && step_ms <= 1e9)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--step_time_ms=%g is out of range (0, 1e9] ms", step_ms));
+  }
+  const double allreduce_ms = absl::GetFlag(FLAGS_allreduce_ms);
+  if (!(allreduce_ms >= 0 && allreduce_ms <= 1e9)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--allreduce_ms=%g is out of range [0, 1e9] ms", allreduce_ms));
+  }
+  const double jitter = absl::GetFlag(FLAGS_jitter);
+  if (!(jitter >= 0 && jitter <= kMaxSimJitter)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--jitter=%g is out of range [0, %g]", jitter, kMaxSimJitter));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WriteFile(const std::string& path, const std::string& text) {
@@ -378,6 +531,7 @@ absl::Status Plot(const std::string& name, const std::string& out_dir, double ta
 
 absl::Status Run() {
   // Every flag is checked before the dataset is loaded.
+  HOGWILD_RETURN_IF_ERROR(CheckSimulationFlags());
   HOGWILD_ASSIGN_OR_RETURN(std::vector<GridRun> grid, BuildGrid());
   const double target = absl::GetFlag(FLAGS_target_accuracy);
   const std::string out_dir = absl::GetFlag(FLAGS_out_dir);
@@ -430,21 +584,43 @@ absl::Status Run() {
     absl::PrintF("run %d/%d: %s (batch %d, %d epochs) ...\n", i + 1, n, label, options.batch_size,
                  options.epochs);
     std::fflush(stdout);
-    HOGWILD_ASSIGN_OR_RETURN(TrainResult result, Train(options, data->train, data->test));
-    num_params = static_cast<int64_t>(result.params.size());
-    HOGWILD_ASSIGN_OR_RETURN(std::vector<EvalPoint> evals, ReadEvalPoints(options.log_path));
+    absl::StatusOr<TrainResult> trained = absl::GetFlag(FLAGS_simulate)
+                                              ? SimulateRun(options, *data)
+                                              : Train(options, data->train, data->test);
+    // A diverged run is a result of the grid (this learning rate is too high for this policy),
+    // recorded as such; any other error ends the study.
+    const bool diverged =
+        !trained.ok() && absl::StartsWith(trained.status().message(), "training diverged");
+    if (!trained.ok() && !diverged) return trained.status();
+    TrainResult result;
+    if (diverged) {
+      result.mode = options.mode;
+      result.num_workers = options.num_workers;
+    } else {
+      result = *std::move(trained);
+      num_params = static_cast<int64_t>(result.params.size());
+    }
+    // A diverged run's log holds the evaluations before it diverged (or nothing).
+    absl::StatusOr<std::vector<EvalPoint>> evals = ReadEvalPoints(options.log_path);
+    if (!evals.ok() && !diverged) return evals.status();
     StudyRun record;
     record.key = run.key;
     record.config = run.config;
     record.lr = run.lr;
     record.momentum = run.momentum;
+    record.diverged = diverged;
     record.final_test_loss = result.final_test_loss;
     record.staleness_histogram = HistogramText(result.staleness_histogram);
     record.summary =
-        Summarize(result, options.seed, options.batch_size, evals, target, options.log_path);
+        Summarize(result, options.seed, options.batch_size,
+                  evals.ok() ? *evals : std::vector<EvalPoint>{}, target, options.log_path);
     // The log is complete before the record exists: a run with a record is finished.
     HOGWILD_RETURN_IF_ERROR(WriteFileAtomically(record_path, StudyRunRecord(record)));
-    absl::PrintF("  %s\n", FormatSummary(result));
+    if (diverged) {
+      absl::PrintF("  diverged: %s\n", trained.status().message());
+    } else {
+      absl::PrintF("  %s\n", FormatSummary(result));
+    }
     done.push_back(std::move(record));
   }
   if (skipped > 0) {
@@ -455,8 +631,9 @@ absl::Status Run() {
   std::string staleness_csv = "mode,workers,seed,staleness,count\n";
   std::string runs_csv = "config,mode,workers,lr,momentum,seed,log\n";
   for (StudyRun& r : done) {
-    HOGWILD_ASSIGN_OR_RETURN(std::vector<EvalPoint> evals, ReadEvalPoints(r.summary.log_path));
-    FillTarget(evals, target, r);
+    absl::StatusOr<std::vector<EvalPoint>> evals = ReadEvalPoints(r.summary.log_path);
+    if (!evals.ok() && !r.diverged) return evals.status();
+    FillTarget(evals.ok() ? *evals : std::vector<EvalPoint>{}, target, r);
     summaries.push_back(r.summary);
     for (absl::string_view item : absl::StrSplit(r.staleness_histogram, ';', absl::SkipEmpty())) {
       const std::pair<std::string, std::string> sc = absl::StrSplit(item, ':');
@@ -473,6 +650,13 @@ absl::Status Run() {
   HOGWILD_ASSIGN_OR_RETURN(std::string study_csv, StudyCsv(done, target));
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/study.csv", study_csv));
   HOGWILD_ASSIGN_OR_RETURN(std::string report, StudyMarkdown(done, target));
+  if (absl::GetFlag(FLAGS_simulate)) {
+    report = absl::StrFormat(
+        "Simulated runs (sim/simulator.h): times are simulated seconds, %g ms per worker step, "
+        "jitter %g, all-reduce %g ms.\n\n%s",
+        absl::GetFlag(FLAGS_step_time_ms), absl::GetFlag(FLAGS_jitter),
+        absl::GetFlag(FLAGS_allreduce_ms), report);
+  }
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/study.md", report));
   absl::PrintF("\n%s\n", report);
 

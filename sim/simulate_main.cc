@@ -2,9 +2,11 @@
 // e.g. 256 async workers on Fashion-MNIST:
 //   bazel run //sim:simulate -- --workers=256 --batch_size=16 --epochs=1
 //     --staleness_csv=/tmp/staleness.csv   (one line)
-// Prints the summary with simulated and real seconds; writes the convergence log (--log) and the
-// exact staleness histogram (--staleness_csv: "staleness,updates" rows). Bad input: one line
-// naming the flag and the allowed range, exit status 1.
+// Every mode of the trainer (--mode=async|sync|ssp|backup|local_sgd, with --staleness_bound,
+// --backup_workers, --average_every). Prints the summary with simulated and real seconds; writes
+// the convergence log (--log) and the exact staleness histogram (--staleness_csv:
+// "staleness,updates" rows). Bad input: one line naming the flag and the allowed range, exit
+// status 1.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,12 +34,21 @@
 ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
 ABSL_FLAG(std::string, data_dir, "",
           "directory with the IDX files; default: where tools/setup.sh installs the dataset");
-ABSL_FLAG(std::string, mode, "async", "async (Hogwild!) or sync (tower averaging)");
+ABSL_FLAG(std::string, mode, "async",
+          "async (Hogwild!), sync (tower averaging), ssp (stale synchronous), backup (sync with "
+          "backup workers) or local_sgd (periodic averaging)");
+ABSL_FLAG(int64_t, staleness_bound, 3,
+          "ssp only: steps a worker may run ahead of the slowest, in [0, 1000000]");
+ABSL_FLAG(int32_t, backup_workers, 0,
+          "backup only: late tower gradients dropped per step, in [0, workers - 1]");
+ABSL_FLAG(int64_t, average_every, 8,
+          "local_sgd only: local steps between averagings of the replicas, in [1, 1000000]");
 ABSL_FLAG(int32_t, workers, 64, "simulated workers W, in [1, 4096]");
 ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
 ABSL_FLAG(int64_t, batch_size, 32,
-          "examples per step: per worker in async mode, the global batch in sync mode");
+          "examples per step: per worker in async and ssp, the global batch in sync, backup and "
+          "local_sgd");
 ABSL_FLAG(int64_t, epochs, 1, "passes over the training set");
 ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
 ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
@@ -59,7 +70,8 @@ ABSL_FLAG(double, jitter, 0.0,
 ABSL_FLAG(std::string, stragglers, "",
           "slowed workers as worker:factor pairs, e.g. 3:4,7:2.5 (factor in [1, 1e6])");
 ABSL_FLAG(double, allreduce_ms, 0.0,
-          "sync only: all-reduce time added to each step, in [0, 1e9] ms");
+          "sync, backup, local_sgd: all-reduce time added to each step (local_sgd: each "
+          "averaging), in [0, 1e9] ms");
 ABSL_FLAG(int64_t, max_state_bytes, int64_t{8} << 30,
           "refuse an async simulation whose per-worker state (W x P floats, x 2 with momentum) "
           "exceeds this");
@@ -120,6 +132,23 @@ absl::StatusOr<hogwild::SimResult> Run() {
   }
   t.mode = *mode;
   t.num_workers = absl::GetFlag(FLAGS_workers);
+  // A policy option given for another mode has no effect: refused, naming the mode it is for.
+  const struct {
+    const char* flag;
+    Mode mode;
+  } policy_flags[] = {{"staleness_bound", Mode::kSsp},
+                      {"backup_workers", Mode::kBackup},
+                      {"average_every", Mode::kLocalSgd}};
+  for (const auto& [flag, for_mode] : policy_flags) {
+    if (t.mode != for_mode && absl::flags_internal::WasPresentOnCommandLine(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s has no effect with --mode=%s; it is for --mode=%s", flag,
+                          ModeName(t.mode), ModeName(for_mode)));
+    }
+  }
+  if (t.mode == Mode::kSsp) t.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
+  if (t.mode == Mode::kBackup) t.backup_workers = absl::GetFlag(FLAGS_backup_workers);
+  if (t.mode == Mode::kLocalSgd) t.average_every = absl::GetFlag(FLAGS_average_every);
   t.model.name = absl::GetFlag(FLAGS_model);
   t.model.hidden.clear();
   if (t.model.name == "mlp") {
@@ -156,10 +185,11 @@ absl::StatusOr<hogwild::SimResult> Run() {
   }
   HOGWILD_ASSIGN_OR_RETURN(options.allreduce_time_s,
                            Milliseconds("allreduce_ms", absl::GetFlag(FLAGS_allreduce_ms), true));
-  if (options.allreduce_time_s != 0 && t.mode != Mode::kSync) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--allreduce_ms=%s applies to --mode=sync only (async has no all-reduce)",
-                        FlagText("allreduce_ms")));
+  if (options.allreduce_time_s != 0 && !SplitsGlobalBatch(t.mode)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--allreduce_ms=%s applies to --mode=sync, backup or local_sgd only (%s has no "
+        "all-reduce)",
+        FlagText("allreduce_ms"), ModeName(t.mode)));
   }
   options.max_state_bytes = absl::GetFlag(FLAGS_max_state_bytes);
   const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);

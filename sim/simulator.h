@@ -1,9 +1,9 @@
 // Simulated scale: W logical workers (64, 256, ... up to kMaxWorkers) trained on one thread by a
-// deterministic discrete-event simulation, so a 2-core machine can study how the training
-// modes behave with many workers. The arithmetic is the real trainer's (Model, Tower on a
+// deterministic discrete-event simulation, so a 2-core machine can study how the update
+// policies behave with many workers. The arithmetic is the real trainer's (Model, Tower on a
 // CpuBackend, cpu::SgdUpdate = kernels/functors.h SgdMomentumFn, the LrSchedule, BatchPlan's data
 // order, the Evaluator); only time is simulated (sim/compute_time.h draws each step's compute
-// time).
+// time). Every mode of the real trainer (core/mode.h) is simulated:
 //
 // async (Hogwild!): every worker starts its first step at simulated time 0. A worker's step
 // starts by reading the current parameters and ends, compute_time later, by applying its update.
@@ -16,18 +16,39 @@
 // draws from its own shard of each epoch (BatchPlan, async) and keeps its own momentum buffer.
 // With no jitter the workers run in lockstep: every update after the first W has staleness
 // exactly W - 1 until the first worker runs out of batches (all at once when shards are equal).
+// ssp (stale synchronous parallel, sync/stale_synchronous.h): async, except that a worker whose
+// clock (steps completed) is more than `staleness_bound` ahead of the smallest clock of the
+// workers that still have data does not start its next step until that gap closes; it then
+// starts at the simulated time of the update that closed it (held-back workers start in worker
+// order). A bound larger than the run is async bitwise.
 // sync (tower averaging): every step, all W towers compute on their shard of the global batch
 // from the same parameters; the gradients are summed in worker order (as TowerAverage) and one
 // update is applied. The step's simulated time is the slowest tower's compute time plus
 // `allreduce_time_s`. The parameters equal the real sync trainer's bitwise for the same options.
+// backup (sync with b backup workers, sync/backup_sync.h): worker w's k-th step computes its
+// part of global step k. A step closes when the first W - b parts arrive (simulated-time order,
+// ties by worker id); their gradients, from the parameters the step opened with, are summed in
+// worker order and rescaled to the examples used, as BackupSync::Apply, and the update is
+// applied `allreduce_time_s` later, when the contributors and the next step start. A part that
+// arrives after its step closed is dropped (SimResult::dropped; its examples still count as
+// seen, as in the real log) and its worker starts its next part at once, so a persistently slow
+// worker keeps being dropped, as in the real policy. b = 0 is sync bitwise (times too).
+// local_sgd (periodic averaging, sync/local_sgd.h): rounds of H = average_every global steps;
+// in a round each worker takes H local steps on its own replica (its part of each global batch,
+// the gradient a mean over its part, its own momentum, the learning rate of the round's first
+// step), and the replicas are averaged (summed in worker order, divided by W) at the slowest
+// worker's end of round plus `allreduce_time_s`. The parameters equal the real local_sgd
+// trainer's bitwise for the same options (it is deterministic); the H global steps of a round
+// are logged at its end.
 //
 // Evaluations take no simulated time. The convergence log has the real runs' schema
 // (trainer/metrics/convergence_log.h) with wall_time_s in simulated seconds; its train rows are
 // one per `log_every_steps` global steps over all workers (worker -1), not one per worker.
 //
-// Memory: async holds one [P] gradient per worker from its read to its update, and one [P]
-// momentum buffer per worker with momentum: W x P x 4 bytes (x 2 with momentum), refused above
-// SimOptions::max_state_bytes before anything is allocated. Sync holds three [P] arrays.
+// Memory: async and ssp hold one [P] gradient per worker from its read to its update, and one
+// [P] momentum buffer per worker with momentum; local_sgd one momentum buffer per worker with
+// momentum: W x P x 4 bytes per per-worker array, refused above SimOptions::max_state_bytes
+// before anything is allocated. Sync and backup hold three [P] arrays, local_sgd four.
 //
 // Reproducibility: the result (parameters, counts, staleness, simulated times) and the log are a
 // pure function of the options and the data, bitwise, on one build and machine; only
@@ -55,10 +76,12 @@ struct SimOptions {
   // times), model, eval_every_steps/eval_every_epochs, log_every_steps (global steps here),
   // log_path, overwrite_log. Refused when set (they have no meaning in a simulation): devices
   // other than {cpu}, workers_per_device, checkpoint_dir, resume, step_hook, progress,
-  // log_row_sink, stop_requested.
+  // log_row_sink, stop_requested, stragglers (real-thread stragglers: the simulation's are
+  // compute.stragglers).
   TrainerOptions trainer;
   ComputeTimeOptions compute;
-  // Sync only: simulated seconds added to each step for the all-reduce, in [0, 1e6].
+  // sync, backup, local_sgd: simulated seconds added to each step (local_sgd: each averaging)
+  // for the all-reduce, in [0, 1e6].
   double allreduce_time_s = 0.0;
   // The most memory the simulation's per-worker state may take (see Memory above), >= 1.
   int64_t max_state_bytes = int64_t{8} << 30;
@@ -82,7 +105,14 @@ struct SimResult {
   // staleness_per_update[i]: staleness of the i-th update applied, [steps] (sync: all 0); 4
   // bytes per update.
   std::vector<uint32_t> staleness_per_update;
-  std::vector<int64_t> worker_steps;  // [W] updates each worker applied
+  // [W] steps each worker's gradient was used in: async/ssp its updates; sync, backup and
+  // local_sgd the global steps it contributed to.
+  std::vector<int64_t> worker_steps;
+  std::vector<int64_t> dropped;  // [W] backup: parts dropped as late; other modes: zeros
+  // async and ssp: the largest clock gap seen when a step started (its worker's completed
+  // steps minus the smallest of the workers that still had data); ssp keeps it <= the bound.
+  // Other modes: 0.
+  int64_t max_clock_gap = 0;
   std::vector<float> params;          // [P] final parameters
 };
 

@@ -208,7 +208,7 @@ TEST(SimulatorBadInput, OneLineNamingTheFieldAndTheRange) {
   SimOptions sim{.trainer = BaseOptions(Mode::kAsync, w)};
   sim.allreduce_time_s = 0.1;
   ExpectError(ValidateSimOptions(sim), absl::StatusCode::kInvalidArgument,
-              {"SimOptions::allreduce_time_s=0.1", "sync mode only"});
+              {"SimOptions::allreduce_time_s=0.1", "async has no all-reduce"});
   sim.trainer.mode = Mode::kSync;
   sim.trainer.sgd.staleness_aware_lr = false;
   sim.allreduce_time_s = -1;
@@ -226,8 +226,9 @@ TEST(SimulatorBadInput, OneLineNamingTheFieldAndTheRange) {
   const Dataset train = testing::SyntheticDataset(64, 6, 3, 9);
   sim = SimOptions{.trainer = BaseOptions(Mode::kAsync, w)};
   sim.max_state_bytes = 1000;
-  ExpectError(Simulate(sim, train, Dataset()).status(), absl::StatusCode::kResourceExhausted,
-              {"4 workers", "x 2 with momentum", "SimOptions::max_state_bytes=1000"});
+  ExpectError(
+      Simulate(sim, train, Dataset()).status(), absl::StatusCode::kResourceExhausted,
+      {"4 workers", "x 2", "gradient in flight and momentum", "SimOptions::max_state_bytes=1000"});
   // The batch against the data: a worker's shard of 16 examples cannot fill a batch of 17.
   sim = SimOptions{.trainer = BaseOptions(Mode::kAsync, w)};
   sim.trainer.batch_size = 17;

@@ -4,7 +4,9 @@
 #    is loaded (--data_dir points at an empty directory);
 #  - resumability: a tiny grid on a generated 64-example dataset, run twice into the same
 #    --out_dir; the second run trains nothing, says it skipped every run, and writes the same
-#    report (study.md, study.csv) byte for byte.
+#    report (study.md, study.csv) byte for byte;
+#  - a simulated grid from a flag file: policy options as grid axes, diverged runs reported,
+#    the same report from a second study (the simulation is deterministic).
 #
 # Usage (from tests/BUILD): study_cli_test.sh <path of //benchmarks:study>
 set -u
@@ -35,11 +37,19 @@ expect_error "--lrs=0: '0' is out of range; each value must be in (0, 1e6]" --lr
 expect_error "--momentums=0.9,1: '1' is out of range; each value must be in [0, 1)" \
   --momentums=0.9,1
 expect_error "--target_accuracy=85 is out of range; it must be in (0, 1]" --target_accuracy=85
-expect_error "--staleness_bound=-1 is out of range" --modes=ssp --staleness_bound=-1
-expect_error "--average_every=0 is out of range; it must be in [1," --modes=local_sgd \
+expect_error "--staleness_bound=-1: '-1' is not a non-negative integer" --modes=ssp \
+  --staleness_bound=-1
+expect_error "--average_every: 0 is out of range; each value must be in [1," --modes=local_sgd \
   --average_every=0
-expect_error "--backup_workers=2 is out of range for 2 workers; it must be in [0, 1]" \
-  --modes=backup --workers=2 --backup_workers=2
+expect_error "--backup_workers: 2 is out of range for 2 workers; each value must be in [0, 1]" \
+  --modes=backup --workers=2 --backup_workers=0,2
+expect_error "--staleness_aware_lr=off,maybe: 'maybe' is neither off nor on" \
+  --staleness_aware_lr=off,maybe
+expect_error "--sync_lrs=0.1,-2: '-2' is out of range" --sync_lrs=0.1,-2
+expect_error "--step_time_ms has no effect without --simulate" --step_time_ms=5
+expect_error "--jitter=5 is out of range [0, 4]" --simulate --jitter=5
+expect_error "--straggler_delay delays real threads; with --simulate give --jitter" --simulate \
+  --straggler_delay=50ms@0.1
 expect_error "--stragglers=1x3 does not parse" --stragglers=1x3
 expect_error "--straggler_delay=fast does not parse" --straggler_delay=fast
 expect_error "--stragglers/--straggler_delay with 1 workers" --workers=1 --stragglers=3:2
@@ -103,6 +113,32 @@ if [[ $? -eq 0 && $(grep -c '(batch' "$tmp/third.txt") -eq 1 ]] &&
 else
   echo "FAIL: third run after deleting one record; output:"
   sed 's/^/    /' "$tmp/third.txt"
+  failures=$((failures + 1))
+fi
+
+# A simulated grid from a flag file (Abseil's --flagfile): the policy options are grid axes, a
+# learning rate that diverges is a result ("1 of 1 seeds diverged"), not the end of the study,
+# and the simulation is deterministic: a second study in another directory writes the same
+# report byte for byte, simulated times included.
+printf '%s\n' --data_dir="$data" --simulate --jitter=0.5 --modes=async,ssp --workers=4 \
+  --staleness_bound=0,2 --staleness_aware_lr=off,on --lrs=0.01,100000 --batch_size=4 \
+  --epochs=1 --eval_every_epochs=0.5 --target_accuracy=0.1 --plot=false >"$tmp/sim.flags"
+"$study" --flagfile="$tmp/sim.flags" --out_dir="$tmp/sim1" >"$tmp/sim1.txt" 2>&1
+rc1=$?
+"$study" --flagfile="$tmp/sim.flags" --out_dir="$tmp/sim2" >"$tmp/sim2.txt" 2>&1
+rc2=$?
+if [[ $rc1 -eq 0 && $rc2 -eq 0 ]] && grep -q '^run 8/8: ' "$tmp/sim1.txt" &&
+   grep -q '^Simulated runs' "$tmp/sim1/study.md" &&
+   [[ $(grep -c '^| .* lr=100000 m=0 | 1 | .* | 1 of 1 seeds diverged |' "$tmp/sim1/study.md") -eq 4 ]] &&
+   grep -q '^| async(lr/staleness) w=4 lr=0.01 m=0 | 1 | ' "$tmp/sim1/study.md" &&
+   grep -q '^| ssp(bound=0) w=4 lr=0.01 m=0 | 1 | ' "$tmp/sim1/study.md" &&
+   grep -q '^| ssp(bound=2) w=4 lr=0.01 m=0 | 1 | ' "$tmp/sim1/study.md" &&
+   cmp -s "$tmp/sim1/study.md" "$tmp/sim2/study.md"; then
+  echo "ok:   simulated grid from a flag file: 8 runs, 4 diverged configurations reported as such, reproducible"
+else
+  echo "FAIL: simulated grid (exit $rc1, $rc2); output and report:"
+  sed 's/^/    /' "$tmp/sim1.txt" "$tmp/sim1/study.md"
+  diff "$tmp/sim1/study.md" "$tmp/sim2/study.md"
   failures=$((failures + 1))
 fi
 

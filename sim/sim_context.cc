@@ -1,0 +1,79 @@
+#include "sim/sim_context.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "trainer/finite_check.h"
+
+namespace hogwild {
+namespace {
+
+// "nan", "inf", "-inf" or the number (as the real worker's divergence message).
+std::string FormatValue(double v) { return std::isnan(v) ? "nan" : absl::StrCat(v); }
+
+}  // namespace
+
+float SimContext::LrNow() const { return trainer().lr.At(metrics->steps()); }
+
+absl::StatusOr<double> SimContext::Gradient(const std::vector<int64_t>& rows, int64_t denominator,
+                                            const float* at, absl::Span<float> grad) {
+  const int64_t d = train->feature_dim();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::copy_n(train->features.data() + rows[i] * d, d, features.data() + i * d);
+    labels[i] = train->labels[rows[i]];
+  }
+  const float grad_scale = denominator > 0 ? 1.0f / denominator : 0.0f;
+  HOGWILD_ASSIGN_OR_RETURN(
+      double loss_sum,
+      tower->ForwardBackward(at, static_cast<int64_t>(rows.size()), features.data(), labels.data(),
+                             grad_scale, grad.data()));
+  const int64_t global_step = metrics->steps();
+  const float lr_now = LrNow();
+  if (!std::isfinite(loss_sum)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("training diverged: the loss is %s at global step %d (learning rate %g); "
+                        "lower --lr (or --weight_decay or --momentum)",
+                        FormatValue(loss_sum), global_step, lr_now));
+  }
+  if (const int64_t bad = FirstNonFinite(grad); bad >= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "training diverged: gradient element %d is %s at global step %d (learning rate %g); "
+        "lower --lr (or --weight_decay or --momentum)",
+        bad, FormatValue(grad[bad]), global_step, lr_now));
+  }
+  return loss_sum;
+}
+
+absl::Status SimContext::MaybeEvaluate(double time_s) {
+  if (evaluator == nullptr || eval_every_steps <= 0 || metrics->steps() < next_eval) {
+    return absl::OkStatus();
+  }
+  while (next_eval <= metrics->steps()) next_eval += eval_every_steps;
+  HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(params));
+  return metrics->RecordEval(eval, LrNow(), time_s);
+}
+
+const std::pair<std::vector<int64_t>, int64_t>& SyncSplitBatches::Part(int w, int64_t step) {
+  const int64_t steps_per_epoch = ctx_->plan->StepsPerEpoch(0);
+  const int64_t epoch = step / steps_per_epoch;
+  auto it = epochs_.find(epoch);
+  if (it == epochs_.end()) {
+    const std::vector<int64_t> permutation = ctx_->plan->EpochPermutation(epoch);
+    std::vector<EpochBatches> parts;
+    for (int v = 0; v < ctx_->trainer().num_workers; ++v) {
+      parts.push_back(ctx_->plan->EpochBatches(v, permutation));
+    }
+    it = epochs_.emplace(epoch, std::move(parts)).first;
+  }
+  return it->second[static_cast<size_t>(w)][static_cast<size_t>(step % steps_per_epoch)];
+}
+
+void SyncSplitBatches::Release(int64_t epoch) {
+  epochs_.erase(epochs_.begin(), epochs_.lower_bound(epoch));
+}
+
+}  // namespace hogwild
