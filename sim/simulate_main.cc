@@ -7,10 +7,13 @@
 // the convergence log (--log) and the exact staleness histogram (--staleness_csv:
 // "staleness,updates" rows). Bad input: one line naming the flag and the allowed range, exit
 // status 1.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +33,7 @@
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/option_flags.h"
 #include "trainer/data/mnist.h"
+#include "trainer/memory_estimate.h"
 
 ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
 ABSL_FLAG(std::string, data_dir, "",
@@ -73,10 +77,13 @@ ABSL_FLAG(double, allreduce_ms, 0.0,
           "sync, backup, local_sgd: all-reduce time added to each step (local_sgd: each "
           "averaging), in [0, 1e9] ms");
 ABSL_FLAG(int64_t, max_state_bytes, int64_t{8} << 30,
-          "refuse an async simulation whose per-worker state (W x P floats, x 2 with momentum) "
-          "exceeds this");
+          "refuse a simulation whose per-worker state (async/ssp: W x P floats, x 2 with "
+          "momentum; local_sgd with momentum: W x P) exceeds this; when not given, also the "
+          "memory available now (MemAvailable)");
 ABSL_FLAG(std::string, staleness_csv, "",
           "write the staleness histogram here (CSV: staleness,updates); empty: none");
+ABSL_FLAG(bool, overwrite_staleness_csv, false,
+          "replace the file at --staleness_csv although it holds a histogram");
 
 namespace {
 
@@ -147,6 +154,11 @@ absl::StatusOr<hogwild::SimResult> Run() {
     }
   }
   if (t.mode == Mode::kSsp) t.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
+  if (t.num_workers == 1 && absl::flags_internal::WasPresentOnCommandLine("staleness_bound")) {
+    return absl::InvalidArgumentError(
+        "--staleness_bound has no effect with 1 worker (no worker can run ahead of another); use "
+        "more workers");
+  }
   if (t.mode == Mode::kBackup) t.backup_workers = absl::GetFlag(FLAGS_backup_workers);
   if (t.mode == Mode::kLocalSgd) t.average_every = absl::GetFlag(FLAGS_average_every);
   t.model.name = absl::GetFlag(FLAGS_model);
@@ -176,6 +188,17 @@ absl::StatusOr<hogwild::SimResult> Run() {
   // The histogram is written after the simulation: a path that cannot be a file fails now.
   if (const std::string csv = absl::GetFlag(FLAGS_staleness_csv); !csv.empty()) {
     HOGWILD_RETURN_IF_ERROR(CheckOutputFilePath("--staleness_csv", csv));
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(csv, ec);
+    if (!ec && size > 0 && !absl::GetFlag(FLAGS_overwrite_staleness_csv)) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("--staleness_csv=%s exists (%d bytes, a previous run's histogram?); pass "
+                          "--overwrite_staleness_csv to replace it, or choose another path",
+                          csv, static_cast<int64_t>(size)));
+    }
+  } else if (absl::flags_internal::WasPresentOnCommandLine("overwrite_staleness_csv")) {
+    return absl::InvalidArgumentError(
+        "--overwrite_staleness_csv has no effect without --staleness_csv");
   }
   HOGWILD_ASSIGN_OR_RETURN(options.compute.step_time_s,
                            Milliseconds("step_time_ms", absl::GetFlag(FLAGS_step_time_ms), false));
@@ -192,6 +215,12 @@ absl::StatusOr<hogwild::SimResult> Run() {
         FlagText("allreduce_ms"), ModeName(t.mode)));
   }
   options.max_state_bytes = absl::GetFlag(FLAGS_max_state_bytes);
+  if (!absl::flags_internal::WasPresentOnCommandLine("max_state_bytes")) {
+    // Past the memory the machine has, the kernel would kill the run part way.
+    if (const std::optional<int64_t> available = AvailableMemoryBytes(); available) {
+      options.max_state_bytes = std::max<int64_t>(1, std::min(options.max_state_bytes, *available));
+    }
+  }
   const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
   if (train_examples < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(

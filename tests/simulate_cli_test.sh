@@ -15,6 +15,7 @@ failures=0
 source "$(dirname "$0")/expect_one_line_error.sh"
 
 # expect_error <substring the error must contain> <flags...>
+echo "staleness,updates" >"$empty_dir/s.csv"  # a previous run's histogram
 expect_error() {
   local want="$1"
   shift
@@ -22,7 +23,17 @@ expect_error() {
 }
 
 expect_error "--workers=0" --workers=0
-expect_error "mode=ssp is not simulated yet; the simulation has async and sync" --mode=ssp
+expect_error "--staleness_bound has no effect with --mode=async; it is for --mode=ssp" \
+  --staleness_bound=2
+expect_error "--average_every has no effect with --mode=sync; it is for --mode=local_sgd" \
+  --mode=sync --average_every=2
+expect_error "--staleness_bound has no effect with 1 worker" --mode=ssp --workers=1 \
+  --staleness_bound=2
+expect_error "--staleness_bound=-1" --mode=ssp --staleness_bound=-1
+expect_error "--backup_workers=16 is out of range; it must be in [0, 15]" --mode=backup \
+  --workers=16 --backup_workers=16
+expect_error "--average_every=0" --mode=local_sgd --average_every=0
+expect_error "--staleness_csv=$empty_dir/s.csv exists" --staleness_csv="$empty_dir/s.csv"
 expect_error "--log_every has no effect without --log" --log_every=5
 expect_error "the directory ${TEST_TMPDIR:-/tmp}/no_such_dir does not exist" \
   --staleness_csv="${TEST_TMPDIR:-/tmp}/no_such_dir/s.csv"
@@ -36,7 +47,8 @@ expect_error "--jitter=5" --jitter=5
 expect_error "--stragglers=3 does not parse" --stragglers=3
 expect_error "--stragglers worker=64 is out of range; it must be a worker id in [0, 63]" --stragglers=64:2
 expect_error "--stragglers factor=0.5 is out of range; it must be in [1, 1000]" --stragglers=1:0.5
-expect_error "--allreduce_ms=2 applies to --mode=sync only" --allreduce_ms=2
+expect_error "--allreduce_ms=2 applies to --mode=sync, backup or local_sgd only (async has no all-reduce)" --allreduce_ms=2
+expect_error "(ssp has no all-reduce)" --mode=ssp --allreduce_ms=2
 expect_error "--allreduce_ms=-1" --mode=sync --allreduce_ms=-1
 expect_error "--max_state_bytes=0" --max_state_bytes=0
 expect_error "--staleness_aware_lr" --mode=sync --staleness_aware_lr

@@ -245,6 +245,14 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   }
   // Check the options before the (slower) dataset load, so a bad flag fails at once.
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
+  // With one worker nobody can run ahead: the bound would change nothing (the library accepts
+  // it, since a 1-worker run is the policy's reference; a typed flag is a mistake).
+  if (WorkerCount(options) == 1 &&
+      absl::flags_internal::WasPresentOnCommandLine("staleness_bound")) {
+    return absl::InvalidArgumentError(
+        "--staleness_bound has no effect with 1 worker (no worker can run ahead of another); use "
+        "more workers");
+  }
   // The model name and sizes too (with MNIST's shape), so --model=nope does not wait for the
   // data, and the memory the run will need (Train() checks again with the real sizes).
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> mnist_model, Model::Create(options.model));

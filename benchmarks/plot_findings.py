@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""The figure and table of one study finding (benchmarks/README.md, "Four findings").
+
+  plot_findings.py --finding backup|momentum|staleness_lr|ssp --out_dir DIR --target T
+
+Reads the study runner's DIR/study.csv (mean and 95% half-width over seeds per configuration)
+and, for the curves, DIR/runs.csv, and writes DIR/finding_<name>.png and DIR/finding_<name>.md
+(the numbers the README quotes). Every configuration compared is the best of its learning rates
+(and momentums, where the finding does not vary them): the lowest mean time to target among
+those whose every seed reached it, else the highest mean final accuracy; a configuration whose
+every rate diverged is named as such.
+
+  backup        accuracy against (simulated) time of sync, each backup count and async, and the
+                time to target of each with its interval
+  momentum      per async worker count, the final test loss against the explicit momentum, and
+                the best momentum against the worker count
+  staleness_lr  the final test accuracy against the async worker count, one line per learning
+                rate, with the plain and with the staleness-aware learning rate
+  ssp           the time to target against the staleness bound, with sync and async
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on build machines
+import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plot_study import band_plot, load_configs  # noqa: E402
+
+
+def number(text):
+    return float(text) if text != "" else math.nan
+
+
+def read_rows(out_dir):
+    rows = []
+    with open(os.path.join(out_dir, "study.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            r["policy"] = r["config"].split(" ")[0]
+            r["workers"] = int(r["workers"])
+            r["lr"] = float(r["lr"])
+            r["momentum"] = float(r["momentum"])
+            r["seeds"] = int(r["seeds"])
+            r["not_reached"] = int(r["not_reached"])
+            r["diverged"] = int(r["diverged"])
+            for k in list(r):
+                if k.endswith("_mean") or k.endswith("_ci95"):
+                    r[k] = number(r[k])
+            rows.append(r)
+    return rows
+
+
+def best(rows):
+    """The best configuration of `rows` (see the module doc), or None when all diverged."""
+    reached = [r for r in rows if r["not_reached"] == 0]
+    if reached:
+        return min(reached, key=lambda r: r["time_to_target_s_mean"])
+    finite = [r for r in rows if r["diverged"] == 0]
+    return max(finite, key=lambda r: r["final_test_accuracy_mean"]) if finite else None
+
+
+def best_by_loss(rows):
+    finite = [r for r in rows if r["diverged"] == 0]
+    return min(finite, key=lambda r: r["final_test_loss_mean"]) if finite else None
+
+
+def group(rows, key):
+    out = {}
+    for r in rows:
+        out.setdefault(key(r), []).append(r)
+    return out
+
+
+def ci(r, name, scale=1.0):
+    half = r[name + "_ci95"]
+    return f"{scale * r[name + '_mean']:.3g} ± {scale * half:.2g}" if not math.isnan(half) \
+        else f"{scale * r[name + '_mean']:.3g}"
+
+
+def time_cell(r, target):
+    if r["not_reached"] > 0:
+        return f"{r['not_reached']} of {r['seeds']} seeds did not reach {100 * target:g}%"
+    return ci(r, "time_to_target_s")
+
+
+def finding_backup(rows, out_dir, target, ax_curves, ax_bars):
+    chosen = []
+    for policy, rs in group(rows, lambda r: r["policy"]).items():
+        b = best(rs)
+        chosen.append((policy, b))
+    lines = ["| policy | best lr | time to target (s) | examples to target | final test acc (%) |",
+             "|---|---:|---:|---:|---:|"]
+    configs = load_configs(out_dir)
+    curves = {}
+    for policy, r in chosen:
+        if r is None:
+            lines.append(f"| {policy} | every rate diverged | | | |")
+            continue
+        lines.append(f"| {policy} | {r['lr']:g} | {time_cell(r, target)} | "
+                     f"{ci(r, 'examples_to_target') if r['not_reached'] == 0 else ''} | "
+                     f"{ci(r, 'final_test_accuracy', 100)} |")
+        if r["config"] in configs:
+            curves[r["config"]] = configs[r["config"]]
+    band_plot(ax_curves, curves, 0, "simulated time (s)", target)
+    names = [p for p, r in chosen if r is not None and r["not_reached"] == 0]
+    means = [r["time_to_target_s_mean"] for p, r in chosen if r is not None and
+             r["not_reached"] == 0]
+    errs = [0 if math.isnan(r["time_to_target_s_ci95"]) else r["time_to_target_s_ci95"]
+            for p, r in chosen if r is not None and r["not_reached"] == 0]
+    ax_bars.barh(names, means, xerr=errs, color=[f"C{i % 10}" for i in range(len(names))])
+    ax_bars.set_xlabel(f"simulated time to {100 * target:g}% (s), mean and 95% interval")
+    ax_bars.invert_yaxis()
+    return lines
+
+
+def finding_momentum(rows, out_dir, target, ax_loss, ax_best):
+    lines = ["| async workers | best momentum | its lr | final test loss | "
+             "loss at momentum 0 (best lr) |", "|---:|---:|---:|---:|---:|"]
+    best_m = []
+    for w, rs in sorted(group(rows, lambda r: r["workers"]).items()):
+        by_m = []
+        for m, ms in sorted(group(rs, lambda r: r["momentum"]).items()):
+            b = best_by_loss(ms)
+            by_m.append((m, b))
+        xs = [m for m, b in by_m if b is not None]
+        ys = [b["final_test_loss_mean"] for m, b in by_m if b is not None]
+        es = [0 if math.isnan(b["final_test_loss_ci95"]) else b["final_test_loss_ci95"]
+              for m, b in by_m if b is not None]
+        ax_loss.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=f"{w} workers")
+        finite = [(m, b) for m, b in by_m if b is not None]
+        if not finite:
+            lines.append(f"| {w} | every setting diverged | | | |")
+            continue
+        m_best, b_best = min(finite, key=lambda mb: mb[1]["final_test_loss_mean"])
+        zero = dict(finite).get(0.0)
+        lines.append(f"| {w} | {m_best:g} | {b_best['lr']:g} | {ci(b_best, 'final_test_loss')} | "
+                     f"{ci(zero, 'final_test_loss') if zero else 'diverged'} |")
+        best_m.append((w, m_best))
+    ax_loss.set_xlabel("explicit momentum")
+    ax_loss.set_ylabel("final test loss (best lr), mean and 95% interval")
+    ax_loss.set_yscale("log")
+    ax_loss.legend(fontsize=8)
+    ax_best.plot([w for w, _ in best_m], [m for _, m in best_m], marker="o")
+    ax_best.set_xscale("log", base=2)
+    ax_best.set_xlabel("async workers")
+    ax_best.set_ylabel("best explicit momentum")
+    return lines
+
+
+def finding_staleness_lr(rows, out_dir, target, ax_plain, ax_aware):
+    # One learning rate for every worker count is the rule's promise: per variant, the final
+    # accuracy against the worker count, one line per (base) rate; 1 worker has no staleness,
+    # so its plain run stands in for both.
+    policies = (("async", ax_plain, "plain lr"),
+                ("async(lr/staleness)", ax_aware, "staleness-aware lr (lr / staleness)"))
+    workers = sorted({r["workers"] for r in rows})
+    lrs = sorted({r["lr"] for r in rows})
+
+    def row_of(policy, w, lr):
+        for r in rows:
+            if r["workers"] == w and r["lr"] == lr and (
+                    r["policy"] == policy or (w == 1 and r["policy"] == "async")):
+                return r
+        return None
+
+    lines = ["| variant | lr | " + " | ".join(f"{w} workers" for w in workers) + " |",
+             "|---|---:|" + "---:|" * len(workers)]
+    for policy, ax, title in policies:
+        for i, lr in enumerate(lrs):
+            cells, xs, ys, es = [], [], [], []
+            for w in workers:
+                r = row_of(policy, w, lr)
+                if r is None:
+                    cells.append("")
+                elif r["diverged"] > 0:
+                    cells.append(f"{r['diverged']} of {r['seeds']} diverged")
+                else:
+                    cells.append(ci(r, "final_test_accuracy", 100))
+                    xs.append(w)
+                    ys.append(100 * r["final_test_accuracy_mean"])
+                    half = r["final_test_accuracy_ci95"]
+                    es.append(0 if math.isnan(half) else 100 * half)
+            lines.append(f"| {title} | {lr:g} | " + " | ".join(cells) + " |")
+            ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, color=f"C{i}", label=f"lr {lr:g}")
+        ax.set_title(title, fontsize=10)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("async workers (missing point: diverged)")
+        ax.set_ylabel("final test accuracy (%), mean and 95% interval")
+        ax.set_ylim(max(0.0, 100.0 * target - 30.0), None)
+        ax.legend(fontsize=8)
+    return lines
+
+
+def finding_ssp(rows, out_dir, target, ax_time, ax_examples):
+    lines = ["| policy | best lr | time to target (s) | examples to target | final test acc (%) |"
+             " staleness mean |", "|---|---:|---:|---:|---:|---:|"]
+    ssp, others = [], []
+    for policy, rs in group(rows, lambda r: r["policy"]).items():
+        b = best(rs)
+        if b is None:
+            lines.append(f"| {policy} | every rate diverged | | | | |")
+            continue
+        lines.append(f"| {policy} | {b['lr']:g} | {time_cell(b, target)} | "
+                     f"{ci(b, 'examples_to_target') if b['not_reached'] == 0 else ''} | "
+                     f"{ci(b, 'final_test_accuracy', 100)} | {ci(b, 'staleness_mean')} |")
+        if policy.startswith("ssp(bound="):
+            ssp.append((int(policy[len("ssp(bound="):-1]), b))
+        else:
+            others.append((policy, b))
+    ssp.sort()
+    for ax, name, label in ((ax_time, "time_to_target_s", "simulated time to target (s)"),
+                            (ax_examples, "examples_to_target", "examples to target")):
+        pts = [(s, b) for s, b in ssp if b["not_reached"] == 0]
+        ax.errorbar([s for s, _ in pts], [b[name + "_mean"] for _, b in pts],
+                    yerr=[0 if math.isnan(b[name + "_ci95"]) else b[name + "_ci95"]
+                          for _, b in pts], marker="o", capsize=3, color="C0", label="ssp")
+        for i, (policy, b) in enumerate(others):
+            if b["not_reached"] == 0:
+                ax.axhline(b[name + "_mean"], color=f"C{i + 1}", linestyle="--", label=policy)
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel("staleness bound s (0: bulk-synchronous)")
+        ax.set_ylabel(f"{label}, mean and 95% interval")
+        ax.legend(fontsize=8)
+    return lines
+
+
+FINDINGS = {
+    "backup": finding_backup,
+    "momentum": finding_momentum,
+    "staleness_lr": finding_staleness_lr,
+    "ssp": finding_ssp,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--finding", required=True, choices=sorted(FINDINGS))
+    parser.add_argument("--out_dir", required=True)
+    parser.add_argument("--target", type=float, default=0.85)
+    args = parser.parse_args()
+    rows = read_rows(args.out_dir)
+    if not rows:
+        sys.exit(f"no configurations in {args.out_dir}/study.csv")
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    lines = FINDINGS[args.finding](rows, args.out_dir, args.target, axes[0], axes[1])
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    png = os.path.join(args.out_dir, f"finding_{args.finding}.png")
+    fig.savefig(png, dpi=90)
+    md = os.path.join(args.out_dir, f"finding_{args.finding}.md")
+    with open(md, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print("wrote", png, "and", md)
+
+
+if __name__ == "__main__":
+    main()
