@@ -46,6 +46,9 @@ run() {
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "uptime at start: $(uptime)"
+# shellcheck source=benchmarks/quiet_probe.sh
+source "$(dirname "$0")/quiet_probe.sh"
+quiet_probe "before" || true
 for i in 0 1; do
   echo "${names[$i]}: ${bins[$i]} ($(ldd "${bins[$i]}" | grep -cE 'lib(cudart|cublas|cublasLt|cudnn|nccl)\.so') CUDA libraries linked)"
 done
@@ -83,3 +86,4 @@ row "default run (8 epochs): wall time (s)" default 1 1 "%.2f"
 row "default run (8 epochs): peak RSS (MiB)" default 2 "$(awk 'BEGIN {print 1 / 1024}')" "%.1f"
 echo
 echo "uptime at end: $(uptime)"
+quiet_probe "after" || true

@@ -53,6 +53,9 @@ torch() { "${torch_env[@]}" "$python" "$py" "$@"; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
      "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+# shellcheck source=benchmarks/quiet_probe.sh
+source "$here/quiet_probe.sh" 2>/dev/null || source benchmarks/quiet_probe.sh
+quiet_probe "before" || true
 echo "pytorch: $(torch --mode single --show_blas)"
 echo "ours: $ours (OpenBLAS: $(ldd "$ours" | grep -o '/[^ ]*openblas[^ ]*' | head -1))"
 
@@ -128,3 +131,4 @@ print(f"\npeak memory of the default run: {mem:.1f} MiB; bound 2 x {data_mib:.1f
       f"{'within' if mem < 2 * data_mib + params_mib else 'OVER'}")
 PY
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); raw results: $results"
+quiet_probe "after" || true
