@@ -14,8 +14,9 @@ every rate diverged is named as such.
                 time to target of each with its interval
   momentum      per async worker count, the final test loss against the explicit momentum, and
                 the best momentum against the worker count
-  staleness_lr  the final test accuracy against the async worker count, one line per learning
-                rate, with the plain and with the staleness-aware learning rate
+  staleness_lr  the final test accuracy (and the highest during the run) against the async
+                worker count, one line per learning rate, with the plain and with the
+                staleness-aware learning rate
   ssp           the time to target against the staleness bound, with sync and async
 """
 import argparse
@@ -152,14 +153,28 @@ def finding_momentum(rows, out_dir, target, ax_loss, ax_best):
     return lines
 
 
+def peak_accuracy(out_dir):
+    """{config: [highest test accuracy of each seed's evaluations]} from the runs' logs."""
+    peaks = {}
+    with open(os.path.join(out_dir, "runs.csv"), newline="") as f:
+        for run in csv.DictReader(f):
+            with open(run["log"], newline="") as log:
+                accs = [float(r["test_accuracy"]) for r in csv.DictReader(log)
+                        if r["kind"] == "eval" and r["test_accuracy"] != ""]
+            peaks.setdefault(run["config"], []).append(max(accs) if accs else math.nan)
+    return peaks
+
+
 def finding_staleness_lr(rows, out_dir, target, ax_plain, ax_aware):
     # One learning rate for every worker count is the rule's promise: per variant, the final
-    # accuracy against the worker count, one line per (base) rate; 1 worker has no staleness,
-    # so its plain run stands in for both.
+    # test accuracy (solid) and the highest one during the run (dotted) against the worker
+    # count, one line per (base) rate; 1 worker has no staleness, so its plain run stands in
+    # for both.
     policies = (("async", ax_plain, "plain lr"),
                 ("async(lr/staleness)", ax_aware, "staleness-aware lr (lr / staleness)"))
     workers = sorted({r["workers"] for r in rows})
     lrs = sorted({r["lr"] for r in rows})
+    peaks = peak_accuracy(out_dir)
 
     def row_of(policy, w, lr):
         for r in rows:
@@ -168,30 +183,37 @@ def finding_staleness_lr(rows, out_dir, target, ax_plain, ax_aware):
                 return r
         return None
 
-    lines = ["| variant | lr | " + " | ".join(f"{w} workers" for w in workers) + " |",
+    lines = ["| variant | lr | " + " | ".join(f"{w} workers: final (peak)" for w in workers) + " |",
              "|---|---:|" + "---:|" * len(workers)]
     for policy, ax, title in policies:
         for i, lr in enumerate(lrs):
-            cells, xs, ys, es = [], [], [], []
+            cells, xs, ys, es, px, py = [], [], [], [], [], []
             for w in workers:
                 r = row_of(policy, w, lr)
                 if r is None:
                     cells.append("")
-                elif r["diverged"] > 0:
+                    continue
+                seeds = [p for p in peaks.get(r["config"], []) if not math.isnan(p)]
+                peak = 100 * sum(seeds) / len(seeds) if seeds else math.nan
+                if not math.isnan(peak):
+                    px.append(w)
+                    py.append(peak)
+                if r["diverged"] > 0:
                     cells.append(f"{r['diverged']} of {r['seeds']} diverged")
-                else:
-                    cells.append(ci(r, "final_test_accuracy", 100))
-                    xs.append(w)
-                    ys.append(100 * r["final_test_accuracy_mean"])
-                    half = r["final_test_accuracy_ci95"]
-                    es.append(0 if math.isnan(half) else 100 * half)
+                    continue
+                cells.append(f"{ci(r, 'final_test_accuracy', 100)} ({peak:.1f})")
+                xs.append(w)
+                ys.append(100 * r["final_test_accuracy_mean"])
+                half = r["final_test_accuracy_ci95"]
+                es.append(0 if math.isnan(half) else 100 * half)
             lines.append(f"| {title} | {lr:g} | " + " | ".join(cells) + " |")
             ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, color=f"C{i}", label=f"lr {lr:g}")
-        ax.set_title(title, fontsize=10)
+            ax.plot(px, py, linestyle=":", marker=".", color=f"C{i}")
+        ax.set_title(title + " (dotted: peak during the run)", fontsize=10)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("async workers (missing point: diverged)")
         ax.set_ylabel("final test accuracy (%), mean and 95% interval")
-        ax.set_ylim(max(0.0, 100.0 * target - 30.0), None)
+        ax.set_ylim(0, 100)
         ax.legend(fontsize=8)
     return lines
 
@@ -221,7 +243,10 @@ def finding_ssp(rows, out_dir, target, ax_time, ax_examples):
                           for _, b in pts], marker="o", capsize=3, color="C0", label="ssp")
         for i, (policy, b) in enumerate(others):
             if b["not_reached"] == 0:
-                ax.axhline(b[name + "_mean"], color=f"C{i + 1}", linestyle="--", label=policy)
+                mean, half = b[name + "_mean"], b[name + "_ci95"]
+                ax.axhline(mean, color=f"C{i + 1}", linestyle="--", label=f"{policy} (band: 95%)")
+                if not math.isnan(half):
+                    ax.axhspan(mean - half, mean + half, color=f"C{i + 1}", alpha=0.12)
         ax.set_xscale("symlog", linthresh=1)
         ax.set_xlabel("staleness bound s (0: bulk-synchronous)")
         ax.set_ylabel(f"{label}, mean and 95% interval")

@@ -89,6 +89,10 @@ ABSL_FLAG(std::string, straggler_delay, "",
           "every real run: random delays after steps, mean@probability (e.g. 50ms@0.1)");
 ABSL_FLAG(int64_t, epochs, 3, "epochs per run");
 ABSL_FLAG(int64_t, batch_size, 64, "async and ssp: examples per worker step");
+ABSL_FLAG(int64_t, async_total_batch, 0,
+          "async and ssp: if > 0, each worker's batch is this / W (W must divide it), so the W "
+          "workers' concurrent steps cover the same examples whatever W (Zhang et al. 2016's "
+          "protocol); replaces --batch_size");
 ABSL_FLAG(int64_t, sync_batch_size, 64,
           "sync, backup and local_sgd: the global batch, split across the workers");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden sizes");
@@ -314,6 +318,11 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
     }
     HOGWILD_RETURN_IF_ERROR(ParseRandomDelay("straggler_delay", delay_text, stragglers));
   }
+  if (absl::GetFlag(FLAGS_async_total_batch) < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--async_total_batch=%d is out of range; it must be >= 0 (0: use --batch_size)",
+        absl::GetFlag(FLAGS_async_total_batch)));
+  }
   const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
   if (train_examples < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -337,7 +346,10 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
           "dataset=%s train_examples=%d epochs=%d batch=%d sync_batch=%d hidden=%s eval=%.17g "
           "log_every=%d stragglers=%s delay=%s",
           absl::GetFlag(FLAGS_dataset), train_examples, base.epochs,
-          absl::GetFlag(FLAGS_batch_size), absl::GetFlag(FLAGS_sync_batch_size),
+          // A total batch is told apart from any --batch_size by its sign.
+          absl::GetFlag(FLAGS_async_total_batch) > 0 ? -absl::GetFlag(FLAGS_async_total_batch)
+                                                     : absl::GetFlag(FLAGS_batch_size),
+          absl::GetFlag(FLAGS_sync_batch_size),
           absl::GetFlag(FLAGS_hidden), base.eval_every_epochs, base.log_every_steps, slowdown_text,
           delay_text) +
       (absl::GetFlag(FLAGS_simulate)
@@ -356,6 +368,16 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
       v.num_workers = spec.workers;
       v.batch_size = SplitsGlobalBatch(spec.mode) ? absl::GetFlag(FLAGS_sync_batch_size)
                                                   : absl::GetFlag(FLAGS_batch_size);
+      if (const int64_t total = absl::GetFlag(FLAGS_async_total_batch);
+          total > 0 && !SplitsGlobalBatch(spec.mode)) {
+        if (total % spec.workers != 0) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "--async_total_batch=%d is not a multiple of %d workers; give a multiple of every "
+              "worker count of the async and ssp runs",
+              total, spec.workers));
+        }
+        v.batch_size = total / spec.workers;
+      }
       switch (spec.mode) {
         case Mode::kSsp:
           for (int64_t bound : bounds) {

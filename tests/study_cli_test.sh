@@ -47,6 +47,8 @@ expect_error "--staleness_aware_lr=off,maybe: 'maybe' is neither off nor on" \
   --staleness_aware_lr=off,maybe
 expect_error "--sync_lrs=0.1,-2: '-2' is out of range" --sync_lrs=0.1,-2
 expect_error "--step_time_ms has no effect without --simulate" --step_time_ms=5
+expect_error "--async_total_batch=100 is not a multiple of 3 workers" --workers=3 \
+  --async_total_batch=100
 expect_error "--jitter=5 is out of range [0, 4]" --simulate --jitter=5
 expect_error "--straggler_delay delays real threads; with --simulate give --jitter" --simulate \
   --straggler_delay=50ms@0.1
