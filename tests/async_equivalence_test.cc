@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/functors.h"
+#include "tests/bitwise.h"
 #include "tests/test_data.h"
 #include "trainer/data/input_pipeline.h"
 #include "trainer/model/model.h"
@@ -20,6 +21,8 @@
 
 namespace hogwild {
 namespace {
+
+using ::hogwild::testing::CountBitwiseDifferences;
 
 TrainerOptions AsyncOptions() {
   TrainerOptions o;
@@ -79,14 +82,6 @@ std::vector<float> SequentialSgd(const TrainerOptions& o, const Dataset& train, 
   }
   *steps = step;
   return params;
-}
-
-int64_t CountBitwiseDifferences(const std::vector<float>& a, const std::vector<float>& b) {
-  int64_t n = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    n += std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i]);
-  }
-  return n;
 }
 
 TEST(AsyncEquivalence, OneWorkerIsBitwiseSequentialMinibatchSgd) {

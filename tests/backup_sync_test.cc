@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "kernels/functors.h"
 #include "sync/parameter_store.h"
+#include "tests/bitwise.h"
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
 #include "trainer/trainer.h"
@@ -22,15 +23,9 @@
 namespace hogwild {
 namespace {
 
-constexpr double kWatchdogS = 20.0;
+using ::hogwild::testing::CountBitwiseDifferences;
 
-int64_t CountBitwiseDifferences(const std::vector<float>& a, const std::vector<float>& b) {
-  int64_t n = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    n += std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i]);
-  }
-  return n;
-}
+constexpr double kWatchdogS = 20.0;
 
 TrainerOptions SyncLikeOptions(Mode mode, int workers) {
   TrainerOptions o;

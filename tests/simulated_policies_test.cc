@@ -11,12 +11,15 @@
 
 #include "gtest/gtest.h"
 #include "sim/simulator.h"
+#include "tests/bitwise.h"
 #include "tests/expect_error.h"
 #include "tests/test_data.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {
 namespace {
+
+using ::hogwild::testing::CountBitwiseDifferences;
 
 using ::hogwild::testing::ExpectError;
 
@@ -36,15 +39,6 @@ TrainerOptions BaseOptions(Mode mode, int workers) {
   o.eval_every_epochs = 0;
   o.eval_every_steps = 0;
   return o;
-}
-
-int64_t CountBitwiseDifferences(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  int64_t n = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    n += std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i]);
-  }
-  return n;
 }
 
 SimResult Simulated(const SimOptions& options, const Dataset& train) {
