@@ -9,7 +9,7 @@
 // Data: --data=synthetic (tests/test_data.h, 8 features, 4 classes; tested on its first 500
 // examples) or fashion_mnist (the
 // first --train_examples images). Prints, on rank 0, "accuracy A" and the summary; every rank
-// prints "rank R examples E".
+// prints "rank R examples E params H" (H: a hash of its final parameters).
 // Exit codes: 0 ok; 1 a failed run (the job is aborted when it has several ranks); 2 a
 // comparison beyond the tolerance.
 #include <cmath>
@@ -141,7 +141,14 @@ int main(int argc, char** argv) {
     if (several) cluster->Abort(1);
     return 1;
   }
-  std::printf("rank %d examples %ld\n", rank, static_cast<long>(result->examples));
+  // FNV-1a of the parameters' bytes: the ranks' final parameters must agree.
+  uint64_t hash = 1469598103934665603ull;
+  for (const float x : result->params) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&x);
+    for (size_t i = 0; i < sizeof(x); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  }
+  std::printf("rank %d examples %ld params %016lx\n", rank, static_cast<long>(result->examples),
+              static_cast<unsigned long>(hash));
   if (rank == 0) {
     std::printf("accuracy %.4f\n%s\n", result->final_test_accuracy,
                 hogwild::FormatSummary(*result).c_str());
