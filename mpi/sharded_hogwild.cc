@@ -64,18 +64,19 @@ absl::Status ShardedHogwild::OpenWindows() {
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Barrier(comm_));
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Win_lock_all(MPI_MODE_NOCHECK, params_win_));
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Win_lock_all(MPI_MODE_NOCHECK, counter_win_));
-  epochs_open_ = true;
   return absl::OkStatus();
 }
 
 ShardedHogwild::~ShardedHogwild() {
-  // Errors here cannot be returned; a failed rank aborts the job anyway.
-  if (epochs_open_) {
-    MPI_Win_unlock_all(counter_win_);
-    MPI_Win_unlock_all(params_win_);
-  }
-  if (counter_win_ != MPI_WIN_NULL) MPI_Win_free(&counter_win_);
-  if (params_win_ != MPI_WIN_NULL) MPI_Win_free(&params_win_);
+  // Closing the epochs and freeing the windows are collective: after a failed run the other
+  // ranks would never join, and this rank would hang here instead of reaching MPI_Abort. So only
+  // a finished run (every rank passed Finish()) frees them; a failed one leaves them to the
+  // job's end. Errors cannot be returned from here.
+  if (!finished_) return;
+  MPI_Win_unlock_all(counter_win_);
+  MPI_Win_unlock_all(params_win_);
+  MPI_Win_free(&counter_win_);
+  MPI_Win_free(&params_win_);
 }
 
 int ShardedHogwild::num_momentum_buffers() const { return local_.num_momentum_buffers(); }
@@ -182,6 +183,7 @@ absl::Status ShardedHogwild::Finish() {
   HOGWILD_RETURN_IF_ERROR(Pull());
   std::copy(pulled_.begin(), pulled_.end(), store()->unsafe_values().begin());
   base_ = pulled_;
+  finished_ = true;
   return absl::OkStatus();
 }
 

@@ -68,7 +68,9 @@ class ShardedHogwild final : public UpdatePolicy {
                                                                 int num_workers, SgdOptions options,
                                                                 int64_t exchange_every,
                                                                 MPI_Comm comm);
-  // Closes the epoch and frees the windows (collective: every rank destroys its policy).
+  // After a successful Finish(): closes the epochs and frees the windows (collective: every
+  // rank destroys its policy). Otherwise (a failed run, whose rank must end the job with
+  // MpiCluster::Abort) it makes no MPI call, so it cannot wait for ranks that never come.
   ~ShardedHogwild() override;
 
   // W with momentum (each local worker's own buffer), else 0.
@@ -117,7 +119,7 @@ class ShardedHogwild final : public UpdatePolicy {
   float* shard_ = nullptr;  // this rank's shard, window memory
   MPI_Win counter_win_ = MPI_WIN_NULL;
   int64_t* counter_ = nullptr;  // rank 0: pushes so far, window memory
-  bool epochs_open_ = false;
+  bool finished_ = false;       // Finish() succeeded: the destructor frees the windows
 
   std::mutex exchange_mu_;
   std::atomic<uint64_t> next_exchange_at_;
