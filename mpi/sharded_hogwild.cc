@@ -104,7 +104,7 @@ absl::StatusOr<StepStats> ShardedHogwild::DoFinishStep(int worker, DeviceSpan<co
     if (lock.owns_lock() && version >= next_exchange_at_.load(std::memory_order_relaxed)) {
       next_exchange_at_.store((version / exchange_every_ + 1) * exchange_every_,
                               std::memory_order_relaxed);
-      HOGWILD_RETURN_IF_ERROR(Exchange());
+      HOGWILD_ASSIGN_OR_RETURN(stats.remote_staleness, Exchange());
     }
   }
   return stats;
@@ -157,7 +157,7 @@ absl::Status ShardedHogwild::Pull() {
   return absl::OkStatus();
 }
 
-absl::Status ShardedHogwild::Exchange() {
+absl::StatusOr<int64_t> ShardedHogwild::Exchange() {
   HOGWILD_ASSIGN_OR_RETURN(const int64_t remote, Push());
   HOGWILD_RETURN_IF_ERROR(Pull());
   // local += G - S as one Hogwild update of the store (lr 1, no momentum, no decay: p - (S - G)),
@@ -172,7 +172,7 @@ absl::Status ShardedHogwild::Exchange() {
   int64_t max = stale_max_.load(std::memory_order_relaxed);
   while (remote > max && !stale_max_.compare_exchange_weak(max, remote)) {
   }
-  return absl::OkStatus();
+  return remote;
 }
 
 absl::Status ShardedHogwild::Finish() {

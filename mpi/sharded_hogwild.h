@@ -34,7 +34,9 @@
 //   at each exchange, the pushes by other ranks that reached the global parameters since this
 //   rank's previous pull (a job-wide push counter on rank 0, MPI_Fetch_and_op); with R ranks
 //   pushing at the same rate it is about R-1, and each push carries k local updates.
-//   exchange_stats() gives its mean and maximum; the summary prints them.
+//   StepStats::remote_staleness of the step that exchanged carries it to the convergence log
+//   (remote_staleness_mean/max columns); exchange_stats() gives its mean and maximum for the
+//   summary.
 // - At the end (Finish(), collective): every rank pushes what is left, all meet at MPI_Barrier,
 //   and each pulls, so every rank ends with the same parameters: x = x0 + every pushed update.
 //
@@ -105,8 +107,9 @@ class ShardedHogwild final : public UpdatePolicy {
   absl::StatusOr<int64_t> Push();
   // pulled_ = G. Caller holds exchange_mu_.
   absl::Status Pull();
-  // Push, pull, local copy += G - S, B = G. Caller holds exchange_mu_.
-  absl::Status Exchange();
+  // Push, pull, local copy += G - S, B = G; returns the remote staleness. Caller holds
+  // exchange_mu_.
+  absl::StatusOr<int64_t> Exchange();
 
   Hogwild local_;  // the in-process Hogwild on the same store
   const int64_t exchange_every_;

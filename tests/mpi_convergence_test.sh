@@ -3,7 +3,8 @@
 # images, >= 80% test accuracy on the 10,000 test images in
 #   async 2 ranks x 2 workers and 3 ranks x 1 worker (Hogwild per process, parameters sharded
 #         in MPI-3 windows, exchange every 8 local steps), every rank ending with the same
-#         parameters, the summary reporting remote staleness and exchanges;
+#         parameters, the summary reporting remote staleness and exchanges, and rank 0's
+#         convergence log its remote_staleness columns;
 #   sync  2 ranks x 2 workers.
 # Prints SKIPPED with the install command (and passes) where the dataset is not installed.
 #
@@ -36,9 +37,18 @@ run_case() {  # <label> <ranks> <flags...>
   [[ $failures -eq 0 ]] || cat "$log"
 }
 
-run_case "async 2x2" 2 --mode=async --workers=2 --batch_size=16 --lr=0.03
+run_case "async 2x2" 2 --mode=async --workers=2 --batch_size=16 --lr=0.03 --log="$tmp/async.csv"
 check "async 2x2: remote staleness and exchanges in the summary" \
   grep -Eq "[1-9][0-9]* exchanges.*remote staleness mean [0-9.]+, max [0-9]+" "$tmp/async_2x2.log"
+# The log's last two columns: set on the train rows whose window made an exchange (every 8
+# local steps, so most rows of 10 steps), and on the final eval row; empty on none of the
+# others in one process (convergence_log_test checks the header and the empty columns).
+check "async 2x2: the log has the remote staleness columns" \
+  grep -q "delay_s,remote_staleness_mean,remote_staleness_max$" "$tmp/async.csv"
+check "async 2x2: train rows with remote staleness" \
+  awk -F, '$2 == "train" && $14 != "" && $15 != "" { n++ } END { exit !(n >= 10) }' "$tmp/async.csv"
+check "async 2x2: the eval row has remote staleness" \
+  awk -F, '$2 == "eval" && $14 != "" { n++ } END { exit !(n >= 1) }' "$tmp/async.csv"
 run_case "async 3x1" 3 --mode=async --workers=1 --batch_size=16 --lr=0.03
 run_case "sync 2x2" 2 --mode=sync --workers=2 --batch_size=32 --lr=0.1
 

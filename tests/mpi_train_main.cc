@@ -42,6 +42,7 @@ ABSL_FLAG(double, momentum, 0.0, "momentum");
 ABSL_FLAG(int64_t, exchange_every, 8, "async across processes: local steps per exchange");
 ABSL_FLAG(std::string, hidden, "32", "mlp hidden size (one layer)");
 ABSL_FLAG(std::string, params_out, "", "rank 0 writes the final parameters here (float32)");
+ABSL_FLAG(std::string, log, "", "convergence log (rank 0 writes it), a row every 10 steps");
 ABSL_FLAG(int32_t, fail_rank, -1, "this rank's worker 0 fails at --fail_step");
 ABSL_FLAG(int64_t, fail_step, 10, "see --fail_rank");
 ABSL_FLAG(std::string, compare, "", "A,B: compare two parameter files and exit");
@@ -102,6 +103,8 @@ absl::StatusOr<TrainResult> Run(Cluster* cluster) {
   options.exchange_every = absl::GetFlag(FLAGS_exchange_every);
   options.model = {.name = "mlp", .hidden = {std::stoi(absl::GetFlag(FLAGS_hidden))}};
   options.eval_every_epochs = 0;
+  options.log_path = absl::GetFlag(FLAGS_log);
+  options.log_every_steps = 10;
   const int rank = cluster != nullptr ? cluster->rank() : 0;
   const int fail_rank = absl::GetFlag(FLAGS_fail_rank);
   const int64_t fail_step = absl::GetFlag(FLAGS_fail_step);
