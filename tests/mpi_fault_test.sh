@@ -6,7 +6,8 @@
 #   within 15 s of the kill, non-zero, mpirun naming the killed rank;
 # - ranks started with different flags (`train`, MPMD: --lr differs) fail before training, with
 #   one error line naming the rank and both values;
-# - sync with more ranks than examples in the global batch fails, naming both numbers.
+# - sync with more ranks than examples in the global batch fails, naming both numbers;
+# - an MPI call that fails is an error naming the call, file:line, the rank and MPI's reason.
 #
 # Usage (from tests/BUILD): mpi_fault_test.sh <path of //tests:mpi_train> <path of //trainer:train>
 set -u
@@ -76,6 +77,15 @@ check "different --lr: non-zero exit ($rc)" test "$rc" -ne 0 -a "$rc" -ne 124
 check "different --lr: one error line" test "$(grep -c '^error:' "$tmp/flags.err")" -eq 1
 check "different --lr: names rank 1 and both values" \
   grep -q "'--lr=0.05' on rank 1 but '--lr=0.1' on rank 0" "$tmp/flags.err"
+
+# An MPI call that fails becomes a status naming the call, file:line and rank (mpi/mpi_status.h).
+mpi_run 2 "$probe" --bad_mpi_call_rank=1 >"$tmp/mpi_error.log" 2>&1
+rc=$?
+check "a failing MPI call: non-zero exit ($rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+check "a failing MPI call: the error names the call, file:line, rank and MPI's reason" \
+  grep -Eq "MPI_Bcast\(&value, 1, MPI_INT, num_ranks, MPI_COMM_WORLD\) failed at tests/mpi_train_main.cc:[0-9]+ on rank 1: MPI_ERR_ROOT" \
+  "$tmp/mpi_error.log"
+grep "failed at" "$tmp/mpi_error.log"
 
 # Sync: 3 ranks cannot split a global batch of 2.
 mpi_run 3 "$probe" --mode=sync --batch_size=2 >"$tmp/batch.log" 2>&1

@@ -27,6 +27,7 @@
 #include "core/mode.h"
 #include "core/status_macros.h"
 #include "mpi/mpi_cluster.h"
+#include "mpi/mpi_status.h"
 #include "tests/test_data.h"
 #include "trainer/data/mnist.h"
 #include "trainer/trainer.h"
@@ -45,6 +46,9 @@ ABSL_FLAG(std::string, params_out, "", "rank 0 writes the final parameters here 
 ABSL_FLAG(std::string, log, "", "convergence log (rank 0 writes it), a row every 10 steps");
 ABSL_FLAG(int32_t, fail_rank, -1, "this rank's worker 0 fails at --fail_step");
 ABSL_FLAG(int64_t, fail_step, 10, "see --fail_rank");
+ABSL_FLAG(int32_t, bad_mpi_call_rank, -1,
+          "this rank makes an invalid MPI call (MPI_Bcast from a root outside the job) before "
+          "training, to show how MPI errors are reported");
 ABSL_FLAG(std::string, compare, "", "A,B: compare two parameter files and exit");
 ABSL_FLAG(double, tolerance, 0.0, "largest allowed |A - B| for --compare");
 
@@ -78,7 +82,16 @@ int Compare(const std::string& spec, double tolerance) {
   return max_diff <= tolerance ? 0 : 2;
 }
 
+absl::Status BadMpiCall(int num_ranks) {
+  int value = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(&value, 1, MPI_INT, num_ranks, MPI_COMM_WORLD));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<TrainResult> Run(Cluster* cluster) {
+  if (cluster != nullptr && cluster->rank() == absl::GetFlag(FLAGS_bad_mpi_call_rank)) {
+    HOGWILD_RETURN_IF_ERROR(BadMpiCall(cluster->num_ranks()));
+  }
   Dataset train, test;
   if (absl::GetFlag(FLAGS_data) == "fashion_mnist") {
     HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset("fashion_mnist"));
