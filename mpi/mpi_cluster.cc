@@ -21,6 +21,13 @@ bool MpiCluster::LaunchedByMpi() {
 
 absl::StatusOr<std::unique_ptr<MpiCluster>> MpiCluster::InitIfLaunched(int* argc, char*** argv) {
   if (!LaunchedByMpi()) return nullptr;
+  // Open MPI 4.1 picks its one-sided component by priority: rdma or ucx where they load, which
+  // without an RDMA network or the UCX PML fail MPI_Win_allocate between hosts over TCP
+  // (MPI_ERR_WIN; measured between two network namespaces, see open-mpi/ompi#13128 for the
+  // same family). sm (one host) and pt2pt (point-to-point messages: any network) always work,
+  // so they are the default here; a cluster with RDMA sets OMPI_MCA_osc itself (e.g. ucx) and
+  // is not overridden. MPICH ignores the variable.
+  setenv("OMPI_MCA_osc", "sm,pt2pt", /*overwrite=*/0);
   int provided = MPI_THREAD_SINGLE;
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));

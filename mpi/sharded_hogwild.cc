@@ -1,6 +1,7 @@
 #include "mpi/sharded_hogwild.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
@@ -21,6 +22,7 @@ absl::StatusOr<std::unique_ptr<ShardedHogwild>> ShardedHogwild::Create(Parameter
   std::unique_ptr<ShardedHogwild> policy(
       new ShardedHogwild(store, num_workers, options, exchange_every, comm));
   HOGWILD_RETURN_IF_ERROR(policy->OpenWindows());
+  policy->progress_ = std::thread([p = policy.get()] { p->Progress(); });
   return policy;
 }
 
@@ -53,7 +55,9 @@ absl::Status ShardedHogwild::OpenWindows() {
   const int allocated = MPI_Win_allocate(static_cast<MPI_Aint>(n) * sizeof(float), sizeof(float),
                                          info, comm_, &shard_, &params_win_);
   MPI_Info_free(&info);
-  HOGWILD_MPI_RETURN_IF_ERROR(allocated);
+  if (allocated != MPI_SUCCESS) {
+    return MpiCallStatus(allocated, "MPI_Win_allocate(shard, info, comm)", __FILE__, __LINE__);
+  }
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Win_set_errhandler(params_win_, MPI_ERRORS_RETURN));
   std::copy_n(base_.data() + offsets_[rank_], n, shard_);
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Win_allocate(rank_ == 0 ? sizeof(int64_t) : 0, sizeof(int64_t),
@@ -67,7 +71,26 @@ absl::Status ShardedHogwild::OpenWindows() {
   return absl::OkStatus();
 }
 
+void ShardedHogwild::Progress() {
+  // 1 ms: an exchange waits at most about that long for each owner's answer, and the thread
+  // costs a few microseconds of a core per millisecond.
+  while (!stop_progress_.load(std::memory_order_acquire)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::unique_lock<std::mutex> lock(exchange_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) continue;  // an exchange is making progress itself
+    int flag = 0;
+    // Errors surface in the next exchange, which makes real calls.
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
+  }
+}
+
+void ShardedHogwild::StopProgress() {
+  stop_progress_.store(true, std::memory_order_release);
+  if (progress_.joinable()) progress_.join();
+}
+
 ShardedHogwild::~ShardedHogwild() {
+  StopProgress();
   // Closing the epochs and freeing the windows are collective: after a failed run the other
   // ranks would never join, and this rank would hang here instead of reaching MPI_Abort. So only
   // a finished run (every rank passed Finish()) frees them; a failed one leaves them to the
@@ -176,6 +199,8 @@ absl::StatusOr<int64_t> ShardedHogwild::Exchange() {
 }
 
 absl::Status ShardedHogwild::Finish() {
+  // From here on this thread is in MPI until the end (the barrier progresses everything).
+  StopProgress();
   std::lock_guard<std::mutex> lock(exchange_mu_);
   HOGWILD_RETURN_IF_ERROR(Push().status());
   // Every rank's last push has landed (flushed before the barrier) before anyone's last pull.

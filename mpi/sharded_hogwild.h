@@ -14,8 +14,11 @@
 //     pull: G = MPI_Get_accumulate(MPI_NO_OP) of every shard
 //     local copy += G - S (Hogwild updates, so local updates made meanwhile are kept); B = G.
 //   All in one passive-target epoch opened at creation (MPI_Win_lock_all) and completed by
-//   MPI_Win_flush_all after the push and after the pull: no rank ever waits for another rank's
-//   compute, or for another rank to call MPI (the owner's MPI progress engine serves it).
+//   MPI_Win_flush_all after the push and after the pull. Where the one-sided operations are
+//   messages the owner's MPI library must answer (Open MPI's osc/pt2pt, the default over TCP
+//   between hosts, mpi/mpi_cluster.h), the owner answers only from inside an MPI call; so each
+//   rank runs a progress thread that enters MPI (MPI_Iprobe) every millisecond while its
+//   workers compute, and no rank waits for another rank's compute.
 //   If an exchange is already running when another worker crosses a multiple, that one is
 //   skipped (its updates go with the next push).
 //
@@ -40,8 +43,9 @@
 // - At the end (Finish(), collective): every rank pushes what is left, all meet at MPI_Barrier,
 //   and each pulls, so every rank ends with the same parameters: x = x0 + every pushed update.
 //
-// Thread-safety: as Hogwild for the steps. MPI is called by one worker at a time (a mutex), so
-// the process needs MPI_THREAD_SERIALIZED; Finish() only after every local worker stopped.
+// Thread-safety: as Hogwild for the steps. MPI is called by one thread at a time (a mutex: the
+// exchanging worker or the progress thread), so the process needs MPI_THREAD_SERIALIZED;
+// Finish() only after every local worker stopped.
 #ifndef HOGWILD_MPI_SHARDED_HOGWILD_H_
 #define HOGWILD_MPI_SHARDED_HOGWILD_H_
 
@@ -51,6 +55,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -99,7 +104,10 @@ class ShardedHogwild final : public UpdatePolicy {
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
-  void DoCancel() override { local_.Cancel(); }
+  void DoCancel() override {
+    local_.Cancel();
+    stop_progress_.store(true, std::memory_order_release);  // joined by the destructor
+  }
   absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
   absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
 
@@ -110,6 +118,10 @@ class ShardedHogwild final : public UpdatePolicy {
   // Push, pull, local copy += G - S, B = G; returns the remote staleness. Caller holds
   // exchange_mu_.
   absl::StatusOr<int64_t> Exchange();
+
+  // The progress thread's loop; StopProgress() ends and joins it (idempotent).
+  void Progress();
+  void StopProgress();
 
   Hogwild local_;  // the in-process Hogwild on the same store
   const int64_t exchange_every_;
@@ -124,7 +136,9 @@ class ShardedHogwild final : public UpdatePolicy {
   int64_t* counter_ = nullptr;  // rank 0: pushes so far, window memory
   bool finished_ = false;       // Finish() succeeded: the destructor frees the windows
 
-  std::mutex exchange_mu_;
+  std::mutex exchange_mu_;  // held by whoever calls MPI: an exchange, Finish, the progress thread
+  std::atomic<bool> stop_progress_{false};
+  std::thread progress_;
   std::atomic<uint64_t> next_exchange_at_;
   // Guarded by exchange_mu_:
   std::vector<float> base_;      // [P] B

@@ -26,4 +26,8 @@ check() {
 # Open MPI refuses to start ranks as root without these; a sandbox may lack a usable HOME.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export HOME="${TEST_TMPDIR:-${HOME:-/tmp}}"
+# Open MPI keeps its session directory under TMPDIR, named after mpirun's pid: Bazel runs tests
+# in parallel, each in its own pid namespace, so two mpiruns can have the same pid and would
+# share (and break) one session directory under a shared /tmp.
+export TMPDIR="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
 failures=0
