@@ -38,7 +38,9 @@ class MpiCluster final : public Cluster {
 
   // nullptr when !LaunchedByMpi(); otherwise calls MPI_Init_thread (asking for
   // MPI_THREAD_SERIALIZED: worker threads make the calls, one at a time) and returns the
-  // cluster of MPI_COMM_WORLD. Call once, from main, before any other thread starts.
+  // cluster of MPI_COMM_WORLD. Before it, sets OMPI_MCA_osc=sm,pt2pt in the environment unless
+  // it is set: Open MPI 4.1's default one-sided components fail between hosts over TCP
+  // (mpi/mpi_cluster.cc). Call once, from main, before any other thread starts.
   // Errors: kInternal when MPI_Init_thread fails; kFailedPrecondition when the library offers
   // less than MPI_THREAD_SERIALIZED.
   static absl::StatusOr<std::unique_ptr<MpiCluster>> InitIfLaunched(int* argc, char*** argv);

@@ -38,8 +38,8 @@
 //   rank's previous pull (a job-wide push counter on rank 0, MPI_Fetch_and_op); with R ranks
 //   pushing at the same rate it is about R-1, and each push carries k local updates.
 //   StepStats::remote_staleness of the step that exchanged carries it to the convergence log
-//   (remote_staleness_mean/max columns); exchange_stats() gives its mean and maximum for the
-//   summary.
+//   (remote_staleness_mean/max columns); MpiCluster::exchange_stats() gives its mean and max for
+//   the summary.
 // - At the end (Finish(), collective): every rank pushes what is left, all meet at MPI_Barrier,
 //   and each pulls, so every rank ends with the same parameters: x = x0 + every pushed update.
 //
