@@ -27,6 +27,11 @@ py::dict PythonBridge::RowToDict(const LogRow& row) {
   d["staleness_max"] = row.staleness_max;
   d["lr"] = row.lr;
   d["delay_s"] = row.delay_s;
+  // Runs across processes only (mpi/sharded_hogwild.h): always None in a Python process.
+  d["remote_staleness_mean"] =
+      row.remote_staleness_mean ? py::object(py::float_(*row.remote_staleness_mean)) : py::none();
+  d["remote_staleness_max"] =
+      row.remote_staleness_max ? py::object(py::int_(*row.remote_staleness_max)) : py::none();
   return d;
 }
 

@@ -58,6 +58,10 @@ struct StepStats {
   // The gradient was dropped, not applied (backup: it arrived after the step's first
   // W - backup_workers gradients).
   bool dropped = false;
+  // Async across processes (mpi/sharded_hogwild.h): this step's update triggered an exchange
+  // with the other ranks, whose remote staleness this is (pushes by other ranks since this
+  // rank's previous pull); -1 when the step made no exchange (always, in one process).
+  int64_t remote_staleness = -1;
 };
 
 // Everything a policy needs to continue a run exactly where it stopped (checkpoints): the

@@ -19,7 +19,8 @@ import python_testing as testing
 TRAIN_BINARY = None  # the `train` command, from the command line
 
 ROW_KEYS = {"wall_time_s", "kind", "epoch", "step", "examples_seen", "worker", "train_loss",
-            "test_loss", "test_accuracy", "staleness_mean", "staleness_max", "lr", "delay_s"}
+            "test_loss", "test_accuracy", "staleness_mean", "staleness_max", "lr", "delay_s",
+            "remote_staleness_mean", "remote_staleness_max"}
 
 
 class Train(unittest.TestCase):

@@ -23,6 +23,7 @@ packages=(
   dataset-fashion-mnist    # the default training data (/usr/share/datasets/fashion-mnist)
   python3-dev pybind11-dev # the Python module (python/), built for /usr/bin/python3
   python3-numpy python3-matplotlib  # its arrays; the README's Python example plots
+  libopenmpi-dev openmpi-bin  # MPI (mpi/): runs across processes and hosts, mpirun
 )
 want_mnist=0
 for arg in "$@"; do

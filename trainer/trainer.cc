@@ -46,8 +46,55 @@ std::vector<DeviceSpec> WorkerDevices(const TrainerOptions& options) {
 int64_t StepsPerEpoch(const InputPipeline& pipeline, Mode mode, int num_workers) {
   if (SplitsGlobalBatch(mode)) return pipeline.plan().StepsPerEpoch(0);
   int64_t steps = 0;
-  for (int w = 0; w < num_workers; ++w) steps += pipeline.plan().StepsPerEpoch(w);
+  for (int w = 0; w < num_workers; ++w) {
+    steps += pipeline.plan().StepsPerEpoch(pipeline.plan_worker(w));
+  }
   return steps;
+}
+
+// What a job of several processes (TrainerOptions::cluster, R > 1 ranks of W workers) cannot
+// do, or needs of the options beyond ValidateOptionsForDataset.
+absl::Status CheckMultiProcess(const TrainerOptions& options, int64_t train_examples,
+                               int num_ranks) {
+  if (options.mode != Mode::kAsync && options.mode != Mode::kSync) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::mode=%s does not run across processes yet (%d ranks); use async or "
+        "sync, or one process",
+        ModeName(options.mode), num_ranks));
+  }
+  if (options.devices[0].is_gpu()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::devices=%s: GPU workers do not run across processes yet (%d ranks); "
+        "use cpu devices, or one process",
+        DevicesToString(options.devices), num_ranks));
+  }
+  if (!options.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::checkpoint_dir=%s: checkpoints of a job of several processes (%d "
+        "ranks) are not supported yet; leave it out, or use one process",
+        options.checkpoint_dir, num_ranks));
+  }
+  if (options.exchange_every < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("TrainerOptions::exchange_every=%d is out of range; it must be >= 1",
+                        options.exchange_every));
+  }
+  const int64_t total_workers = static_cast<int64_t>(num_ranks) * options.num_workers;
+  if (options.mode == Mode::kSync && options.batch_size < num_ranks) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::batch_size=%d is smaller than the %d ranks: in sync mode the global "
+        "batch is split over the ranks, and a rank without examples would only wait; use a "
+        "global batch of at least %d or fewer ranks",
+        options.batch_size, num_ranks, num_ranks));
+  }
+  const int64_t largest_shard = (train_examples + total_workers - 1) / total_workers;
+  if (options.mode == Mode::kAsync && options.batch_size > largest_shard) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::batch_size=%d is larger than a worker's shard (%d of %d examples over "
+        "%d ranks x %d workers)",
+        options.batch_size, largest_shard, train_examples, num_ranks, options.num_workers));
+  }
+  return absl::OkStatus();
 }
 
 // Appends where the last good checkpoint is to a failed run's error.
@@ -144,6 +191,15 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   HOGWILD_RETURN_IF_ERROR(CheckOutputs(requested));
   TrainerOptions options = requested;
   options.num_workers = WorkerCount(requested);
+  // A job of several processes: this rank's workers are the job's [rank·W, (rank+1)·W).
+  Cluster* const cluster =
+      options.cluster != nullptr && options.cluster->num_ranks() > 1 ? options.cluster : nullptr;
+  const int num_ranks = cluster != nullptr ? cluster->num_ranks() : 1;
+  const int rank = cluster != nullptr ? cluster->rank() : 0;
+  if (cluster != nullptr) {
+    HOGWILD_RETURN_IF_ERROR(CheckMultiProcess(options, train.size(), num_ranks));
+    if (rank != 0) options.log_path.clear();
+  }
   const std::vector<DeviceSpec> worker_devices = WorkerDevices(options);
   // GPU workers need the GPU runtime (trainer/gpu_runtime.h): say so before anything else.
   const GpuRuntime* gpu = nullptr;
@@ -180,7 +236,11 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                             .force_host_master = options.force_host_master};
   for (const DeviceSpec& d : worker_devices) placement.worker_gpus.push_back(d.index);
   std::unique_ptr<UpdatePolicy> policy;
-  if (worker_devices.empty()) {
+  if (cluster != nullptr) {
+    HOGWILD_ASSIGN_OR_RETURN(
+        policy, cluster->CreateUpdatePolicy(options.mode, store.get(), options.num_workers,
+                                            options.sgd, options.exchange_every));
+  } else if (worker_devices.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(
         policy, CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd,
                                    ModeOptions{.staleness_bound = options.staleness_bound,
@@ -213,15 +273,18 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   if (!options.log_path.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(log, ConvergenceLog::Open(options.log_path));
   }
-  TrainingMetrics metrics(options.num_workers, train.size(), log.get(), options.log_every_steps,
-                          options.log_row_sink);
+  // A rank trains on its 1/R of each epoch: its epoch counter counts that share.
+  TrainingMetrics metrics(options.num_workers, train.size() / num_ranks, log.get(),
+                          options.log_every_steps, options.log_row_sink);
 
   PipelineOptions pipeline_options{.mode = options.mode,
                                    .num_workers = options.num_workers,
                                    .batch_size = options.batch_size,
                                    .epochs = options.epochs,
                                    .seed = options.seed,
-                                   .prefetch = options.prefetch};
+                                   .prefetch = options.prefetch,
+                                   .first_worker = rank * options.num_workers,
+                                   .total_workers = num_ranks * options.num_workers};
   if (resumed) pipeline_options.start_step = resumed->next_step;
   InputPipeline pipeline(&train, pipeline_options);
   if (resumed) {
@@ -252,7 +315,8 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   context.metrics = &metrics;
   context.lr = options.lr;
   context.max_batch = options.batch_size;
-  context.evaluator = evaluator.get();
+  // Periodic evaluations on rank 0 only (every rank's parameters are the same in sync mode).
+  context.evaluator = rank == 0 ? evaluator.get() : nullptr;
   context.eval_every_steps =
       options.eval_every_epochs > 0
           ? std::max<int64_t>(1, std::llround(options.eval_every_epochs *
@@ -303,6 +367,8 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     status = absl::OkStatus();
   }
   if (status.ok()) status = boundary.WriteFinal();
+  // Every rank ends with the same parameters (async: the last push and pull).
+  if (status.ok() && cluster != nullptr) status = cluster->FinishTraining(*policy);
   if (status.ok()) {
     status = metrics.FlushWindows(options.lr.At(static_cast<int64_t>(policy->global_step())));
   }
@@ -328,6 +394,12 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   result.params.resize(static_cast<size_t>(policy->num_params()));
   HOGWILD_RETURN_IF_ERROR(policy->ReadParams(absl::MakeSpan(result.params)));
   result.stopped_early = boundary.stopped();
+  result.num_ranks = num_ranks;
+  result.examples_all_ranks = result.examples;
+  if (cluster != nullptr) {
+    result.exchange = cluster->exchange_stats();
+    HOGWILD_ASSIGN_OR_RETURN(result.examples_all_ranks, cluster->SumOverRanks(result.examples));
+  }
   result.resumed_from_step = resumed ? resumed->global_step : -1;
   result.last_checkpoint_step = boundary.last_checkpoint_step();
   if (evaluator != nullptr) {
@@ -373,11 +445,23 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& 
 }
 
 std::string FormatSummary(const TrainResult& r) {
-  return absl::StrFormat(
+  std::string summary = absl::StrFormat(
       "mode %s | workers %d | wall time %.2f s | %d examples, %d steps | %.0f examples/s\n"
       "final test accuracy %.2f%% | test loss %.4f | staleness mean %.2f, max %d",
       ModeName(r.mode), r.num_workers, r.wall_time_s, r.examples, r.steps, r.examples_per_s,
       100.0 * r.final_test_accuracy, r.final_test_loss, r.staleness_mean, r.staleness_max);
+  if (r.num_ranks > 1) {
+    absl::StrAppendFormat(
+        &summary,
+        "\nranks %d | %d examples on all ranks | this rank: %d exchanges, %.1f MB moved "
+        "(%.0f bytes/exchange) | remote staleness mean %.2f, max %d",
+        r.num_ranks, r.examples_all_ranks, r.exchange.exchanges, r.exchange.bytes_moved / 1e6,
+        r.exchange.exchanges > 0
+            ? static_cast<double>(r.exchange.bytes_moved) / r.exchange.exchanges
+            : 0.0,
+        r.exchange.remote_staleness_mean, r.exchange.remote_staleness_max);
+  }
+  return summary;
 }
 
 }  // namespace hogwild

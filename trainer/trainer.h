@@ -34,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/mode.h"
+#include "trainer/cluster.h"
 #include "trainer/data/dataset.h"
 #include "trainer/trainer_options.h"
 
@@ -55,6 +56,13 @@ struct TrainResult {
   bool stopped_early = false;        // a stop was requested (stop_requested) and honoured
   int64_t resumed_from_step = -1;    // the checkpoint's global step, or -1 (not resumed)
   int64_t last_checkpoint_step = -1; // global step of the last checkpoint written, or -1
+  // A job of several processes (TrainerOptions::cluster): the ranks, and this rank's
+  // communication. num_workers, examples, steps, examples_per_s and staleness are this rank's
+  // (steps: its local updates in async mode, the job's steps in sync); examples_all_ranks sums
+  // every rank's examples. params and the test figures are the same on every rank.
+  int num_ranks = 1;
+  int64_t examples_all_ranks = 0;
+  ExchangeStats exchange;
 };
 
 // What Train() checks first about where it writes, and a caller may check before loading data,

@@ -22,6 +22,8 @@
 
 namespace hogwild {
 
+class Cluster;  // trainer/cluster.h
+
 // The allowed ranges of the integer options, inclusive. They bound memory and thread counts
 // against typing mistakes, not against what a machine can do.
 inline constexpr int kMaxWorkers = 4096;
@@ -118,6 +120,16 @@ struct TrainerOptions {
   // checkpoint_dir is set) and Train() returns OK with TrainResult::stopped_early. May be null;
   // the pointee must outlive Train(). Set it from a signal handler or any thread.
   const std::atomic<bool>* stop_requested = nullptr;
+
+  // The processes of a job started by mpirun (trainer/cluster.h, mpi/mpi_cluster.h); null: this
+  // process alone. With R > 1 ranks every rank calls Train() with the same options: its
+  // num_workers workers are the job's workers [rank·W, (rank+1)·W) of R·W; async or sync mode
+  // on CPU workers; no checkpoints yet; rank 0 alone writes log_path and evaluates periodically.
+  // Must outlive Train().
+  Cluster* cluster = nullptr;
+  // Async across processes: a rank pushes its accumulated local updates and pulls the global
+  // parameters every this many of its local updates, >= 1 (mpi/sharded_hogwild.h).
+  int64_t exchange_every = 8;
 };
 
 // The number of workers the options ask for: num_workers on the CPU, GPUs x workers_per_device

@@ -106,7 +106,8 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     // A failing convergence log stops the run (trainer/metrics/convergence_log.h).
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordStep(worker, batch->size, loss_sum, stats.staleness,
                                                     stats.applied_lr, global_step + 1,
-                                                    absl::ToDoubleSeconds(delay)));
+                                                    absl::ToDoubleSeconds(delay),
+                                                    stats.remote_staleness));
     if (worker == 0 && ctx.evaluator != nullptr && ctx.eval_every_steps > 0 &&
         global_step + 1 >= next_eval) {
       // Sync: all slices are updated (the closing barrier passed) and the others only read the

@@ -31,6 +31,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "core/status_macros.h"
+#include "mpi/mpi_cluster.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/gpu_handoff.h"
@@ -127,6 +128,10 @@ ABSL_FLAG(std::string, checkpoint_every, "",
           "for only on SIGINT/SIGTERM and at the end; default 600s");
 ABSL_FLAG(bool, resume, false,
           "continue from the checkpoint in --checkpoint_dir if there is one (else start afresh)");
+ABSL_FLAG(int64_t, exchange_every, 8,
+          "async across processes (mpirun -np N, N > 1) only: a process pushes its accumulated "
+          "updates to the parameters sharded over the processes, and pulls them, every this many "
+          "of its local updates, >= 1");
 ABSL_FLAG(bool, overwrite_checkpoint, false,
           "start afresh although --checkpoint_dir holds a checkpoint, replacing it at the first "
           "save (without it or --resume, an existing checkpoint stops the run before it starts)");
@@ -146,8 +151,11 @@ std::string FlagText(const char* name) {
   return flag == nullptr ? "" : flag->CurrentValue();
 }
 
-absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested) {
+absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested,
+                                         hogwild::Cluster* cluster) {
   using namespace hogwild;
+  const int num_ranks = cluster != nullptr ? cluster->num_ranks() : 1;
+  const bool speaks = cluster == nullptr || cluster->rank() == 0;
   HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
   std::string dir = absl::GetFlag(FLAGS_data_dir);
   if (dir.empty()) dir = info.default_dir;
@@ -168,6 +176,11 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
            {"hidden", options.model.name == "mlp",
             absl::StrFormat("with --model=%s (only mlp has hidden layers)", options.model.name)},
            {"log_every", !absl::GetFlag(FLAGS_log).empty(), "without --log"},
+           {"exchange_every", kBuildMode == Mode::kAsync && num_ranks > 1,
+            kBuildMode == Mode::kAsync
+                ? std::string("in one process; it is for async runs of several (mpirun -np N)")
+                : absl::StrFormat("in %s mode; it is for async runs of several processes",
+                                  ModeName(kBuildMode))},
            {"lr_decay_rate", decays, "with --lr_schedule=constant"},
            {"lr_decay_steps", decays, "with --lr_schedule=constant"},
            {"staleness_bound", kBuildMode == Mode::kSsp,
@@ -219,7 +232,14 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   options.log_path = absl::GetFlag(FLAGS_log);
   options.overwrite_log = absl::GetFlag(FLAGS_overwrite_log);
   options.log_every_steps = absl::GetFlag(FLAGS_log_every);
-  options.progress = MakeProgressLine(stdout);
+  options.cluster = cluster;
+  options.exchange_every = absl::GetFlag(FLAGS_exchange_every);
+  if (options.exchange_every < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--exchange_every=%d is out of range; it must be >= 1", options.exchange_every));
+  }
+  // Rank 0 speaks for the job: the other ranks print no progress, banner or summary.
+  if (speaks) options.progress = MakeProgressLine(stdout);
   options.progress_period = ProgressLinePeriod(stdout);
   options.stop_requested = stop_requested;
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
@@ -280,9 +300,13 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   spec.input_shape = train.example_shape;
   spec.num_classes = train.num_classes;
   HOGWILD_ASSIGN_OR_RETURN(auto model, Model::Create(spec));
-  absl::PrintF("hogwild: %s mode, %d workers on %s, %s (%d train / %d test examples)\n%s\n",
-                ModeName(options.mode), WorkerCount(options), DevicesToString(options.devices),
-                info.name, train.size(), test.size(), model->Describe());
+  if (speaks) {
+    absl::PrintF("hogwild: %s mode, %s%d workers on %s, %s (%d train / %d test examples)\n%s\n",
+                 ModeName(options.mode),
+                 num_ranks > 1 ? absl::StrFormat("%d processes x ", num_ranks) : "",
+                 WorkerCount(options), DevicesToString(options.devices), info.name, train.size(),
+                 test.size(), model->Describe());
+  }
   std::fflush(stdout);
   return Train(options, train, test);
 }
@@ -397,6 +421,27 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
+  // Started by mpirun: join the job (a plain start makes no MPI call at all), and check that
+  // every rank was given the same flags before anything else.
+  absl::StatusOr<std::unique_ptr<hogwild::MpiCluster>> mpi =
+      hogwild::MpiCluster::InitIfLaunched(&argc, &argv);
+  if (!mpi.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(mpi.status().message()).c_str());
+    return 1;
+  }
+  hogwild::MpiCluster* const cluster = mpi->get();
+  const bool several = cluster != nullptr && cluster->num_ranks() > 1;
+  if (several) {
+    const absl::Status same = cluster->CheckSameArguments(
+        std::vector<std::string>(original_argv.begin() + 1, original_argv.end() - 1));
+    if (!same.ok()) {
+      // Every rank knows: rank 0 says it, and all end normally.
+      if (cluster->rank() == 0) {
+        std::fprintf(stderr, "error: %s\n", std::string(same.message()).c_str());
+      }
+      return 1;
+    }
+  }
   // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.
   absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop =
       hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [](int signo) {
@@ -411,12 +456,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
     return 1;
   }
-  absl::StatusOr<hogwild::TrainResult> result = Run(&(*stop)->stop_requested());
+  absl::StatusOr<hogwild::TrainResult> result = Run(&(*stop)->stop_requested(), cluster);
   if (!result.ok()) {
     const absl::Status status = hogwild::WithFlagNames(result.status());
+    if (several) {
+      // The other ranks may wait in a collective or a window epoch for this one: end the job.
+      std::fprintf(stderr, "error: rank %d of %d: %s; ending the job\n", cluster->rank(),
+                   cluster->num_ranks(), std::string(status.message()).c_str());
+      std::fflush(stderr);
+      cluster->Abort(1);
+    }
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
+  if (several && cluster->rank() != 0) return CheckedExit(0);
   std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
   if (result->resumed_from_step >= 0) {

@@ -14,6 +14,12 @@ namespace hogwild {
 BatchPlan::BatchPlan(int64_t num_examples, const PipelineOptions& options)
     : num_examples_(num_examples), options_(options) {
   HOGWILD_CHECK(options.num_workers >= 1 && options.batch_size >= 1, "BatchPlan: bad options");
+  if (options.total_workers > 0) {
+    HOGWILD_CHECK(options.first_worker >= 0 &&
+                      options.first_worker + options.num_workers <= options.total_workers,
+                  "BatchPlan: first_worker + num_workers > total_workers");
+    options_.num_workers = options.total_workers;
+  }
 }
 
 std::vector<int64_t> BatchPlan::EpochPermutation(int64_t epoch) const {
@@ -99,7 +105,7 @@ void InputPipeline::Produce(int worker) {
   const int64_t dim = dataset_->feature_dim();
   auto& queue = queues_[worker]->queue;
   const int64_t start = start_step(worker);
-  const int64_t per_epoch = plan_.StepsPerEpoch(worker);
+  const int64_t per_epoch = plan_.StepsPerEpoch(plan_worker(worker));
   try {
     int64_t step = 0;
     for (int64_t epoch = 0; epoch < options_.epochs && per_epoch > 0; ++epoch) {
@@ -108,7 +114,7 @@ void InputPipeline::Produce(int worker) {
         continue;
       }
       const std::vector<int64_t> perm = plan_.EpochPermutation(epoch);
-      for (auto& [rows, global_size] : plan_.EpochBatches(worker, perm)) {
+      for (auto& [rows, global_size] : plan_.EpochBatches(plan_worker(worker), perm)) {
         if (cancelled_.load(std::memory_order_relaxed)) return;
         if (step < start) {
           ++step;

@@ -53,6 +53,12 @@ struct PipelineOptions {
   int64_t epochs = 1;       // >= 1
   uint64_t seed = 1;
   int prefetch = 4;         // batches queued per worker, >= 1
+  // A job of several processes (trainer/cluster.h): the plan is that of `total_workers` workers
+  // (0: num_workers), and this pipeline feeds the num_workers of them that start at
+  // `first_worker`: its worker w is the plan's worker first_worker + w, so each process reads
+  // its own part of every epoch. Needs first_worker + num_workers <= total_workers.
+  int first_worker = 0;
+  int total_workers = 0;
   // Per worker: the index in its batch sequence of the first batch to produce, to resume from a
   // checkpoint (batches keep their step numbers; earlier epochs are skipped without shuffling).
   // Empty: every worker starts at 0.
@@ -68,7 +74,7 @@ class BatchPlan {
   // std::mt19937_64 so it does not depend on the standard library's shuffle).
   std::vector<int64_t> EpochPermutation(int64_t epoch) const;
 
-  // Steps worker w takes in one epoch.
+  // Steps worker w (of the plan's workers) takes in one epoch.
   int64_t StepsPerEpoch(int worker) const;
 
   // Worker w's batches of one epoch, given that epoch's permutation. Each entry is the batch's
@@ -101,6 +107,9 @@ class InputPipeline {
 
   // Index of worker w's first batch (PipelineOptions::start_step).
   int64_t start_step(int worker) const;
+
+  // The plan's index of this pipeline's worker w (PipelineOptions::first_worker + w).
+  int plan_worker(int worker) const { return options_.first_worker + worker; }
 
  private:
   struct WorkerQueue;

@@ -17,7 +17,7 @@ namespace hogwild {
 
 const char* ConvergenceLog::Header() {
   return "wall_time_s,kind,epoch,step,examples_seen,worker,train_loss,test_loss,test_accuracy,"
-         "staleness_mean,staleness_max,lr,delay_s";
+         "staleness_mean,staleness_max,lr,delay_s,remote_staleness_mean,remote_staleness_max";
 }
 
 absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::string& path) {
@@ -108,6 +108,9 @@ absl::Status ConvergenceLog::Close() {
 
 absl::Status ConvergenceLog::Write(const LogRow& r) {
   const char* kind = r.eval ? "eval" : "train";
+  auto opt_int = [](const std::optional<int64_t>& v, const char* none) {
+    return v ? absl::StrCat(*v) : std::string(none);
+  };
   std::string line;
   if (json_) {
     auto opt = [](const std::optional<double>& v) {
@@ -117,17 +120,20 @@ absl::Status ConvergenceLog::Write(const LogRow& r) {
         "{\"wall_time_s\":%.4f,\"kind\":\"%s\",\"epoch\":%.4f,\"step\":%d,"
         "\"examples_seen\":%d,\"worker\":%d,\"train_loss\":%.6g,\"test_loss\":%s,"
         "\"test_accuracy\":%s,\"staleness_mean\":%.4g,\"staleness_max\":%d,"
-        "\"lr\":%.6g,\"delay_s\":%.6g}\n",
+        "\"lr\":%.6g,\"delay_s\":%.6g,\"remote_staleness_mean\":%s,"
+        "\"remote_staleness_max\":%s}\n",
         r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker, r.train_loss,
-        opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr, r.delay_s);
+        opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr, r.delay_s,
+        opt(r.remote_staleness_mean), opt_int(r.remote_staleness_max, "null"));
   } else {
     auto opt = [](const std::optional<double>& v) {
       return v ? absl::StrFormat("%.6g", *v) : std::string();
     };
-    line =
-        absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g,%.6g\n", r.wall_time_s, kind,
-                        r.epoch, r.step, r.examples_seen, r.worker, r.train_loss, opt(r.test_loss),
-                        opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr, r.delay_s);
+    line = absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g,%.6g,%s,%s\n",
+                           r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker,
+                           r.train_loss, opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean,
+                           r.staleness_max, r.lr, r.delay_s, opt(r.remote_staleness_mean),
+                           opt_int(r.remote_staleness_max, ""));
   }
   std::lock_guard<std::mutex> lock(mu_);
   return AppendLocked(line);

@@ -17,6 +17,10 @@
 //   lr              learning rate of the window's last step
 //   delay_s         straggler delay added after the window's steps, seconds (trainer/
 //                   straggler.h; 0 without stragglers and on eval rows)
+//   remote_staleness_mean, remote_staleness_max
+//                   async across processes (mpi/sharded_hogwild.h): remote staleness of the
+//                   exchanges with the other ranks that the window's steps made (eval rows: all
+//                   exchanges so far); empty / null when there was none (always in one process)
 //
 // Write errors are never ignored: each row is one write(2), checked, so once Write() returns OK
 // the row is in the kernel's hands and a crash of this process keeps it; Close() checks the
@@ -57,6 +61,8 @@ struct LogRow {
   uint64_t staleness_max = 0;
   double lr = 0.0;
   double delay_s = 0.0;
+  std::optional<double> remote_staleness_mean;
+  std::optional<int64_t> remote_staleness_max;
 };
 
 // Receives convergence-log rows as they are written, e.g. to plot a run live or to hand the

@@ -46,7 +46,7 @@ absl::Status TrainingMetrics::EmitLocked(const LogRow& row) {
 
 absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double loss_sum,
                                          uint64_t staleness, float lr, int64_t global_step,
-                                         double delay_s) {
+                                         double delay_s, int64_t remote_staleness) {
   std::lock_guard<std::mutex> lock(mu_);
   examples_seen_ += examples;
   ++updates_;
@@ -63,6 +63,14 @@ absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double lo
   w.loss_sum += loss_sum;
   w.staleness_sum += static_cast<double>(staleness);
   w.staleness_max = std::max(w.staleness_max, staleness);
+  if (remote_staleness >= 0) {
+    ++exchanges_;
+    remote_sum_ += remote_staleness;
+    remote_max_ = std::max(remote_max_, remote_staleness);
+    ++w.exchanges;
+    w.remote_sum += remote_staleness;
+    w.remote_max = std::max(w.remote_max, remote_staleness);
+  }
   if (!w.closed_once && w.examples > 0) w.last_mean_loss = w.loss_sum / w.examples;
   if (w.steps < log_every_) return absl::OkStatus();
   return CloseWindowLocked(worker, lr);
@@ -71,7 +79,7 @@ absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double lo
 absl::Status TrainingMetrics::CloseWindowLocked(int worker, float lr) {
   Window& w = windows_[worker];
   const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
-  const LogRow row{.wall_time_s = ElapsedSeconds(),
+  LogRow row{.wall_time_s = ElapsedSeconds(),
                    .eval = false,
                    .epoch = static_cast<double>(examples_seen_) / train_size_,
                    .step = last_global_step_,
@@ -82,6 +90,10 @@ absl::Status TrainingMetrics::CloseWindowLocked(int worker, float lr) {
                    .staleness_max = w.staleness_max,
                    .lr = lr,
                    .delay_s = w.delay_s};
+  if (w.exchanges > 0) {
+    row.remote_staleness_mean = static_cast<double>(w.remote_sum) / w.exchanges;
+    row.remote_staleness_max = w.remote_max;
+  }
   w = Window{.last_mean_loss = mean_loss, .closed_once = true};
   return EmitLocked(row);
 }
@@ -116,7 +128,7 @@ TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, flo
   std::lock_guard<std::mutex> lock(mu_);
   last_global_step_ = std::max(last_global_step_, global_step);
   eval_pending_ = true;
-  return PendingEval{.row = LogRow{.wall_time_s = ElapsedSeconds(),
+  PendingEval pending{.row = LogRow{.wall_time_s = ElapsedSeconds(),
                                    .eval = true,
                                    .epoch = static_cast<double>(examples_seen_) / train_size_,
                                    .step = last_global_step_,
@@ -126,6 +138,11 @@ TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, flo
                                    .staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
                                    .staleness_max = staleness_max_,
                                    .lr = lr}};
+  if (exchanges_ > 0) {
+    pending.row.remote_staleness_mean = static_cast<double>(remote_sum_) / exchanges_;
+    pending.row.remote_staleness_max = remote_max_;
+  }
+  return pending;
 }
 
 absl::Status TrainingMetrics::FinishEval(const PendingEval& pending,

@@ -59,8 +59,11 @@ class TrainingMetrics {
   // One step of `worker`: `examples` examples with loss sum `loss_sum`, update staleness,
   // learning rate, the global step after the update, and the straggler delay it added
   // (seconds, trainer/straggler.h). Errors: the log's (see above).
+  // `remote_staleness`: StepStats::remote_staleness (-1: the step made no exchange with other
+  // processes).
   absl::Status RecordStep(int worker, int64_t examples, double loss_sum, uint64_t staleness,
-                          float lr, int64_t global_step, double delay_s = 0.0);
+                          float lr, int64_t global_step, double delay_s = 0.0,
+                          int64_t remote_staleness = -1);
 
   // An evaluation in two halves, so its row has the counters of the instant the parameters
   // were read. BeginEval (call it just before reading them): the row's counters now, with step
@@ -99,6 +102,9 @@ class TrainingMetrics {
     double staleness_sum = 0.0;
     uint64_t staleness_max = 0;
     double delay_s = 0.0;
+    int64_t exchanges = 0;  // steps with remote_staleness >= 0
+    int64_t remote_sum = 0;
+    int64_t remote_max = 0;
     double last_mean_loss = 0.0;  // of the last closed window (or the running one if none)
     bool closed_once = false;
   };
@@ -126,6 +132,9 @@ class TrainingMetrics {
   int64_t updates_ = 0;
   double staleness_sum_ = 0.0;
   uint64_t staleness_max_ = 0;
+  int64_t exchanges_ = 0;  // as Window's, over the whole run
+  int64_t remote_sum_ = 0;
+  int64_t remote_max_ = 0;
   std::vector<uint64_t> histogram_;
   std::optional<EvalResult> last_eval_;
   int64_t last_eval_step_ = -1;

@@ -1,0 +1,152 @@
+#include "mpi/mpi_cluster.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "mpi/mpi_status.h"
+#include "mpi/mpi_tower_average.h"
+#include "mpi/sharded_hogwild.h"
+
+namespace hogwild {
+
+bool MpiCluster::LaunchedByMpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::unique_ptr<MpiCluster>> MpiCluster::InitIfLaunched(int* argc, char*** argv) {
+  if (!LaunchedByMpi()) return nullptr;
+  // Open MPI 4.1 picks its one-sided component by priority: rdma or ucx where they load, which
+  // without an RDMA network or the UCX PML fail MPI_Win_allocate between hosts over TCP
+  // (MPI_ERR_WIN; measured between two network namespaces, see open-mpi/ompi#13128 for the
+  // same family). sm (one host) and pt2pt (point-to-point messages: any network) always work,
+  // so they are the default here; a cluster with RDMA sets OMPI_MCA_osc itself (e.g. ucx) and
+  // is not overridden. MPICH ignores the variable.
+  setenv("OMPI_MCA_osc", "sm,pt2pt", /*overwrite=*/0);
+  int provided = MPI_THREAD_SINGLE;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  int rank = 0;
+  int size = 1;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  std::unique_ptr<MpiCluster> cluster(new MpiCluster(rank, size));
+  if (provided < MPI_THREAD_SERIALIZED) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "rank %d: the MPI library provides thread level %d, below MPI_THREAD_SERIALIZED (%d), "
+        "which the worker threads need",
+        rank, provided, MPI_THREAD_SERIALIZED));
+  }
+  return cluster;
+}
+
+MpiCluster::~MpiCluster() { MPI_Finalize(); }
+
+void MpiCluster::Abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();  // MPI_Abort does not return; in case an implementation does
+}
+
+absl::StatusOr<std::unique_ptr<UpdatePolicy>> MpiCluster::CreateUpdatePolicy(
+    Mode mode, ParameterStore* store, int local_workers, SgdOptions sgd, int64_t exchange_every) {
+  sync_policy_ = nullptr;
+  async_policy_ = nullptr;
+  switch (mode) {
+    case Mode::kSync: {
+      auto policy = std::make_unique<MpiTowerAverage>(store, local_workers, sgd, MPI_COMM_WORLD);
+      sync_policy_ = policy.get();
+      return std::unique_ptr<UpdatePolicy>(std::move(policy));
+    }
+    case Mode::kAsync: {
+      HOGWILD_ASSIGN_OR_RETURN(
+          std::unique_ptr<ShardedHogwild> policy,
+          ShardedHogwild::Create(store, local_workers, sgd, exchange_every, MPI_COMM_WORLD));
+      async_policy_ = policy.get();
+      return std::unique_ptr<UpdatePolicy>(std::move(policy));
+    }
+    default:
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "mode %s does not run across processes yet (%d ranks): use async or sync, or start "
+          "one process without mpirun",
+          ModeName(mode), num_ranks_));
+  }
+}
+
+absl::Status MpiCluster::FinishTraining(UpdatePolicy& policy) {
+  if (&policy == async_policy_) return async_policy_->Finish();
+  return absl::OkStatus();  // sync: every rank applied the same updates already
+}
+
+ExchangeStats MpiCluster::exchange_stats() const {
+  ExchangeStats stats;
+  if (sync_policy_ != nullptr) {
+    stats.exchanges = sync_policy_->exchanges();
+    stats.bytes_moved = sync_policy_->bytes_moved();
+  } else if (async_policy_ != nullptr) {
+    stats.exchanges = async_policy_->exchanges();
+    stats.bytes_moved = async_policy_->bytes_moved();
+    stats.remote_staleness_mean = async_policy_->remote_staleness_mean();
+    stats.remote_staleness_max = async_policy_->remote_staleness_max();
+  }
+  return stats;
+}
+
+absl::StatusOr<int64_t> MpiCluster::SumOverRanks(int64_t value) {
+  int64_t sum = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&value, &sum, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
+  return sum;
+}
+
+absl::Status MpiCluster::CheckSameArguments(const std::vector<std::string>& args) {
+  // Rank 0's arguments, NUL-separated, broadcast; every rank compares its own.
+  std::string own;
+  for (const std::string& a : args) own.append(a).push_back('\0');
+  int64_t length = static_cast<int64_t>(own.size());
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(&length, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+  std::string root = rank_ == 0 ? own : std::string(static_cast<size_t>(length), '\0');
+  HOGWILD_MPI_RETURN_IF_ERROR(
+      MPI_Bcast(root.data(), static_cast<int>(length), MPI_CHAR, 0, MPI_COMM_WORLD));
+  std::vector<std::string> root_args;
+  for (size_t start = 0; start < root.size();) {
+    const size_t end = root.find('\0', start);
+    root_args.push_back(root.substr(start, end - start));
+    start = end + 1;
+  }
+  // The first differing position on this rank (args.size() + root size when equal).
+  int differs = -1;
+  for (size_t i = 0; i < std::max(args.size(), root_args.size()); ++i) {
+    if (i >= args.size() || i >= root_args.size() || args[i] != root_args[i]) {
+      differs = static_cast<int>(i);
+      break;
+    }
+  }
+  // The lowest rank that differs: every rank learns it, so all fail together.
+  const int mine = differs >= 0 ? rank_ : num_ranks_;
+  int first = num_ranks_;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (first == num_ranks_) return absl::OkStatus();
+  // That rank tells the others what differs.
+  std::string what;
+  if (rank_ == first) {
+    const auto at = [](const std::vector<std::string>& v, int i) {
+      return i < static_cast<int>(v.size()) ? absl::StrFormat("'%s'", v[i]) : "nothing";
+    };
+    what = absl::StrFormat("argument %d is %s on rank %d but %s on rank 0", differs + 1,
+                           at(args, differs), rank_, at(root_args, differs));
+  }
+  int what_length = static_cast<int>(what.size());
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(&what_length, 1, MPI_INT, first, MPI_COMM_WORLD));
+  what.resize(static_cast<size_t>(what_length));
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(what.data(), what_length, MPI_CHAR, first, MPI_COMM_WORLD));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "the ranks were started with different command lines: %s; every rank must get the same "
+      "flags",
+      what));
+}
+
+}  // namespace hogwild

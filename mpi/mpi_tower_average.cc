@@ -1,0 +1,118 @@
+#include "mpi/mpi_tower_average.h"
+
+#include <algorithm>
+
+#include "core/status_macros.h"
+#include "kernels/cpu/sgd_update.h"
+#include "kernels/functors.h"
+#include "mpi/mpi_status.h"
+
+namespace hogwild {
+
+MpiTowerAverage::MpiTowerAverage(ParameterStore* store, int num_workers, SgdOptions options,
+                                 MPI_Comm comm)
+    : UpdatePolicy(Mode::kSync, store, num_workers, options),
+      comm_(comm),
+      barrier_(num_workers),
+      tower_grads_(num_workers, nullptr),
+      partial_(store->size()),
+      global_(store->size()) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &num_ranks_);
+  const int64_t p = store->size();
+  for (int q = 0; q < num_ranks_; ++q) {
+    offsets_.push_back(static_cast<int>(p * q / num_ranks_));
+    counts_.push_back(static_cast<int>(p * (q + 1) / num_ranks_ - p * q / num_ranks_));
+  }
+  received_.resize(static_cast<size_t>(counts_[rank_]) * num_ranks_);
+  if (options.momentum != 0.0f) velocity_.assign(p, 0.0f);
+}
+
+int MpiTowerAverage::num_momentum_buffers() const { return velocity_.empty() ? 0 : 1; }
+
+absl::Status MpiTowerAverage::DoReadParams(absl::Span<float> out) const {
+  store()->Read(out);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> MpiTowerAverage::DoSaveMomentum() const {
+  if (velocity_.empty()) return std::vector<std::vector<float>>{};
+  return std::vector<std::vector<float>>{velocity_};
+}
+
+absl::Status MpiTowerAverage::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+  if (!momentum.empty()) velocity_ = momentum[0];
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceSpan<const float>> MpiTowerAverage::DoBeginStep(int /*worker*/) {
+  // As TowerAverage: nobody writes the array between the closing barrier of the last step and
+  // the opening barrier of this one.
+  return DeviceSpan<const float>(store()->unsafe_values());
+}
+
+void MpiTowerAverage::AddLocalTowers(int64_t lo, int64_t hi) {
+  // Worker order 0..W-1 per element, as TowerAverage::AddTowers (the compiler may vectorize
+  // across elements; it may not reassociate the sum over workers without -ffast-math).
+  for (int64_t i = lo; i < hi; ++i) {
+    float acc = tower_grads_[0][i];
+    for (int w = 1; w < num_workers(); ++w) acc += tower_grads_[w][i];
+    partial_[i] = acc;
+  }
+}
+
+absl::Status MpiTowerAverage::Exchange() {
+  // Reduce-scatter: rank q receives every rank's part of its slice q.
+  std::vector<int> receive_counts(num_ranks_, counts_[rank_]);
+  std::vector<int> receive_offsets(num_ranks_);
+  for (int q = 0; q < num_ranks_; ++q) receive_offsets[q] = q * counts_[rank_];
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Alltoallv(partial_.data(), counts_.data(), offsets_.data(),
+                                            MPI_FLOAT, received_.data(), receive_counts.data(),
+                                            receive_offsets.data(), MPI_FLOAT, comm_));
+  // The owner adds the parts in rank order: the one place where ranks' numbers are added.
+  const int n = counts_[rank_];
+  float* own = global_.data() + offsets_[rank_];
+  std::copy_n(received_.data(), n, own);
+  for (int q = 1; q < num_ranks_; ++q) {
+    const float* part = received_.data() + static_cast<size_t>(q) * n;
+    for (int i = 0; i < n; ++i) own[i] += part[i];
+  }
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, global_.data(),
+                                             counts_.data(), offsets_.data(), MPI_FLOAT, comm_));
+  const int64_t to_others = (store()->size() - n) + static_cast<int64_t>(num_ranks_ - 1) * n;
+  bytes_moved_.fetch_add(to_others * static_cast<int64_t>(sizeof(float)),
+                         std::memory_order_relaxed);
+  exchanges_.fetch_add(1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StepStats> MpiTowerAverage::DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                        float lr) {
+  const int64_t p = store()->size();
+  tower_grads_[worker] = grad.data();
+  HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+  const int64_t begin = p * worker / num_workers();
+  const int64_t end = p * (worker + 1) / num_workers();
+  AddLocalTowers(begin, end);
+  HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+  if (worker == 0) {
+    const absl::Status exchanged = Exchange();
+    if (!exchanged.ok()) {
+      // The peers wait at the next barrier: release them before returning the error.
+      barrier_.Cancel();
+      return exchanged;
+    }
+  }
+  HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+  float* params = store()->unsafe_values().data();
+  const SgdMomentumFn sgd{lr, sgd_options().momentum, sgd_options().weight_decay};
+  cpu::SgdUpdate(sgd, absl::MakeConstSpan(global_.data() + begin, end - begin),
+                 velocity_.empty() ? absl::Span<float>()
+                                   : absl::MakeSpan(velocity_.data() + begin, end - begin),
+                 absl::MakeSpan(params + begin, end - begin));
+  if (worker == 0) store()->CompleteUpdate();
+  HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+  return StepStats{.staleness = 0, .applied_lr = lr};
+}
+
+}  // namespace hogwild

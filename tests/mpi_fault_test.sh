@@ -1,0 +1,98 @@
+#!/bin/bash
+# Faults and bad input in a job of several processes, under mpirun over TCP:
+# - a rank whose run fails (an injected worker error at its step 1 or 40, async and sync) ends
+#   the whole job within 15 s, non-zero, with a message naming the rank and its error;
+# - a rank killed (SIGKILL) 1 s or 3 s into a long run, async and sync, ends the whole job
+#   within 15 s of the kill, non-zero, mpirun naming the killed rank;
+# - ranks started with different flags (`train`, MPMD: --lr differs) fail before training, with
+#   one error line naming the rank and both values;
+# - sync with more ranks than examples in the global batch fails, naming both numbers;
+# - an MPI call that fails is an error naming the call, file:line, the rank and MPI's reason.
+#
+# Usage (from tests/BUILD): mpi_fault_test.sh <path of //tests:mpi_train> <path of //trainer:train>
+set -u
+probe="$1"
+train="$2"
+source "$(dirname "$0")/mpi_common.sh"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+# descendants <pid>: every process below <pid>, one per line.
+descendants() {
+  local child
+  for child in $(pgrep -P "$1"); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+
+long=(--workers=1 --train_examples=20000 --hidden=1024 --epochs=300)
+
+for mode in async sync; do
+  for step in 1 40; do
+    label="$mode: rank 1 fails at step $step"
+    start=$(date +%s)
+    mpi_run 3 "$probe" --mode="$mode" "${long[@]}" --fail_rank=1 --fail_step="$step" \
+      >"$tmp/fail.log" 2>&1
+    rc=$?
+    elapsed=$(($(date +%s) - start))
+    check "$label: non-zero exit ($rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+    check "$label: ended in ${elapsed}s <= 15s" test "$elapsed" -le 15
+    check "$label: the message names rank 1 and its error" \
+      grep -q "rank 1.*injected failure at step $step" "$tmp/fail.log"
+  done
+  for delay in 1 3; do
+    label="$mode: rank 1 killed after ${delay}s"
+    mpi_run 2 "$probe" --mode="$mode" "${long[@]}" >"$tmp/kill.log" 2>&1 &
+    job=$!
+    sleep "$delay"
+    # The ranks are descendants of the job (subshell -> timeout -> mpirun -> ranks); find rank
+    # 1 by its environment.
+    victim=""
+    for pid in $(descendants "$job"); do
+      if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then
+        victim=$pid
+      fi
+    done
+    check "$label: rank 1 found running" test -n "$victim"
+    [[ -n $victim ]] && kill -KILL "$victim"
+    start=$(date +%s)
+    wait "$job"
+    rc=$?
+    elapsed=$(($(date +%s) - start))
+    check "$label: non-zero exit ($rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+    check "$label: ended ${elapsed}s after the kill, <= 15s" test "$elapsed" -le 15
+    check "$label: mpirun names rank 1" grep -q "rank 1" "$tmp/kill.log"
+    grep -q "rank 1" "$tmp/kill.log" || cat "$tmp/kill.log"
+  done
+done
+
+# Different flags on the two ranks: mpirun's MPMD form gives each its own command line.
+empty="$tmp/empty_data"
+mkdir -p "$empty"
+timeout 60 mpirun --allow-run-as-root --oversubscribe --mca btl self,tcp \
+  -np 1 "$train" --data_dir="$empty" --lr=0.1 : -np 1 "$train" --data_dir="$empty" --lr=0.05 \
+  >"$tmp/flags.out" 2>"$tmp/flags.err"
+rc=$?
+cat "$tmp/flags.err"
+check "different --lr: non-zero exit ($rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+check "different --lr: one error line" test "$(grep -c '^error:' "$tmp/flags.err")" -eq 1
+check "different --lr: names rank 1 and both values" \
+  grep -q "'--lr=0.05' on rank 1 but '--lr=0.1' on rank 0" "$tmp/flags.err"
+
+# An MPI call that fails becomes a status naming the call, file:line and rank (mpi/mpi_status.h).
+mpi_run 2 "$probe" --bad_mpi_call_rank=1 >"$tmp/mpi_error.log" 2>&1
+rc=$?
+check "a failing MPI call: non-zero exit ($rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+check "a failing MPI call: the error names the call, file:line, rank and MPI's reason" \
+  grep -Eq "MPI_Bcast\(&value, 1, MPI_INT, num_ranks, MPI_COMM_WORLD\) failed at tests/mpi_train_main.cc:[0-9]+ on rank 1: MPI_ERR_ROOT" \
+  "$tmp/mpi_error.log"
+grep "failed at" "$tmp/mpi_error.log"
+
+# Sync: 3 ranks cannot split a global batch of 2.
+mpi_run 3 "$probe" --mode=sync --batch_size=2 >"$tmp/batch.log" 2>&1
+rc=$?
+check "sync, 3 ranks, batch 2: non-zero exit ($rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+check "sync, 3 ranks, batch 2: names the batch and the ranks" \
+  grep -q "batch_size=2 is smaller than the 3 ranks" "$tmp/batch.log"
+
+[[ $failures -eq 0 ]] || { echo "$failures failure(s)"; exit 1; }
+echo "all fault cases passed"

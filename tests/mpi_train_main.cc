@@ -1,0 +1,183 @@
+// The trainer library under mpirun, in either mode, for the multi-process tests (tests/mpi_*.sh):
+// the `train` command fixes its mode at build time; this program takes it as a flag and writes
+// what the tests compare.
+//
+//   mpirun -np 2 mpi_train --mode=sync --workers=2 --params_out=/tmp/p   # rank 0 writes /tmp/p
+//   mpi_train --mode=sync --workers=4 --params_out=/tmp/q                # one process
+//   mpi_train --compare=/tmp/p,/tmp/q --tolerance=1e-5                   # max |p - q| <= tol?
+//
+// Data: --data=synthetic (tests/test_data.h, 8 features, 4 classes; tested on its first 500
+// examples) or fashion_mnist (the
+// first --train_examples images). Prints, on rank 0, "accuracy A" and the summary; every rank
+// prints "rank R examples E params H" (H: a hash of its final parameters).
+// Exit codes: 0 ok; 1 a failed run (the job is aborted when it has several ranks); 2 a
+// comparison beyond the tolerance.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "core/mode.h"
+#include "core/status_macros.h"
+#include "mpi/mpi_cluster.h"
+#include "mpi/mpi_status.h"
+#include "tests/test_data.h"
+#include "trainer/data/mnist.h"
+#include "trainer/trainer.h"
+
+ABSL_FLAG(std::string, mode, "async", "async or sync");
+ABSL_FLAG(std::string, data, "synthetic", "synthetic or fashion_mnist");
+ABSL_FLAG(int32_t, workers, 1, "workers per process");
+ABSL_FLAG(int64_t, batch_size, 16, "as the train command's");
+ABSL_FLAG(int64_t, epochs, 2, "passes over the training set");
+ABSL_FLAG(int64_t, train_examples, 2000, "training examples");
+ABSL_FLAG(double, lr, 0.05, "learning rate");
+ABSL_FLAG(double, momentum, 0.0, "momentum");
+ABSL_FLAG(int64_t, exchange_every, 8, "async across processes: local steps per exchange");
+ABSL_FLAG(std::string, hidden, "32", "mlp hidden size (one layer)");
+ABSL_FLAG(std::string, params_out, "", "rank 0 writes the final parameters here (float32)");
+ABSL_FLAG(std::string, log, "", "convergence log (rank 0 writes it), a row every 10 steps");
+ABSL_FLAG(int32_t, fail_rank, -1, "this rank's worker 0 fails at --fail_step");
+ABSL_FLAG(int64_t, fail_step, 10, "see --fail_rank");
+ABSL_FLAG(int32_t, bad_mpi_call_rank, -1,
+          "this rank makes an invalid MPI call (MPI_Bcast from a root outside the job) before "
+          "training, to show how MPI errors are reported");
+ABSL_FLAG(std::string, compare, "", "A,B: compare two parameter files and exit");
+ABSL_FLAG(double, tolerance, 0.0, "largest allowed |A - B| for --compare");
+
+namespace hogwild {
+namespace {
+
+absl::StatusOr<std::vector<float>> ReadFloats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrFormat("cannot open %s", path));
+  std::vector<float> v;
+  float x;
+  while (in.read(reinterpret_cast<char*>(&x), sizeof(x))) v.push_back(x);
+  return v;
+}
+
+int Compare(const std::string& spec, double tolerance) {
+  const std::vector<std::string> paths = absl::StrSplit(spec, ',');
+  if (paths.size() != 2) return 1;
+  const absl::StatusOr<std::vector<float>> a = ReadFloats(paths[0]);
+  const absl::StatusOr<std::vector<float>> b = ReadFloats(paths[1]);
+  if (!a.ok() || !b.ok() || a->size() != b->size() || a->empty()) {
+    std::printf("compare: unreadable or different sizes\n");
+    return 1;
+  }
+  double max_diff = 0.0;
+  for (size_t i = 0; i < a->size(); ++i) {
+    max_diff = std::max(max_diff, std::fabs(static_cast<double>((*a)[i]) - (*b)[i]));
+  }
+  std::printf("compare: %zu parameters, max |a - b| = %.3g (tolerance %.3g)\n", a->size(), max_diff,
+              tolerance);
+  return max_diff <= tolerance ? 0 : 2;
+}
+
+absl::Status BadMpiCall(int num_ranks) {
+  int value = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(&value, 1, MPI_INT, num_ranks, MPI_COMM_WORLD));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrainResult> Run(Cluster* cluster) {
+  if (cluster != nullptr && cluster->rank() == absl::GetFlag(FLAGS_bad_mpi_call_rank)) {
+    HOGWILD_RETURN_IF_ERROR(BadMpiCall(cluster->num_ranks()));
+  }
+  Dataset train, test;
+  if (absl::GetFlag(FLAGS_data) == "fashion_mnist") {
+    HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset("fashion_mnist"));
+    HOGWILD_ASSIGN_OR_RETURN(
+        TrainTestSplits splits,
+        LoadTrainTest(info, info.default_dir, absl::GetFlag(FLAGS_train_examples), "n"));
+    train = std::move(splits.train);
+    test = std::move(splits.test);
+  } else {
+    train = testing::SyntheticDataset(absl::GetFlag(FLAGS_train_examples), 8, 4, /*seed=*/7);
+    // Another seed would draw another labelling map: evaluate on the first training examples.
+    test = train.Head(500);
+  }
+  TrainerOptions options;
+  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseMode(absl::GetFlag(FLAGS_mode)));
+  options.cluster = cluster;
+  options.num_workers = absl::GetFlag(FLAGS_workers);
+  options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  options.epochs = absl::GetFlag(FLAGS_epochs);
+  options.lr.base_lr = static_cast<float>(absl::GetFlag(FLAGS_lr));
+  options.sgd.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
+  options.exchange_every = absl::GetFlag(FLAGS_exchange_every);
+  options.model = {.name = "mlp", .hidden = {std::stoi(absl::GetFlag(FLAGS_hidden))}};
+  options.eval_every_epochs = 0;
+  options.log_path = absl::GetFlag(FLAGS_log);
+  options.log_every_steps = 10;
+  const int rank = cluster != nullptr ? cluster->rank() : 0;
+  const int fail_rank = absl::GetFlag(FLAGS_fail_rank);
+  const int64_t fail_step = absl::GetFlag(FLAGS_fail_step);
+  if (fail_rank == rank) {
+    options.step_hook = [fail_step](int worker, int64_t step) {
+      if (worker == 0 && step == fail_step) {
+        return absl::DataLossError(absl::StrFormat("injected failure at step %d", step));
+      }
+      return absl::OkStatus();
+    };
+  }
+  return Train(options, train, test);
+}
+
+}  // namespace
+}  // namespace hogwild
+
+int main(int argc, char** argv) {
+  absl::StatusOr<std::unique_ptr<hogwild::MpiCluster>> mpi =
+      hogwild::MpiCluster::InitIfLaunched(&argc, &argv);
+  if (!mpi.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(mpi.status().message()).c_str());
+    return 1;
+  }
+  absl::ParseCommandLine(argc, argv);
+  if (!absl::GetFlag(FLAGS_compare).empty()) {
+    return hogwild::Compare(absl::GetFlag(FLAGS_compare), absl::GetFlag(FLAGS_tolerance));
+  }
+  hogwild::MpiCluster* cluster = mpi->get();
+  const int rank = cluster != nullptr ? cluster->rank() : 0;
+  const bool several = cluster != nullptr && cluster->num_ranks() > 1;
+  absl::StatusOr<hogwild::TrainResult> result = hogwild::Run(cluster);
+  if (!result.ok()) {
+    std::fprintf(stderr, "error: rank %d: %s\n", rank,
+                 std::string(result.status().message()).c_str());
+    std::fflush(stderr);
+    if (several) cluster->Abort(1);
+    return 1;
+  }
+  // FNV-1a of the parameters' bytes: the ranks' final parameters must agree.
+  uint64_t hash = 1469598103934665603ull;
+  for (const float x : result->params) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&x);
+    for (size_t i = 0; i < sizeof(x); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  }
+  std::printf("rank %d examples %ld params %016lx\n", rank, static_cast<long>(result->examples),
+              static_cast<unsigned long>(hash));
+  if (rank == 0) {
+    std::printf("accuracy %.4f\n%s\n", result->final_test_accuracy,
+                hogwild::FormatSummary(*result).c_str());
+    if (const std::string out = absl::GetFlag(FLAGS_params_out); !out.empty()) {
+      std::ofstream f(out, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(result->params.data()),
+              static_cast<std::streamsize>(result->params.size() * sizeof(float)));
+      if (!f) {
+        std::fprintf(stderr, "error: cannot write %s\n", out.c_str());
+        return 1;
+      }
+    }
+  }
+  std::fflush(stdout);
+  return 0;
+}

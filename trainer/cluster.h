@@ -1,0 +1,71 @@
+// The processes of one training job, as Train() sees them: the seam between the trainer and the
+// engine that joins processes (MPI: mpi/mpi_cluster.h). The trainer has no MPI dependency; a
+// program that is started by mpirun passes a Cluster in TrainerOptions::cluster, and a program
+// that is not passes none (nullptr: one process, exactly the single-process trainer).
+//
+// A job of R ranks, each with W local workers, is one run of R·W workers: rank r's local worker
+// w is the job's worker r·W + w for the data plan (trainer/data/input_pipeline.h), so every
+// rank reads its own distinct shard of each epoch and the global batch of sync mode is split
+// over ranks × workers exactly as over R·W workers of one process.
+//
+// Thread-safety: rank() and num_ranks() from any thread. The other calls are collective (every
+// rank makes them, in the same order) and come from the thread that runs Train(), while no
+// worker of this rank is inside the policy; the policies it creates do their own communication
+// from the worker threads (see their headers).
+#ifndef HOGWILD_TRAINER_CLUSTER_H_
+#define HOGWILD_TRAINER_CLUSTER_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/mode.h"
+#include "sync/parameter_store.h"
+#include "sync/update_policy.h"
+
+namespace hogwild {
+
+// What this rank's communication did so far (the summary and benchmarks/).
+struct ExchangeStats {
+  int64_t exchanges = 0;  // sync: all-reduces (one per step); async: push/pull exchanges
+  // Payload bytes between this rank and the others caused by its calls: sync, what it sends
+  // (reduce-scatter and all-gather); async, what it pushes plus what it pulls.
+  int64_t bytes_moved = 0;
+  // async: pushes by other ranks that reached the global parameters between two pulls of this
+  // rank (counted at this rank's push); 0 in sync.
+  double remote_staleness_mean = 0.0;
+  int64_t remote_staleness_max = 0;
+};
+
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+
+  // This process's rank in [0, num_ranks()), and R >= 1.
+  virtual int rank() const = 0;
+  virtual int num_ranks() const = 0;
+
+  // The update policy of this rank's `local_workers` workers over `store` (which holds the
+  // initial parameters, the same on every rank, and must outlive the policy), for `mode`:
+  // async and sync (see the implementation's headers for the cross-process contracts).
+  // `exchange_every` (>= 1): async only, the local steps between two push/pull exchanges.
+  // Collective. Errors: kInvalidArgument for another mode; communication errors.
+  virtual absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(
+      Mode mode, ParameterStore* store, int local_workers, SgdOptions sgd,
+      int64_t exchange_every) = 0;
+
+  // After this rank's workers stopped without error: the policy's last exchange, so that every
+  // rank ends with the same parameters (async: push what is left, wait for every rank's last
+  // push, pull). `policy` is one CreateUpdatePolicy returned. Collective.
+  virtual absl::Status FinishTraining(UpdatePolicy& policy) = 0;
+
+  // This rank's communication so far. Thread-safe.
+  virtual ExchangeStats exchange_stats() const = 0;
+
+  // The sum of `value` over all ranks (examples trained, for the summary). Collective.
+  virtual absl::StatusOr<int64_t> SumOverRanks(int64_t value) = 0;
+};
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_CLUSTER_H_
