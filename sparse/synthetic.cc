@@ -52,6 +52,9 @@ absl::StatusOr<SyntheticData> GenerateRcv1Like(const SyntheticOptions& options) 
   if (options.mean_nnz < 1 || options.mean_nnz > std::max<int64_t>(1, d / 2)) {
     return OutOfRange("mean_nnz", options.mean_nnz, "[1, num_features / 2]");
   }
+  if (options.first_example < 0 || options.first_example > (int64_t{1} << 40)) {
+    return OutOfRange("first_example", static_cast<double>(options.first_example), "[0, 2^40]");
+  }
   if (!(options.noise_std >= 0.0 && options.noise_std <= 100.0)) {
     return OutOfRange("noise_std", options.noise_std, "[0, 100]");
   }
@@ -68,7 +71,7 @@ absl::StatusOr<SyntheticData> GenerateRcv1Like(const SyntheticOptions& options) 
   data.values.reserve(n * options.mean_nnz);
   std::vector<int32_t> row;
   for (int64_t i = 0; i < n; ++i) {
-    Stream stream(RowKey(options.seed, i));
+    Stream stream(RowKey(options.seed, options.first_example + i));
     const int64_t k = 1 + static_cast<int64_t>(stream.Next() % (2 * options.mean_nnz - 1));
     // Distinct indices: draw, sort, drop repeats, draw again for the missing ones.
     row.clear();

@@ -3,8 +3,8 @@
 // section 5; Lewis et al., JMLR 2004): 100,000 examples, 47,236 features, about 76 non-zeros per
 // example, rows of unit L2 norm, labels from a planted linear model with noise.
 //
-// Row i is generated from its own SplitMix64 stream keyed by (seed, i), so the set depends only
-// on the options (not on the machine's thread count or the order of generation):
+// Row i is generated from its own SplitMix64 stream keyed by (seed, first_example + i), so the set
+// depends only on the options (not on the machine's thread count or the order of generation):
 //   - its number of non-zeros k is uniform in [1, 2 * mean_nnz - 1] (mean `mean_nnz`);
 //   - its k distinct feature indices are floor(D * u^2), u uniform in [0, 1): frequent
 //     low-numbered features and a long tail, like a vocabulary's word frequencies, so that
@@ -30,6 +30,9 @@ struct SyntheticOptions {
   int mean_nnz = 76;              // in [1, D / 2]: keeps the distinct-index draw quick
   double noise_std = 0.1;         // label noise, in [0, 100]
   uint64_t seed = 1;
+  // The set is rows [first_example, first_example + N) of the infinite sequence of rows of this
+  // seed: a test set drawn from the same planted model is a later range of rows.
+  int64_t first_example = 0;  // in [0, 2^40]
 };
 
 struct SyntheticData {

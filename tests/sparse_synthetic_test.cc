@@ -56,6 +56,16 @@ TEST(Synthetic, TheSameSeedGivesTheSameSetAnotherSeedAnother) {
   EXPECT_EQ(a->data.labels, b->data.labels);
   EXPECT_EQ(a->planted_weights, b->planted_weights);
   EXPECT_NE(a->data.indices, c->data.indices);
+  // A later range of rows: the same planted model, other rows; its first row is row 100 of a
+  // set that starts at 0.
+  SyntheticOptions later = options;
+  later.first_example = 100;
+  absl::StatusOr<SyntheticData> d = GenerateRcv1Like(later);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->planted_weights, a->planted_weights);
+  EXPECT_EQ(d->data.row_indices(0), a->data.row_indices(100));
+  EXPECT_EQ(d->data.row_values(0), a->data.row_values(100));
+  EXPECT_EQ(d->data.labels[0], a->data.labels[100]);
 }
 
 TEST(Synthetic, WrittenAsLibsvmItReadsBackBitwise) {
