@@ -26,13 +26,16 @@
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "sparse/libsvm_reader.h"
+#include "sparse/matrix_factorization.h"
+#include "sparse/ratings.h"
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/metrics/convergence_log.h"
 
 ABSL_FLAG(std::string, dataset, "synthetic",
-          "'synthetic' (the RCV1-like set, sparse/synthetic.h) or a LIBSVM file (plain or .gz)");
+          "'synthetic' (the RCV1-like set, sparse/synthetic.h) or a LIBSVM file (plain or .gz); "
+          "with --model=mf: 'movielens' (tools/setup.sh --movielens) or a user,item,rating CSV");
 ABSL_FLAG(std::string, test, "", "a LIBSVM test file (plain or .gz); empty: none");
 ABSL_FLAG(int64_t, num_features, 0,
           "feature count D of LIBSVM files; 0: the largest index of the training and test files");
@@ -42,18 +45,21 @@ ABSL_FLAG(int64_t, synthetic_test_examples, 0,
 ABSL_FLAG(int64_t, synthetic_features, 47236, "synthetic set: features D");
 ABSL_FLAG(int32_t, synthetic_nnz, 76, "synthetic set: mean non-zeros per example");
 ABSL_FLAG(double, synthetic_noise, 0.1, "synthetic set: label noise (std of the margin's noise)");
-ABSL_FLAG(std::string, model, "logreg", "logreg (logistic regression) or svm (hinge loss)");
+ABSL_FLAG(std::string, model, "logreg",
+          "logreg (logistic regression), svm (hinge loss) or mf (matrix factorization)");
+ABSL_FLAG(int32_t, rank, 16, "mf only: factor rank k, in [1, 1024]");
 ABSL_FLAG(std::string, mode, "async",
           "async (Hogwild!), sync (tower averaging) or locked (one lock around every update)");
 ABSL_FLAG(int32_t, workers, static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())),
           "worker threads, in [1, 256]; default: one per hardware thread");
 ABSL_FLAG(int32_t, batch_size, 1,
           "examples per update: per worker (async, locked) or global (sync); 1 is the paper's");
-ABSL_FLAG(int32_t, epochs, 5, "passes over the training set");
-ABSL_FLAG(double, lr, 0.5, "step size of the first epoch, > 0");
+ABSL_FLAG(int32_t, epochs, 5, "passes over the training set (mf: 20 unless given)");
+ABSL_FLAG(double, lr, 0.5, "step size of the first epoch, > 0 (mf: 0.02 unless given)");
 ABSL_FLAG(double, lr_decay, 1.0,
           "in (0, 1]: the step size is multiplied by it after each epoch (Niu et al.'s schedule)");
-ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0, on the coordinates an update touches");
+ABSL_FLAG(double, weight_decay, 0.0,
+          "L2 weight decay, >= 0, on the coordinates an update touches (mf: 0.05 unless given)");
 ABSL_FLAG(std::string, seed, "1",
           "seed of the data order and of the synthetic set, in [0, 2^64 - 1]");
 ABSL_FLAG(std::string, log, "", "convergence log path (CSV, or JSON Lines for .jsonl)");
@@ -121,7 +127,101 @@ absl::StatusOr<Data> Load(uint64_t seed) {
   return out;
 }
 
+bool Given(const char* flag) { return absl::flags_internal::WasPresentOnCommandLine(flag); }
+
+// --log's path checked before any data is read (empty: no log).
+absl::Status CheckLogPath() {
+  const std::string path = absl::GetFlag(FLAGS_log);
+  if (path.empty()) return absl::OkStatus();
+  HOGWILD_RETURN_IF_ERROR(CheckOutputFilePath("--log", path));
+  if (absl::GetFlag(FLAGS_overwrite_log)) return absl::OkStatus();
+  return ConvergenceLog::CheckWouldNotReplace(path, "--overwrite_log");
+}
+
+// An epoch's rows: a train row (worker -1, the whole training set's loss), and with a test set
+// an eval row. `test_accuracy` is absent for mf (its losses are RMSEs).
+absl::Status WriteEpochRows(ConvergenceLog* log, const SparseEpochReport& r, double wall_s) {
+  if (log == nullptr) return absl::OkStatus();
+  LogRow row{.wall_time_s = wall_s,
+             .epoch = static_cast<double>(r.epoch),
+             .step = r.updates,
+             .examples_seen = r.examples,
+             .worker = -1,
+             .train_loss = r.train_loss,
+             .lr = r.lr};
+  HOGWILD_RETURN_IF_ERROR(log->Write(row));
+  if (!r.test_loss) return absl::OkStatus();
+  row.eval = true;
+  row.test_loss = r.test_loss;
+  row.test_accuracy = r.test_accuracy;
+  return log->Write(row);
+}
+
+// --model=mf: matrix factorization of a ratings CSV, 90/10 split (SplitRatings with --seed).
+absl::Status RunMatrixFactorization() {
+  MfOptions options;
+  options.rank = absl::GetFlag(FLAGS_rank);
+  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseSparseMode(absl::GetFlag(FLAGS_mode)));
+  options.num_workers = absl::GetFlag(FLAGS_workers);
+  if (Given("epochs")) options.epochs = absl::GetFlag(FLAGS_epochs);
+  if (Given("lr")) {
+    HOGWILD_ASSIGN_OR_RETURN(options.lr, ToFloat32("lr", FlagText("lr")));
+  }
+  HOGWILD_ASSIGN_OR_RETURN(options.lr_decay, ToFloat32("lr_decay", FlagText("lr_decay")));
+  if (Given("weight_decay")) {
+    HOGWILD_ASSIGN_OR_RETURN(options.weight_decay,
+                             ToFloat32("weight_decay", FlagText("weight_decay")));
+  }
+  HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
+  for (const char* flag :
+       {"batch_size", "test", "num_features", "synthetic_examples", "synthetic_test_examples",
+        "synthetic_features", "synthetic_nnz", "synthetic_noise"}) {
+    if (Given(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s has no effect with --model=mf", flag));
+    }
+  }
+  HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  std::string path = absl::GetFlag(FLAGS_dataset);
+  if (!Given("dataset") || path == "movielens") path = kMovieLensPath;
+  HOGWILD_ASSIGN_OR_RETURN(Ratings all, ReadRatingsFile(path));
+  const RatingsSplit split = SplitRatings(all, options.seed);
+  absl::PrintF(
+      "sparse: mf rank %d, %s mode, %d workers, %s (%d users x %d items, %d train / %d "
+      "test ratings)\n",
+      options.rank, SparseModeName(options.mode), options.num_workers, path, all.num_users,
+      all.num_items, split.train.size(), split.test.size());
+  std::fflush(stdout);
+  std::unique_ptr<ConvergenceLog> log;
+  if (const std::string log_path = absl::GetFlag(FLAGS_log); !log_path.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(log, ConvergenceLog::Open(log_path));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  options.on_epoch = [&](const SparseEpochReport& r) -> absl::Status {
+    absl::PrintF("epoch %d/%d | lr %g | %.0f updates/s | train RMSE %.4f | test RMSE %.4f\n",
+                 r.epoch, options.epochs, r.lr, r.updates / r.train_time_s, r.train_loss,
+                 *r.test_loss);
+    std::fflush(stdout);
+    return WriteEpochRows(
+        log.get(), r,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
+  HOGWILD_ASSIGN_OR_RETURN(MfResult result,
+                           TrainMatrixFactorization(options, split.train, &split.test));
+  if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
+  absl::PrintF(
+      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s); test RMSE %.4f against "
+      "%.4f for the global mean %.3f\n",
+      options.epochs, result.updates, result.train_time_s, result.updates / result.train_time_s,
+      *result.epochs.back().test_loss, GlobalMeanRmse(result.mean, split.test), result.mean);
+  return absl::OkStatus();
+}
+
 absl::Status Run() {
+  if (absl::GetFlag(FLAGS_model) == "mf") return RunMatrixFactorization();
+  if (absl::flags_internal::WasPresentOnCommandLine("rank")) {
+    return absl::InvalidArgumentError("--rank applies to --model=mf only");
+  }
   SparseTrainOptions options;
   HOGWILD_ASSIGN_OR_RETURN(options.model, ParseLinearModel(absl::GetFlag(FLAGS_model)));
   HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseSparseMode(absl::GetFlag(FLAGS_mode)));
@@ -133,13 +233,8 @@ absl::Status Run() {
   HOGWILD_ASSIGN_OR_RETURN(options.weight_decay,
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
+  HOGWILD_RETURN_IF_ERROR(CheckLogPath());
   const std::string log_path = absl::GetFlag(FLAGS_log);
-  if (!log_path.empty()) {
-    HOGWILD_RETURN_IF_ERROR(CheckOutputFilePath("--log", log_path));
-    if (!absl::GetFlag(FLAGS_overwrite_log)) {
-      HOGWILD_RETURN_IF_ERROR(ConvergenceLog::CheckWouldNotReplace(log_path, "--overwrite_log"));
-    }
-  }
   // The option ranges first, on a one-example stand-in, so that a typo fails before the data
   // is read (the batch size is checked against the real data below).
   {
@@ -182,22 +277,7 @@ absl::Status Run() {
                                                *r.test_accuracy)
                              : "");
     std::fflush(stdout);
-    if (log == nullptr) return absl::OkStatus();
-    LogRow row{.wall_time_s = wall_s,
-               .epoch = static_cast<double>(r.epoch),
-               .step = r.updates,
-               .examples_seen = r.examples,
-               .worker = -1,
-               .train_loss = r.train_loss,
-               .lr = r.lr};
-    HOGWILD_RETURN_IF_ERROR(log->Write(row));
-    if (r.test_loss) {
-      row.eval = true;
-      row.test_loss = r.test_loss;
-      row.test_accuracy = r.test_accuracy;
-      HOGWILD_RETURN_IF_ERROR(log->Write(row));
-    }
-    return absl::OkStatus();
+    return WriteEpochRows(log.get(), r, wall_s);
   };
   HOGWILD_ASSIGN_OR_RETURN(SparseTrainResult result, TrainSparse(options, data.train, test));
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());

@@ -43,6 +43,28 @@ out=$("$train" --synthetic_examples=2000 --synthetic_test_examples=300 --synthet
 grep -q "; test: 300 examples" <<<"$out" && grep -q "test hinge loss" <<<"$out" ||
   fail "synthetic test set: $out"
 
+# Matrix factorization of a small ratings CSV (a planted rank-2 matrix): the test RMSE falls
+# below the global mean's.
+awk 'BEGIN { print "userId,movieId,rating"; srand(3);
+  for (u = 1; u <= 120; u++) { a[u] = rand() - 0.5; c[u] = rand() - 0.5 }
+  for (i = 1; i <= 90; i++) { b[i] = rand() - 0.5; d[i] = rand() - 0.5 }
+  for (u = 1; u <= 120; u++) for (i = 1; i <= 90; i++) if (rand() < 0.4)
+    printf "%d,%d,%.3f\n", u, 1000 + i, 3 + 4 * (a[u] * b[i] + c[u] * d[i]) }' >"$dir/ratings.csv"
+out=$("$train" --model=mf --dataset="$dir/ratings.csv" --rank=4 --workers=2 --epochs=40 \
+  --lr=0.05 --weight_decay=0.01 --log="$dir/mf.jsonl" 2>&1) || fail "mf: exit $?: $out"
+rmse=$(sed -n 's/^done: .*; test RMSE \([0-9.]*\) against \([0-9.]*\) .*/\1 \2/p' <<<"$out")
+[[ -n $rmse ]] && awk -v r="$rmse" 'BEGIN { split(r, x, " "); exit !(x[1] < 0.8 * x[2]) }' ||
+  fail "mf: test RMSE not below 0.8 x the global mean's: $out"
+[[ $(grep -c '"kind":"eval"' "$dir/mf.jsonl") -eq 40 ]] || fail "mf: log lacks 40 eval rows"
+echo "ok:   mf learns the planted ratings (test RMSE, global mean RMSE: $rmse)"
+expect_one_line_error "mf sync" "--mode=sync is not offered" "$train" --model=mf \
+  --dataset="$dir/ratings.csv" --mode=sync
+expect_one_line_error "mf batch" "--batch_size has no effect" "$train" --model=mf --batch_size=2
+expect_one_line_error "rank without mf" "--rank applies to --model=mf" "$train" --rank=3
+printf 'u,i,r\n1,2,3\n1,x,3\n' >"$dir/bad.csv"
+expect_one_line_error "bad ratings line" "bad.csv:3: item id 'x'" "$train" --model=mf \
+  --dataset="$dir/bad.csv"
+
 expect_one_line_error "workers" "--workers=0" "$train" --workers=0
 expect_one_line_error "mode" "--mode=hogwild" "$train" --mode=hogwild
 expect_one_line_error "model" "--model=mlp" "$train" --model=mlp
