@@ -51,8 +51,9 @@ absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* t
   return absl::OkStatus();
 }
 
-// One rating's step on the shared factors; `scratch` [2k] is the worker's.
-inline void MfStep(const SgdMomentumFn& sgd, int k, float mean, float* p, float* q, float rating,
+// One rating's step on the shared factors; `scratch` [2k] is the worker's. `sgd` by value: the
+// stores into the factors could alias a referenced functor and force reloads.
+inline void MfStep(const SgdMomentumFn sgd, int k, float mean, float* p, float* q, float rating,
                    float* scratch) {
   float* pv = scratch;
   float* qv = scratch + k;

@@ -20,8 +20,11 @@ inline float Margin(const SparseDataset& data, int64_t i, const float* shared) {
 
 }  // namespace
 
-float SparseSgdStep(LinearModel model, const SgdMomentumFn& sgd, const SparseDataset& data,
+float SparseSgdStep(LinearModel model, const SgdMomentumFn& sgd_in, const SparseDataset& data,
                     int64_t i, float* shared) {
+  // A local copy: the stores into `shared` could alias the caller's functor (both are floats),
+  // which would make the compiler reload lr and re-test momentum for every element.
+  const SgdMomentumFn sgd = sgd_in;
   const LossAndSlope ls = LinearLoss(model, Margin(data, i, shared), data.labels[i]);
   // A zero slope (hinge beyond the margin) still decays the support when weight decay is on.
   if (ls.slope == 0.0f && sgd.weight_decay == 0.0f) return ls.loss;

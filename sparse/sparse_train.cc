@@ -60,9 +60,13 @@ void RunShard(const Epoch& e, int w) {
       // Two steps ahead for the row offset, one for the row itself (which needs the offset).
       if (k + 2 < end) __builtin_prefetch(offsets + order[k + 2]);
       if (k + 1 < end) {
-        const int64_t next = offsets[order[k + 1]];
-        __builtin_prefetch(e.data->indices.data() + next);
-        __builtin_prefetch(e.data->values.data() + next);
+        // The whole row (76 non-zeros: 5 cache lines of indices, 5 of values): its lines are
+        // needed at once by the margin, faster than the hardware prefetcher ramps up.
+        const int64_t row = order[k + 1];
+        for (int64_t z = offsets[row]; z < offsets[row + 1]; z += 16) {
+          __builtin_prefetch(e.data->indices.data() + z);
+          __builtin_prefetch(e.data->values.data() + z);
+        }
       }
       if constexpr (kLocked) guard.lock();
       SparseSgdStep(model, e.sgd, *e.data, order[k], e.shared);
