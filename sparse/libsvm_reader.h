@@ -50,7 +50,7 @@ struct LibsvmOptions {
 absl::StatusOr<SparseDataset> ParseLibsvm(absl::string_view text, const LibsvmOptions& options,
                                           absl::string_view origin);
 
-// Reads and parses a LIBSVM file, gzip-compressed or plain, as a stream of 1 MiB chunks: memory
+// Reads and parses a LIBSVM file, gzip-compressed or plain, as a stream of 64 KiB chunks: memory
 // is the data set plus one chunk and one line, whatever the file's size. Accepts and returns
 // exactly what ParseLibsvm() does on the decompressed bytes. Errors (each naming the path):
 // kNotFound (missing), kPermissionDenied (unreadable), kInvalidArgument (a directory, corrupt

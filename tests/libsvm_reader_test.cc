@@ -108,7 +108,7 @@ TEST(LibsvmReader, BadNumFeaturesOptionIsRefused) {
 }
 
 TEST(LibsvmFile, PlainAndGzipFilesReadLikeTheParser) {
-  // More than one 1 MiB chunk, so lines cross chunk boundaries.
+  // Many 64 KiB chunks, so lines cross chunk boundaries.
   std::string text;
   for (int i = 0; i < 40000; ++i) {
     text += (i % 3 ? "+1" : "-1");
@@ -155,6 +155,14 @@ TEST(LibsvmFile, ErrorsNameThePathAndTheLine) {
   std::ofstream(empty).flush();
   ExpectError(ReadLibsvmFile(empty, {}).status(), absl::StatusCode::kInvalidArgument,
               {empty, "no examples"});
+}
+
+TEST(LibsvmFile, ALineLongerThanTheLimitIsRefusedWithoutHoldingMore) {
+  // Spread over hundreds of chunks: the reader keeps at most the limit plus one byte of it.
+  const std::string path = TempPath("long_line.svm");
+  std::ofstream(path) << "1 1:1\n1 " << std::string(kMaxLibsvmLineBytes + 10, ' ') << "2:1\n";
+  ExpectError(ReadLibsvmFile(path, {}).status(), absl::StatusCode::kInvalidArgument,
+              {path + ":2:", "line longer than"});
 }
 
 TEST(LibsvmFile, TruncatedGzipIsRefused) {
