@@ -77,7 +77,8 @@ def main():
     print(f"data: {x.shape[0]} x {x.shape[1]}, {x.nnz / x.shape[0]:.1f} non-zeros per row")
     print("load before:", uptime())
     configs = [("ours async, 1 worker", "async", 1), ("ours async, 2 workers", "async", 2),
-               ("ours locked, 1 worker", "locked", 1), ("ours locked, 2 workers", "locked", 2)]
+               ("ours locked, 1 worker", "locked", 1), ("ours locked, 2 workers", "locked", 2),
+               ("ours round-robin, 2 workers", "round_robin", 2)]
     results = {name: [] for name, _, _ in configs}
     results["scikit-learn SGDClassifier"] = []
     for rep in range(args.reps):

@@ -27,8 +27,9 @@ absl::Status OutOfRange(const char* name, double value, const char* range) {
 
 absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
   if (o.rank < 1 || o.rank > 1024) return OutOfRange("rank", o.rank, "[1, 1024]");
-  if (o.mode == SparseMode::kSync) {
-    return absl::InvalidArgumentError("--mode=sync is not offered for --model=mf: async or locked");
+  if (o.mode != SparseMode::kAsync && o.mode != SparseMode::kLocked) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--mode=%s is not offered for --model=mf: async or locked", SparseModeName(o.mode)));
   }
   if (o.num_workers < 1 || o.num_workers > 256)
     return OutOfRange("workers", o.num_workers, "[1, 256]");

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -37,7 +38,48 @@ struct Epoch {
   std::vector<std::unique_ptr<SparseGradient>>* gradients;  // [W] (+1: sync's sum), or empty
   std::mutex* lock;                                         // locked mode
   StepBarrier* barrier;                                     // sync mode
+  class TurnGate* gate;                                     // round-robin mode
   std::atomic<int64_t>* updates;
+};
+
+// Round-robin order of the workers' updates: worker w applies an update only when the turn is
+// w, then hands the turn to the next worker (in index order) that has updates left. A mutex and
+// a condition variable rather than a spin, so that a waiting worker gives its core away on a
+// machine with fewer free cores than workers (as this 2-vCPU one).
+class TurnGate {
+ public:
+  explicit TurnGate(int workers) : done_(workers, false) {}
+
+  void Wait(int w) {
+    std::unique_lock<std::mutex> lock(mu_);
+    turn_changed_.wait(lock, [&] { return turn_ == w; });
+  }
+  void Pass(int w) { Hand(w, false); }
+  // Worker w has no update left; called once, after its last Pass (or instead of any).
+  void Done(int w) { Hand(w, true); }
+
+ private:
+  void Hand(int w, bool done) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (done) done_[w] = true;
+      if (turn_ == w) {
+        const int n = static_cast<int>(done_.size());
+        for (int i = 1; i <= n; ++i) {
+          if (!done_[(w + i) % n]) {
+            turn_ = (w + i) % n;
+            break;
+          }
+        }
+      }
+    }
+    turn_changed_.notify_all();
+  }
+
+  std::mutex mu_;
+  std::condition_variable turn_changed_;
+  int turn_ = 0;            // guarded by mu_
+  std::vector<bool> done_;  // guarded by mu_
 };
 
 // async and locked: the worker's contiguous shard, batch by batch.
@@ -91,6 +133,32 @@ void RunShard(const Epoch& e, int w) {
   e.updates->fetch_add(updates, std::memory_order_relaxed);
 }
 
+// round robin: async's shards and batches, each gradient computed concurrently from the current
+// weights, but applied in the workers' turn (Langford, Smola, Zinkevich, "Slow learners are
+// fast", NIPS 2009; the RR baseline of the Hogwild! paper).
+void RunRoundRobin(const Epoch& e, int w) {
+  const int64_t n = e.data->num_examples();
+  const int num_workers = e.options->num_workers;
+  const int64_t end = n * (w + 1) / num_workers;
+  const int64_t batch = e.options->batch_size;
+  SparseGradient& gradient = *(*e.gradients)[w];
+  int64_t updates = 0;
+  for (int64_t k = n * w / num_workers; k < end; k += batch) {
+    const int64_t stop = std::min(end, k + batch);
+    const float scale = 1.0f / static_cast<float>(stop - k);
+    gradient.Clear();
+    for (int64_t q = k; q < stop; ++q) {
+      gradient.AddExample(e.options->model, *e.data, (*e.order)[q], scale, e.shared);
+    }
+    e.gate->Wait(w);
+    ApplySparseGradient(e.sgd, gradient, e.shared);
+    e.gate->Pass(w);
+    ++updates;
+  }
+  e.gate->Done(w);
+  e.updates->fetch_add(updates, std::memory_order_relaxed);
+}
+
 // sync: every worker takes its part of each global batch; worker 0 sums and applies.
 void RunSync(const Epoch& e, int w) {
   const int64_t n = e.data->num_examples();
@@ -125,8 +193,9 @@ absl::StatusOr<SparseMode> ParseSparseMode(const std::string& name) {
   if (name == "async") return SparseMode::kAsync;
   if (name == "sync") return SparseMode::kSync;
   if (name == "locked") return SparseMode::kLocked;
+  if (name == "round_robin") return SparseMode::kRoundRobin;
   return absl::InvalidArgumentError(
-      absl::StrFormat("--mode=%s is not a mode: async, sync or locked", name));
+      absl::StrFormat("--mode=%s is not a mode: async, sync, locked or round_robin", name));
 }
 
 const char* SparseModeName(SparseMode mode) {
@@ -137,6 +206,8 @@ const char* SparseModeName(SparseMode mode) {
       return "sync";
     case SparseMode::kLocked:
       return "locked";
+    case SparseMode::kRoundRobin:
+      return "round_robin";
   }
   return "?";
 }
@@ -191,7 +262,7 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
                            ParameterStore::Create(train.num_features));
   std::vector<std::unique_ptr<SparseGradient>> gradients;
   const bool sync = options.mode == SparseMode::kSync;
-  if (options.batch_size > 1 || sync) {
+  if (options.batch_size > 1 || sync || options.mode == SparseMode::kRoundRobin) {
     try {
       for (int w = 0; w < num_workers + (sync ? 1 : 0); ++w) {
         gradients.push_back(std::make_unique<SparseGradient>(train.num_features));
@@ -215,15 +286,18 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
     }
     const float lr = static_cast<float>(static_cast<double>(options.lr) *
                                         std::pow(static_cast<double>(options.lr_decay), epoch));
-    const Epoch e{.options = &options,
-                  .data = &train,
-                  .order = &order,
-                  .sgd = {.lr = lr, .momentum = 0.0f, .weight_decay = options.weight_decay},
-                  .shared = store->unsafe_values().data(),
-                  .gradients = &gradients,
-                  .lock = &lock,
-                  .barrier = &barrier,
-                  .updates = &updates};
+    Epoch e{.options = &options,
+            .data = &train,
+            .order = &order,
+            .sgd = {.lr = lr, .momentum = 0.0f, .weight_decay = options.weight_decay},
+            .shared = store->unsafe_values().data(),
+            .gradients = &gradients,
+            .lock = &lock,
+            .barrier = &barrier,
+            .gate = nullptr,
+            .updates = &updates};
+    TurnGate gate(num_workers);
+    e.gate = &gate;
     const auto start = std::chrono::steady_clock::now();
     {
       std::vector<std::jthread> workers;
@@ -238,6 +312,9 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
               break;
             case SparseMode::kSync:
               RunSync(e, w);
+              break;
+            case SparseMode::kRoundRobin:
+              RunRoundRobin(e, w);
               break;
           }
         });

@@ -14,6 +14,9 @@
 //   locked (baseline): async's data split, but every step (read, gradient, write) holds one
 //          mutex shared by all workers, so updates are serial: the "single lock around every
 //          update" that Hogwild! removes.
+//   round_robin (baseline, the paper's RR): async's data split; the workers compute their
+//          gradients concurrently but apply them in turn, worker 0, 1, ..., W - 1, 0, ...
+//          (a worker whose shard is exhausted leaves the rotation).
 // With one worker every mode is sequential (minibatch) SGD, bitwise.
 //
 // The step schedule is the paper's: lr constant within an epoch, multiplied by `lr_decay`
@@ -39,9 +42,9 @@
 
 namespace hogwild::sparse {
 
-enum class SparseMode { kAsync, kSync, kLocked };
+enum class SparseMode { kAsync, kSync, kLocked, kRoundRobin };
 
-// "async", "sync", "locked" and back; errors name the value and the allowed ones.
+// "async", "sync", "locked", "round_robin" and back; errors name the value and the allowed ones.
 absl::StatusOr<SparseMode> ParseSparseMode(const std::string& name);
 const char* SparseModeName(SparseMode mode);
 // "logreg" (logistic regression), "svm" (hinge); LinearModelName() is the inverse.
@@ -92,8 +95,8 @@ absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const Spar
 
 // Trains from zero weights. `test` may be null. Errors: ValidateSparseOptions's;
 // kResourceExhausted when the weights ([D] floats) or the per-worker gradients (8 D bytes each,
-// batch > 1 or sync only) cannot be allocated; an on_epoch error. Thread-compatible: the data
-// sets are only read, by the workers, for the duration of the call.
+// batch > 1, sync or round_robin only) cannot be allocated; an on_epoch error. Thread-compatible:
+// the data sets are only read, by the workers, for the duration of the call.
 absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
                                               const SparseDataset& train,
                                               const SparseDataset* test);

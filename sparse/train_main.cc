@@ -49,7 +49,8 @@ ABSL_FLAG(std::string, model, "logreg",
           "logreg (logistic regression), svm (hinge loss) or mf (matrix factorization)");
 ABSL_FLAG(int32_t, rank, 16, "mf only: factor rank k, in [1, 1024]");
 ABSL_FLAG(std::string, mode, "async",
-          "async (Hogwild!), sync (tower averaging) or locked (one lock around every update)");
+          "async (Hogwild!), sync (tower averaging), locked (one lock around every update) or "
+          "round_robin (updates applied in the workers' turn)");
 ABSL_FLAG(int32_t, workers, static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())),
           "worker threads, in [1, 256]; default: one per hardware thread");
 ABSL_FLAG(int32_t, batch_size, 1,

@@ -74,7 +74,8 @@ std::vector<float> SequentialSgd(const SparseTrainOptions& o, const SparseDatase
 
 TEST(SparseTrain, OneWorkerIsSequentialSgdBitwiseInEveryMode) {
   const SparseDataset data = Synthetic(600, 400, 12);
-  for (SparseMode mode : {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kSync}) {
+  for (SparseMode mode :
+       {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kSync, SparseMode::kRoundRobin}) {
     for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
       for (int batch : {1, 7}) {
         SCOPED_TRACE(::testing::Message() << SparseModeName(mode) << " " << LinearModelName(model)
@@ -153,7 +154,8 @@ TEST(SparseTrain, SyncAveragesTheTowerGradientsOfTheGlobalBatch) {
 
 TEST(SparseTrain, EveryModeLearnsTheSyntheticSetWithTwoWorkers) {
   const SparseDataset train = Synthetic(4000, 2000, 20, 1);
-  for (SparseMode mode : {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kSync}) {
+  for (SparseMode mode :
+       {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kSync, SparseMode::kRoundRobin}) {
     for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
       SCOPED_TRACE(::testing::Message() << SparseModeName(mode) << " " << LinearModelName(model));
       std::vector<int> epochs_seen;
@@ -177,6 +179,28 @@ TEST(SparseTrain, EveryModeLearnsTheSyntheticSetWithTwoWorkers) {
       EXPECT_LT(last.train_loss, first.train_loss);
       EXPECT_EQ(last.test_accuracy, last.train_accuracy);  // the same set
       EXPECT_FLOAT_EQ(last.lr, 0.5f * 0.9f * 0.9f * 0.9f * 0.9f);
+    }
+  }
+}
+
+TEST(SparseTrain, RoundRobinWithUnevenAndEmptyShardsTrainsEveryExampleOnce) {
+  // 7 examples over 3 and over 9 workers (2 and 3 per shard; 9 leaves empty shards): a worker
+  // leaving the rotation must never strand the others, and every example is one update.
+  const SparseDataset data = Synthetic(7, 30, 3);
+  for (int workers : {3, 9}) {
+    for (int batch : {1, 2}) {
+      const SparseTrainOptions options{.mode = SparseMode::kRoundRobin,
+                                       .num_workers = workers,
+                                       .batch_size = batch,
+                                       .epochs = 20};
+      absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
+      ASSERT_TRUE(result.ok()) << result.status();
+      int64_t expected = 0;
+      for (int w = 0; w < workers; ++w) {
+        const int64_t shard = 7 * (w + 1) / workers - 7 * w / workers;
+        expected += (shard + batch - 1) / batch;
+      }
+      EXPECT_EQ(result->updates, 20 * expected) << workers << " workers, batch " << batch;
     }
   }
 }
@@ -212,6 +236,7 @@ TEST(SparseTrain, BadOptionsAreRefusedByName) {
                        {"test set has 60 features", "50"});
   EXPECT_EQ(ParseSparseMode("hogwild").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*ParseSparseMode("locked"), SparseMode::kLocked);
+  EXPECT_EQ(*ParseSparseMode("round_robin"), SparseMode::kRoundRobin);
   EXPECT_EQ(*ParseLinearModel("svm"), LinearModel::kHinge);
   testing::ExpectError(ParseLinearModel("mlp").status(), absl::StatusCode::kInvalidArgument,
                        {"--model=mlp", "logreg or svm"});
