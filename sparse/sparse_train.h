@@ -25,7 +25,9 @@
 // Data order: epoch e visits a permutation of [0, N) drawn by std::shuffle with
 // std::mt19937_64 seeded from SplitMix64(seed) + e (the identity when shuffle is false). The
 // workers run in threads started for each epoch and joined at its end, where the model is
-// evaluated (not counted in the training time).
+// evaluated (not counted in the training time). The store's version counter is not advanced and
+// no staleness is recorded: one shared counter bumped per update would be the single contended
+// cache line of a workload whose updates otherwise rarely meet.
 #ifndef HOGWILD_SPARSE_SPARSE_TRAIN_H_
 #define HOGWILD_SPARSE_SPARSE_TRAIN_H_
 
