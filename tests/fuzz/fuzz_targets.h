@@ -3,7 +3,8 @@
 // Each must never crash, leak or hit undefined behaviour on any input, and checks properties
 // that a correct parser has: an accepted IDX array is exactly as large as its dimensions say,
 // and the streaming file reader accepts and reads exactly what the in-memory parser does; an
-// accepted checkpoint serializes back to the same bytes.
+// accepted checkpoint serializes back to the same bytes; an accepted LIBSVM text is a valid
+// sparse data set, read identically from a file.
 #ifndef HOGWILD_TESTS_FUZZ_FUZZ_TARGETS_H_
 #define HOGWILD_TESTS_FUZZ_FUZZ_TARGETS_H_
 
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sparse/libsvm_reader.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/data/idx_reader.h"
 
@@ -93,6 +95,39 @@ inline void FuzzCheckpoint(const uint8_t* data, size_t size) {
     Check(SerializeCheckpoint(*checkpoint) == bytes, "accepted checkpoint round-trips");
     Check(CheckSignature(checkpoint->signature, checkpoint->signature, "fuzz").ok(),
           "signature matches itself");
+  }
+}
+
+inline void FuzzLibsvm(const uint8_t* data, size_t size) {
+  const absl::string_view text(reinterpret_cast<const char*>(data), size);
+  const bool plain = size < 2 || data[0] != 0x1f || data[1] != 0x8b;
+  const std::string path = AsFile(text);
+  // Inferred D, and a small fixed D that mutations easily exceed.
+  for (int64_t num_features : {int64_t{0}, int64_t{50}}) {
+    const sparse::LibsvmOptions options{.num_features = num_features};
+    absl::StatusOr<sparse::SparseDataset> parsed = sparse::ParseLibsvm(text, options, "fuzz");
+    absl::StatusOr<sparse::SparseDataset> read = sparse::ReadLibsvmFile(path, options);
+    if (plain) {
+      Check(parsed.ok() == read.ok(), "ReadLibsvmFile accepts exactly what ParseLibsvm accepts");
+      if (parsed.ok()) {
+        Check(parsed->labels == read->labels && parsed->indices == read->indices &&
+                  parsed->values == read->values && parsed->row_offsets == read->row_offsets &&
+                  parsed->num_features == read->num_features,
+              "ReadLibsvmFile reads what ParseLibsvm parses");
+      } else {
+        // The same line and reason after the origin ("fuzz" / the path).
+        Check(parsed.status().message().substr(4) == read.status().message().substr(path.size()),
+              "ReadLibsvmFile refuses with ParseLibsvm's line and reason");
+      }
+    }
+    if (!parsed.ok()) {
+      Check(!parsed.status().message().empty(), "error without a message");
+      Check(parsed.status().message().find('\n') == absl::string_view::npos, "error of one line");
+      continue;
+    }
+    Check(sparse::ValidateSparseDataset(*parsed).ok(), "accepted LIBSVM text is a valid data set");
+    Check(parsed->num_features <= sparse::kMaxLibsvmFeatures, "feature limit");
+    Check(num_features == 0 || parsed->num_features == num_features, "given D is kept");
   }
 }
 

@@ -91,5 +91,12 @@ int main(int argc, char** argv) {
                                                     images.substr(16));
   // The images gzipped: the streaming reader's gzip path (ReadIdxFile) from a valid stream.
   WriteGzip(dir / "idx/images_2x3x2.idx3.gz", images);
+  // LIBSVM: every feature of the syntax (qid, comments, CRLF, blank lines, signs, exponents),
+  // a file without a final newline, and the gzip path.
+  const std::string libsvm =
+      "# comment\n+1 qid:2 1:0.5 3:-1e-2 40:7 # tail\r\n\n-1\t2:1\n0 \n1.5 4:+0.25 49:3";
+  Write(dir / "libsvm/syntax.svm", libsvm);
+  Write(dir / "libsvm/two_lines.svm", "1 1:1 2:1\n-1 3:0.5\n");
+  WriteGzip(dir / "libsvm/syntax.svm.gz", libsvm);
   return 0;
 }

@@ -1,0 +1,166 @@
+#include "sparse/matrix_factorization.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "core/splitmix64.h"
+#include "core/status_macros.h"
+#include "kernels/cpu/shared_element.h"
+#include "kernels/functors.h"
+#include "sync/parameter_store.h"
+
+namespace hogwild::sparse {
+namespace {
+
+absl::Status OutOfRange(const char* name, double value, const char* range) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--%s=%g is out of range %s", name, value, range));
+}
+
+absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
+  if (o.rank < 1 || o.rank > 1024) return OutOfRange("rank", o.rank, "[1, 1024]");
+  if (o.mode != SparseMode::kAsync && o.mode != SparseMode::kLocked) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--mode=%s is not offered for --model=mf: async or locked", SparseModeName(o.mode)));
+  }
+  if (o.num_workers < 1 || o.num_workers > 256)
+    return OutOfRange("workers", o.num_workers, "[1, 256]");
+  if (o.epochs < 1 || o.epochs > 100000) return OutOfRange("epochs", o.epochs, "[1, 100000]");
+  if (!(o.lr > 0.0f) || !std::isfinite(o.lr)) return OutOfRange("lr", o.lr, "(0, float32 max]");
+  if (!(o.lr_decay > 0.0f && o.lr_decay <= 1.0f))
+    return OutOfRange("lr_decay", o.lr_decay, "(0, 1]");
+  if (!(o.weight_decay >= 0.0f) || !std::isfinite(o.weight_decay)) {
+    return OutOfRange("weight_decay", o.weight_decay, "[0, float32 max]");
+  }
+  if (train.size() < 1)
+    return absl::InvalidArgumentError("matrix factorization: no training ratings");
+  if (test != nullptr && (test->num_users != train.num_users ||
+                          test->num_items != train.num_items || test->size() < 1)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "matrix factorization: the test set has %d users, %d items and %d ratings; expected the "
+        "training set's %d users and %d items (SplitRatings) and at least one rating",
+        test->num_users, test->num_items, test->size(), train.num_users, train.num_items));
+  }
+  return absl::OkStatus();
+}
+
+// One rating's step on the shared factors; `scratch` [2k] is the worker's. `sgd` by value: the
+// stores into the factors could alias a referenced functor and force reloads.
+inline void MfStep(const SgdMomentumFn sgd, int k, float mean, float* p, float* q, float rating,
+                   float* scratch) {
+  float* pv = scratch;
+  float* qv = scratch + k;
+  float prediction = mean;
+  for (int f = 0; f < k; ++f) {
+    pv[f] = cpu::SharedLoad(p + f);
+    qv[f] = cpu::SharedLoad(q + f);
+  }
+  for (int f = 0; f < k; ++f) prediction += pv[f] * qv[f];
+  const float e = prediction - rating;
+  float unused_velocity = 0.0f;
+  for (int f = 0; f < k; ++f) {
+    cpu::SharedSgdElement(sgd, e * qv[f], unused_velocity, p + f);
+    cpu::SharedSgdElement(sgd, e * pv[f], unused_velocity, q + f);
+  }
+}
+
+}  // namespace
+
+double MfRmse(float mean, const std::vector<float>& factors, int rank, int64_t num_users,
+              const Ratings& ratings) {
+  double sum = 0.0;
+  for (int64_t r = 0; r < ratings.size(); ++r) {
+    const float* p = factors.data() + static_cast<int64_t>(ratings.users[r]) * rank;
+    const float* q = factors.data() + (num_users + ratings.items[r]) * rank;
+    double prediction = mean;
+    for (int f = 0; f < rank; ++f) prediction += static_cast<double>(p[f]) * q[f];
+    const double e = prediction - ratings.values[r];
+    sum += e * e;
+  }
+  return std::sqrt(sum / ratings.size());
+}
+
+double GlobalMeanRmse(float mean, const Ratings& ratings) {
+  double sum = 0.0;
+  for (float v : ratings.values) sum += (static_cast<double>(mean) - v) * (mean - v);
+  return std::sqrt(sum / ratings.size());
+}
+
+absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, const Ratings& train,
+                                                  const Ratings* test) {
+  HOGWILD_RETURN_IF_ERROR(Validate(options, train, test));
+  const int k = options.rank;
+  const int64_t num_params = (train.num_users + train.num_items) * k;
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
+                           ParameterStore::Create(num_params));
+  float* shared = store->unsafe_values().data();
+  for (int64_t j = 0; j < num_params; ++j) {
+    const uint64_t bits = SplitMix64(SplitMix64(options.seed) ^ static_cast<uint64_t>(j));
+    shared[j] = static_cast<float>((static_cast<double>(bits >> 11) * 0x1.0p-53 * 2.0 - 1.0) * 0.1);
+  }
+  MfResult result;
+  double sum = 0.0;
+  for (float v : train.values) sum += v;
+  result.mean = static_cast<float>(sum / train.size());
+  const float mean = result.mean;
+  std::vector<int64_t> order(train.size());
+  std::mutex lock;
+  std::vector<float> view;
+  for (int epoch = 0; epoch < options.epochs; ++epoch) {
+    std::iota(order.begin(), order.end(), int64_t{0});
+    if (options.shuffle) {
+      std::mt19937_64 rng(SplitMix64(options.seed) + static_cast<uint64_t>(epoch));
+      std::shuffle(order.begin(), order.end(), rng);
+    }
+    const SgdMomentumFn sgd{
+        .lr = static_cast<float>(static_cast<double>(options.lr) *
+                                 std::pow(static_cast<double>(options.lr_decay), epoch)),
+        .momentum = 0.0f,
+        .weight_decay = options.weight_decay};
+    const int num_workers = options.num_workers;
+    const bool locked = options.mode == SparseMode::kLocked;
+    const auto start = std::chrono::steady_clock::now();
+    {
+      std::vector<std::jthread> workers;
+      for (int w = 0; w < num_workers; ++w) {
+        workers.emplace_back([&, w] {
+          std::vector<float> scratch(2 * k);
+          const int64_t n = train.size();
+          for (int64_t x = n * w / num_workers; x < n * (w + 1) / num_workers; ++x) {
+            const int64_t r = order[x];
+            float* p = shared + static_cast<int64_t>(train.users[r]) * k;
+            float* q = shared + (train.num_users + train.items[r]) * k;
+            std::unique_lock<std::mutex> guard(lock, std::defer_lock);
+            if (locked) guard.lock();
+            MfStep(sgd, k, mean, p, q, train.values[r], scratch.data());
+          }
+        });
+      }
+    }  // joined: every write is ordered before the evaluation's plain reads
+    result.train_time_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.updates += train.size();
+    view.assign(shared, shared + num_params);
+    SparseEpochReport report{.epoch = epoch + 1,
+                             .lr = sgd.lr,
+                             .train_time_s = result.train_time_s,
+                             .examples = result.updates,
+                             .updates = result.updates,
+                             .train_loss = MfRmse(mean, view, k, train.num_users, train)};
+    if (test != nullptr) report.test_loss = MfRmse(mean, view, k, train.num_users, *test);
+    result.epochs.push_back(report);
+    if (options.on_epoch) HOGWILD_RETURN_IF_ERROR(options.on_epoch(report));
+  }
+  result.factors.assign(shared, shared + num_params);
+  return result;
+}
+
+}  // namespace hogwild::sparse

@@ -1,0 +1,68 @@
+// Low-rank matrix factorization by per-rating SGD, the Hogwild! paper's matrix-completion
+// workload (Niu et al., NIPS 2011, section 5: Netflix; here MovieLens, sparse/ratings.h):
+//
+//   prediction(u, i) = mu + p_u . q_i          mu: the training ratings' mean (fixed)
+//   loss = 1/2 (prediction - r)^2 per rating,  L2 weight decay lambda on the factors touched
+//
+// Parameters: one ParameterStore of (U + I) * k floats, the user factors p [U, k] then the item
+// factors q [I, k], initialized uniform in [-0.1, 0.1] from SplitMix64 of (seed, index). A step
+// on rating (u, i, r) reads p_u and q_i (SharedLoad), computes e = prediction - r, and updates
+// the 2k coordinates of p_u and q_i with SgdMomentumFn (momentum 0, weight decay lambda) on the
+// gradients e * q_i and e * p_u of the values it read (SharedSgdElement): the contract of
+// sync/parameter_store.h, and only the two rows the rating touches (the paper's Algorithm 1).
+//
+// Modes: async (Hogwild!) and locked (one mutex around every step), as in sparse_train.h, with
+// the same data order (a permutation of the ratings per epoch, contiguous shards) and the same
+// step schedule (lr * lr_decay^epoch). Sync is not offered for this model.
+#ifndef HOGWILD_SPARSE_MATRIX_FACTORIZATION_H_
+#define HOGWILD_SPARSE_MATRIX_FACTORIZATION_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sparse/ratings.h"
+#include "sparse/sparse_train.h"
+
+namespace hogwild::sparse {
+
+struct MfOptions {
+  int rank = 16;                         // k, in [1, 1024]
+  SparseMode mode = SparseMode::kAsync;  // async or locked
+  int num_workers = 1;                   // in [1, 256]
+  int epochs = 20;                       // in [1, 100000]
+  float lr = 0.02f;                      // > 0, finite
+  float lr_decay = 1.0f;                 // in (0, 1]
+  float weight_decay = 0.05f;            // lambda, >= 0, finite
+  uint64_t seed = 1;
+  bool shuffle = true;
+  // After each epoch, on the calling thread: train_loss and test_loss are RMSEs (accuracies 0 /
+  // absent). An error stops training and is returned.
+  std::function<absl::Status(const SparseEpochReport&)> on_epoch;
+};
+
+struct MfResult {
+  float mean = 0.0f;           // mu
+  std::vector<float> factors;  // [(U + I) * k]: p then q
+  std::vector<SparseEpochReport> epochs;
+  double train_time_s = 0.0;
+  int64_t updates = 0;  // ratings processed (one update each)
+};
+
+// RMSE of `factors` (+ mu) on `ratings`, in double. R >= 1.
+double MfRmse(float mean, const std::vector<float>& factors, int rank, int64_t num_users,
+              const Ratings& ratings);
+
+// RMSE of predicting `mean` for every rating: the baseline to beat.
+double GlobalMeanRmse(float mean, const Ratings& ratings);
+
+// Trains from the seeded initialization. `test` may be null (its U and I must equal train's:
+// SplitRatings). Errors: kInvalidArgument naming the option out of range (sync mode included)
+// or mismatched sets; kResourceExhausted when the factors cannot be allocated; an on_epoch error.
+absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, const Ratings& train,
+                                                  const Ratings* test);
+
+}  // namespace hogwild::sparse
+
+#endif  // HOGWILD_SPARSE_MATRIX_FACTORIZATION_H_

@@ -1,0 +1,108 @@
+// Training a sparse linear model (logistic regression or linear SVM) on a SparseDataset with W
+// worker threads, in the Hogwild! paper's setting (Niu, Recht, Ré, Wright, NIPS 2011): weights
+// in a ParameterStore, examples touching only their non-zeros (sparse/sparse_sgd.h).
+//
+// Modes:
+//   async  (Hogwild!): each worker takes its contiguous shard of the epoch's order and, per
+//          batch of `batch_size` examples, reads the weights on the batch's support, computes the
+//          gradient and updates those coordinates, with no lock (batch 1: SparseSgdStep, the
+//          paper's Algorithm 1). Lost updates allowed, never a torn value.
+//   sync   (tower averaging): the epoch's order is cut into global batches of `batch_size`;
+//          each worker computes the gradient of its contiguous shard of the batch (scale
+//          1 / global batch), they meet at a barrier, worker 0 sums the tower gradients in
+//          worker order and applies one update, and a second barrier releases the next step.
+//   locked (baseline): async's data split, but every step (read, gradient, write) holds one
+//          mutex shared by all workers, so updates are serial: the "single lock around every
+//          update" that Hogwild! removes.
+//   round_robin (baseline, the paper's RR): async's data split; the workers compute their
+//          gradients concurrently but apply them in turn, worker 0, 1, ..., W - 1, 0, ...
+//          (a worker whose shard is exhausted leaves the rotation).
+// With one worker every mode is sequential (minibatch) SGD, bitwise.
+//
+// The step schedule is the paper's: lr constant within an epoch, multiplied by `lr_decay`
+// after each (epoch e uses lr * lr_decay^e, computed in double, then rounded to float).
+//
+// Data order: epoch e visits a permutation of [0, N) drawn by std::shuffle with
+// std::mt19937_64 seeded from SplitMix64(seed) + e (the identity when shuffle is false). The
+// workers run in threads started for each epoch and joined at its end, where the model is
+// evaluated (not counted in the training time). The store's version counter is not advanced and
+// no staleness is recorded: one shared counter bumped per update would be the single contended
+// cache line of a workload whose updates otherwise rarely meet.
+#ifndef HOGWILD_SPARSE_SPARSE_TRAIN_H_
+#define HOGWILD_SPARSE_SPARSE_TRAIN_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "sparse/linear_loss.h"
+#include "sparse/sparse_dataset.h"
+
+namespace hogwild::sparse {
+
+enum class SparseMode { kAsync, kSync, kLocked, kRoundRobin };
+
+// "async", "sync", "locked", "round_robin" and back; errors name the value and the allowed ones.
+absl::StatusOr<SparseMode> ParseSparseMode(const std::string& name);
+const char* SparseModeName(SparseMode mode);
+// "logreg" (logistic regression), "svm" (hinge); LinearModelName() is the inverse.
+absl::StatusOr<LinearModel> ParseLinearModel(const std::string& name);
+
+// One line per epoch, after its end.
+struct SparseEpochReport {
+  int epoch = 0;              // 1-based: epochs done
+  float lr = 0.0f;            // the epoch's learning rate
+  double train_time_s = 0.0;  // SGD time so far (all epochs, evaluations excluded)
+  int64_t examples = 0;       // training examples processed so far, all workers
+  int64_t updates = 0;        // updates applied so far (a step's update, whatever its batch)
+  double train_loss = 0.0;    // the model on the whole training set (EvaluateLinear)
+  double train_accuracy = 0.0;
+  std::optional<double> test_loss;  // with a test set
+  std::optional<double> test_accuracy;
+};
+
+struct SparseTrainOptions {
+  LinearModel model = LinearModel::kLogistic;
+  SparseMode mode = SparseMode::kAsync;
+  int num_workers = 1;        // W, in [1, 256]
+  int batch_size = 1;         // per worker (async, locked) or global (sync), in [1, N]
+  int epochs = 5;             // in [1, 100000]
+  float lr = 0.5f;            // > 0, finite
+  float lr_decay = 1.0f;      // in (0, 1]: the paper's per-epoch decay
+  float weight_decay = 0.0f;  // >= 0, finite; on touched coordinates only (sparse_sgd.h)
+  uint64_t seed = 1;
+  bool shuffle = true;  // false: every epoch in index order (tests)
+  // Called on the calling thread after each epoch; an error stops training and is returned.
+  std::function<absl::Status(const SparseEpochReport&)> on_epoch;
+};
+
+struct SparseTrainResult {
+  std::vector<float> weights;  // [D] float32, the final model
+  std::vector<SparseEpochReport> epochs;
+  double train_time_s = 0.0;  // SGD time of all epochs (thread start and join included)
+  int64_t examples = 0;
+  int64_t updates = 0;
+  double examples_per_s() const { return train_time_s > 0 ? examples / train_time_s : 0.0; }
+};
+
+// Checks `options` against the data (the ranges above); kInvalidArgument naming the option,
+// its value and the range. Also checks the data sets (ValidateSparseDataset) and that the test
+// set's features fit the training set's D.
+absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const SparseDataset& train,
+                                   const SparseDataset* test);
+
+// Trains from zero weights. `test` may be null. Errors: ValidateSparseOptions's;
+// kResourceExhausted when the weights ([D] floats) or the per-worker gradients (8 D bytes each,
+// batch > 1, sync or round_robin only) cannot be allocated; an on_epoch error. Thread-compatible:
+// the data sets are only read, by the workers, for the duration of the call.
+absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
+                                              const SparseDataset& train,
+                                              const SparseDataset* test);
+
+}  // namespace hogwild::sparse
+
+#endif  // HOGWILD_SPARSE_SPARSE_TRAIN_H_

@@ -1,0 +1,314 @@
+// The `//sparse:train` command: sparse logistic regression or linear SVM on a LIBSVM file or the
+// RCV1-like synthetic set, Hogwild! (async), tower averaging (sync) or the single-lock baseline
+// (locked), chosen at run time:
+//   bazel run //sparse:train -- --workers=2                       (synthetic, logreg, 5 epochs)
+//   bazel run //sparse:train -- --dataset=/data/rcv1_train.binary.gz
+//     --test=/data/rcv1_test.binary.gz --model=svm --lr=0.1 --lr_decay=0.9 --epochs=20 (one line)
+// One progress line per epoch on stdout, a summary at the end; --log writes the convergence log
+// (trainer/metrics/convergence_log.h's schema: a train row per epoch with the whole training
+// set's loss, worker -1; with --test, an eval row too). Bad input: one line naming the flag (or
+// the file and line), exit status 1.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/internal/parse.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "core/output_path.h"
+#include "core/status_macros.h"
+#include "sparse/libsvm_reader.h"
+#include "sparse/matrix_factorization.h"
+#include "sparse/ratings.h"
+#include "sparse/sparse_train.h"
+#include "sparse/synthetic.h"
+#include "trainer/cli/flags_parse.h"
+#include "trainer/metrics/convergence_log.h"
+
+ABSL_FLAG(std::string, dataset, "synthetic",
+          "'synthetic' (the RCV1-like set, sparse/synthetic.h) or a LIBSVM file (plain or .gz); "
+          "with --model=mf: 'movielens' (tools/setup.sh --movielens) or a user,item,rating CSV");
+ABSL_FLAG(std::string, test, "", "a LIBSVM test file (plain or .gz); empty: none");
+ABSL_FLAG(int64_t, num_features, 0,
+          "feature count D of LIBSVM files; 0: the largest index of the training and test files");
+ABSL_FLAG(int64_t, synthetic_examples, 100000, "synthetic set: examples N");
+ABSL_FLAG(int64_t, synthetic_test_examples, 0,
+          "synthetic set: test examples (the rows after the training rows; 0: no test set)");
+ABSL_FLAG(int64_t, synthetic_features, 47236, "synthetic set: features D");
+ABSL_FLAG(int32_t, synthetic_nnz, 76, "synthetic set: mean non-zeros per example");
+ABSL_FLAG(double, synthetic_noise, 0.1, "synthetic set: label noise (std of the margin's noise)");
+ABSL_FLAG(std::string, model, "logreg",
+          "logreg (logistic regression), svm (hinge loss) or mf (matrix factorization)");
+ABSL_FLAG(int32_t, rank, 16, "mf only: factor rank k, in [1, 1024]");
+ABSL_FLAG(std::string, mode, "async",
+          "async (Hogwild!), sync (tower averaging), locked (one lock around every update) or "
+          "round_robin (updates applied in the workers' turn)");
+ABSL_FLAG(int32_t, workers, static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())),
+          "worker threads, in [1, 256]; default: one per hardware thread");
+ABSL_FLAG(int32_t, batch_size, 1,
+          "examples per update: per worker (async, locked) or global (sync); 1 is the paper's");
+ABSL_FLAG(int32_t, epochs, 5, "passes over the training set (mf: 20 unless given)");
+ABSL_FLAG(double, lr, 0.5, "step size of the first epoch, > 0 (mf: 0.02 unless given)");
+ABSL_FLAG(double, lr_decay, 1.0,
+          "in (0, 1]: the step size is multiplied by it after each epoch (Niu et al.'s schedule)");
+ABSL_FLAG(double, weight_decay, 0.0,
+          "L2 weight decay, >= 0, on the coordinates an update touches (mf: 0.05 unless given)");
+ABSL_FLAG(std::string, seed, "1",
+          "seed of the data order and of the synthetic set, in [0, 2^64 - 1]");
+ABSL_FLAG(std::string, log, "", "convergence log path (CSV, or JSON Lines for .jsonl)");
+ABSL_FLAG(bool, overwrite_log, false, "replace the file at --log although it holds rows");
+
+namespace {
+
+using namespace hogwild;
+using namespace hogwild::sparse;
+
+std::string FlagText(const char* name) {
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  return flag == nullptr ? "" : flag->CurrentValue();
+}
+
+struct Data {
+  SparseDataset train;
+  std::optional<SparseDataset> test;
+  std::string name;
+};
+
+absl::StatusOr<Data> Load(uint64_t seed) {
+  Data out;
+  const std::string dataset = absl::GetFlag(FLAGS_dataset);
+  const std::string test_path = absl::GetFlag(FLAGS_test);
+  const LibsvmOptions options{.num_features = absl::GetFlag(FLAGS_num_features)};
+  if (dataset == "synthetic") {
+    if (!test_path.empty() || options.num_features != 0) {
+      return absl::InvalidArgumentError(
+          "--test and --num_features apply to LIBSVM files, not --dataset=synthetic");
+    }
+    SyntheticOptions synthetic{.num_examples = absl::GetFlag(FLAGS_synthetic_examples),
+                               .num_features = absl::GetFlag(FLAGS_synthetic_features),
+                               .mean_nnz = absl::GetFlag(FLAGS_synthetic_nnz),
+                               .noise_std = absl::GetFlag(FLAGS_synthetic_noise),
+                               .seed = seed};
+    HOGWILD_ASSIGN_OR_RETURN(SyntheticData train, GenerateRcv1Like(synthetic));
+    out.train = std::move(train.data);
+    if (const int64_t m = absl::GetFlag(FLAGS_synthetic_test_examples); m != 0) {
+      synthetic.first_example = synthetic.num_examples;
+      synthetic.num_examples = m;
+      HOGWILD_ASSIGN_OR_RETURN(SyntheticData test, GenerateRcv1Like(synthetic));
+      out.test = std::move(test.data);
+    }
+    out.name = "synthetic";
+    return out;
+  }
+  for (const char* flag : {"synthetic_examples", "synthetic_test_examples", "synthetic_features",
+                           "synthetic_nnz", "synthetic_noise"}) {
+    if (absl::flags_internal::WasPresentOnCommandLine(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s applies to --dataset=synthetic only", flag));
+    }
+  }
+  HOGWILD_ASSIGN_OR_RETURN(out.train, ReadLibsvmFile(dataset, options));
+  out.name = dataset;
+  if (!test_path.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(SparseDataset test, ReadLibsvmFile(test_path, options));
+    // D inferred: the larger of the two files' (a test feature unseen in training keeps a 0
+    // weight).
+    const int64_t d = std::max(out.train.num_features, test.num_features);
+    out.train.num_features = test.num_features = d;
+    out.test = std::move(test);
+  }
+  return out;
+}
+
+bool Given(const char* flag) { return absl::flags_internal::WasPresentOnCommandLine(flag); }
+
+// --log's path checked before any data is read (empty: no log).
+absl::Status CheckLogPath() {
+  const std::string path = absl::GetFlag(FLAGS_log);
+  if (path.empty()) return absl::OkStatus();
+  HOGWILD_RETURN_IF_ERROR(CheckOutputFilePath("--log", path));
+  if (absl::GetFlag(FLAGS_overwrite_log)) return absl::OkStatus();
+  return ConvergenceLog::CheckWouldNotReplace(path, "--overwrite_log");
+}
+
+// An epoch's rows: a train row (worker -1, the whole training set's loss), and with a test set
+// an eval row. `test_accuracy` is absent for mf (its losses are RMSEs).
+absl::Status WriteEpochRows(ConvergenceLog* log, const SparseEpochReport& r, double wall_s) {
+  if (log == nullptr) return absl::OkStatus();
+  LogRow row{.wall_time_s = wall_s,
+             .epoch = static_cast<double>(r.epoch),
+             .step = r.updates,
+             .examples_seen = r.examples,
+             .worker = -1,
+             .train_loss = r.train_loss,
+             .lr = r.lr};
+  HOGWILD_RETURN_IF_ERROR(log->Write(row));
+  if (!r.test_loss) return absl::OkStatus();
+  row.eval = true;
+  row.test_loss = r.test_loss;
+  row.test_accuracy = r.test_accuracy;
+  return log->Write(row);
+}
+
+// --model=mf: matrix factorization of a ratings CSV, 90/10 split (SplitRatings with --seed).
+absl::Status RunMatrixFactorization() {
+  MfOptions options;
+  options.rank = absl::GetFlag(FLAGS_rank);
+  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseSparseMode(absl::GetFlag(FLAGS_mode)));
+  options.num_workers = absl::GetFlag(FLAGS_workers);
+  if (Given("epochs")) options.epochs = absl::GetFlag(FLAGS_epochs);
+  if (Given("lr")) {
+    HOGWILD_ASSIGN_OR_RETURN(options.lr, ToFloat32("lr", FlagText("lr")));
+  }
+  HOGWILD_ASSIGN_OR_RETURN(options.lr_decay, ToFloat32("lr_decay", FlagText("lr_decay")));
+  if (Given("weight_decay")) {
+    HOGWILD_ASSIGN_OR_RETURN(options.weight_decay,
+                             ToFloat32("weight_decay", FlagText("weight_decay")));
+  }
+  HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
+  for (const char* flag :
+       {"batch_size", "test", "num_features", "synthetic_examples", "synthetic_test_examples",
+        "synthetic_features", "synthetic_nnz", "synthetic_noise"}) {
+    if (Given(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s has no effect with --model=mf", flag));
+    }
+  }
+  HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  std::string path = absl::GetFlag(FLAGS_dataset);
+  if (!Given("dataset") || path == "movielens") path = kMovieLensPath;
+  HOGWILD_ASSIGN_OR_RETURN(Ratings all, ReadRatingsFile(path));
+  const RatingsSplit split = SplitRatings(all, options.seed);
+  absl::PrintF(
+      "sparse: mf rank %d, %s mode, %d workers, %s (%d users x %d items, %d train / %d "
+      "test ratings)\n",
+      options.rank, SparseModeName(options.mode), options.num_workers, path, all.num_users,
+      all.num_items, split.train.size(), split.test.size());
+  std::fflush(stdout);
+  std::unique_ptr<ConvergenceLog> log;
+  if (const std::string log_path = absl::GetFlag(FLAGS_log); !log_path.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(log, ConvergenceLog::Open(log_path));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  options.on_epoch = [&](const SparseEpochReport& r) -> absl::Status {
+    absl::PrintF("epoch %d/%d | lr %g | %.0f updates/s | train RMSE %.4f | test RMSE %.4f\n",
+                 r.epoch, options.epochs, r.lr, r.updates / r.train_time_s, r.train_loss,
+                 *r.test_loss);
+    std::fflush(stdout);
+    return WriteEpochRows(
+        log.get(), r,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
+  HOGWILD_ASSIGN_OR_RETURN(MfResult result,
+                           TrainMatrixFactorization(options, split.train, &split.test));
+  if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
+  absl::PrintF(
+      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s); test RMSE %.4f against "
+      "%.4f for the global mean %.3f\n",
+      options.epochs, result.updates, result.train_time_s, result.updates / result.train_time_s,
+      *result.epochs.back().test_loss, GlobalMeanRmse(result.mean, split.test), result.mean);
+  return absl::OkStatus();
+}
+
+absl::Status Run() {
+  if (absl::GetFlag(FLAGS_model) == "mf") return RunMatrixFactorization();
+  if (absl::flags_internal::WasPresentOnCommandLine("rank")) {
+    return absl::InvalidArgumentError("--rank applies to --model=mf only");
+  }
+  SparseTrainOptions options;
+  HOGWILD_ASSIGN_OR_RETURN(options.model, ParseLinearModel(absl::GetFlag(FLAGS_model)));
+  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseSparseMode(absl::GetFlag(FLAGS_mode)));
+  options.num_workers = absl::GetFlag(FLAGS_workers);
+  options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  options.epochs = absl::GetFlag(FLAGS_epochs);
+  HOGWILD_ASSIGN_OR_RETURN(options.lr, ToFloat32("lr", FlagText("lr")));
+  HOGWILD_ASSIGN_OR_RETURN(options.lr_decay, ToFloat32("lr_decay", FlagText("lr_decay")));
+  HOGWILD_ASSIGN_OR_RETURN(options.weight_decay,
+                           ToFloat32("weight_decay", FlagText("weight_decay")));
+  HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
+  HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  const std::string log_path = absl::GetFlag(FLAGS_log);
+  // The option ranges first, on a one-example stand-in, so that a typo fails before the data
+  // is read (the batch size is checked against the real data below).
+  {
+    SparseDataset one;
+    one.num_features = 1;
+    one.row_offsets = {0, 0};
+    one.labels = {1.0f};
+    SparseTrainOptions ranges = options;
+    ranges.batch_size = 1;
+    HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(ranges, one, nullptr));
+    if (options.batch_size < 1) {
+      HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, one, nullptr));
+    }
+  }
+  HOGWILD_ASSIGN_OR_RETURN(Data data, Load(options.seed));
+  const SparseDataset* test = data.test ? &*data.test : nullptr;
+  HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, data.train, test));
+  absl::PrintF(
+      "sparse: %s, %s mode, %d workers, batch %d, %s (%d examples x %d features, %.1f non-zeros "
+      "per example%s)\n",
+      LinearModelName(options.model), SparseModeName(options.mode), options.num_workers,
+      options.batch_size, data.name, data.train.num_examples(), data.train.num_features,
+      static_cast<double>(data.train.nnz()) / data.train.num_examples(),
+      test ? absl::StrFormat("; test: %d examples", test->num_examples()) : "");
+  std::fflush(stdout);
+
+  std::unique_ptr<ConvergenceLog> log;
+  if (!log_path.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(log, ConvergenceLog::Open(log_path));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const char* loss_name = options.model == LinearModel::kHinge ? "hinge loss" : "log-loss";
+  options.on_epoch = [&](const SparseEpochReport& r) -> absl::Status {
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    absl::PrintF("epoch %d/%d | lr %g | %.0f updates/s | train %s %.6f, acc %.4f%s\n", r.epoch,
+                 options.epochs, r.lr, r.updates / r.train_time_s, loss_name, r.train_loss,
+                 r.train_accuracy,
+                 r.test_loss ? absl::StrFormat(" | test %s %.6f, acc %.4f", loss_name, *r.test_loss,
+                                               *r.test_accuracy)
+                             : "");
+    std::fflush(stdout);
+    return WriteEpochRows(log.get(), r, wall_s);
+  };
+  HOGWILD_ASSIGN_OR_RETURN(SparseTrainResult result, TrainSparse(options, data.train, test));
+  if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
+  const SparseEpochReport& last = result.epochs.back();
+  absl::PrintF(
+      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s); final "
+      "train %s %.6f, accuracy %.4f%s\n",
+      options.epochs, result.updates, result.train_time_s, result.updates / result.train_time_s,
+      result.examples_per_s(), loss_name, last.train_loss, last.train_accuracy,
+      last.test_loss ? absl::StrFormat("; test %s %.6f, accuracy %.4f", loss_name, *last.test_loss,
+                                       *last.test_accuracy)
+                     : "");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Trains a sparse linear model (logistic regression, linear SVM) with Hogwild! SGD.\n"
+      "  bazel run //sparse:train -- --workers=2 [--dataset=FILE.svm[.gz] --test=FILE]");
+  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 1) {
+    std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
+                 positional[1]);
+    return 1;
+  }
+  if (const absl::Status status = Run(); !status.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,88 @@
+#!/bin/bash
+# The `//sparse:train` and `//sparse:make_synthetic` commands: a small synthetic set written
+# as LIBSVM (gzip) trains from the file in every mode with a progress line per epoch, a summary
+# and a convergence log; bad flags and bad files are one line on stderr naming them, exit 1.
+#
+# Usage (from tests/BUILD): sparse_cli_test.sh <path of //sparse:train> <of //sparse:make_synthetic>
+set -u
+
+train="$1"
+make_synthetic="$2"
+dir="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+# shellcheck source=tests/expect_one_line_error.sh
+source "$(dirname "$0")/expect_one_line_error.sh"
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+small=(--examples=3000 --features=2000 --nnz=20)
+"$make_synthetic" "${small[@]}" --out="$dir/train.svm.gz" >/dev/null || fail "make_synthetic train"
+# The test set: the rows after the training rows, from the same planted model.
+"$make_synthetic" "${small[@]}" --first_example=3000 --examples=500 --out="$dir/test.svm" >/dev/null ||
+  fail "make_synthetic test"
+
+for mode in async sync locked; do
+  out=$("$train" --dataset="$dir/train.svm.gz" --test="$dir/test.svm" --mode=$mode --workers=2 \
+    --epochs=3 --lr_decay=0.9 --log="$dir/$mode.csv" 2>&1) || fail "$mode: exit $?: $out"
+  [[ $(grep -c '^epoch [0-9]/3 | lr' <<<"$out") -eq 3 ]] || fail "$mode: not 3 epoch lines: $out"
+  grep -q "^done: 3 epochs" <<<"$out" || fail "$mode: no summary: $out"
+  # A learned model: the held-out accuracy is far above chance (0.79 here).
+  acc=$(sed -n 's/.*; test log-loss [0-9.]*, accuracy \([0-9.]*\)$/\1/p' <<<"$out")
+  [[ -n $acc ]] && awk "BEGIN{exit !($acc > 0.7)}" || fail "$mode: test accuracy '$acc': $out"
+  # Header + a train and an eval row per epoch.
+  [[ $(wc -l <"$dir/$mode.csv") -eq 7 ]] || fail "$mode: log has $(wc -l <"$dir/$mode.csv") lines"
+  [[ $(grep -c ',eval,' "$dir/$mode.csv") -eq 3 ]] || fail "$mode: log lacks eval rows"
+  echo "ok:   $mode trains from the gzip file, logs 3 epochs, test accuracy $acc"
+done
+
+out=$("$train" --synthetic_examples=2000 --synthetic_test_examples=300 --synthetic_features=1000 \
+  --synthetic_nnz=10 --model=svm --workers=1 --epochs=2 2>&1) || fail "synthetic svm: $out"
+grep -q "; test: 300 examples" <<<"$out" && grep -q "test hinge loss" <<<"$out" ||
+  fail "synthetic test set: $out"
+
+# Matrix factorization of a small ratings CSV (a planted rank-2 matrix): the test RMSE falls
+# below the global mean's.
+awk 'BEGIN { print "userId,movieId,rating"; srand(3);
+  for (u = 1; u <= 120; u++) { a[u] = rand() - 0.5; c[u] = rand() - 0.5 }
+  for (i = 1; i <= 90; i++) { b[i] = rand() - 0.5; d[i] = rand() - 0.5 }
+  for (u = 1; u <= 120; u++) for (i = 1; i <= 90; i++) if (rand() < 0.4)
+    printf "%d,%d,%.3f\n", u, 1000 + i, 3 + 4 * (a[u] * b[i] + c[u] * d[i]) }' >"$dir/ratings.csv"
+out=$("$train" --model=mf --dataset="$dir/ratings.csv" --rank=4 --workers=2 --epochs=40 \
+  --lr=0.05 --weight_decay=0.01 --log="$dir/mf.jsonl" 2>&1) || fail "mf: exit $?: $out"
+rmse=$(sed -n 's/^done: .*; test RMSE \([0-9.]*\) against \([0-9.]*\) .*/\1 \2/p' <<<"$out")
+[[ -n $rmse ]] && awk -v r="$rmse" 'BEGIN { split(r, x, " "); exit !(x[1] < 0.8 * x[2]) }' ||
+  fail "mf: test RMSE not below 0.8 x the global mean's: $out"
+[[ $(grep -c '"kind":"eval"' "$dir/mf.jsonl") -eq 40 ]] || fail "mf: log lacks 40 eval rows"
+echo "ok:   mf learns the planted ratings (test RMSE, global mean RMSE: $rmse)"
+expect_one_line_error "mf sync" "--mode=sync is not offered" "$train" --model=mf \
+  --dataset="$dir/ratings.csv" --mode=sync
+expect_one_line_error "mf batch" "--batch_size has no effect" "$train" --model=mf --batch_size=2
+expect_one_line_error "rank without mf" "--rank applies to --model=mf" "$train" --rank=3
+printf 'u,i,r\n1,2,3\n1,x,3\n' >"$dir/bad.csv"
+expect_one_line_error "bad ratings line" "bad.csv:3: item id 'x'" "$train" --model=mf \
+  --dataset="$dir/bad.csv"
+
+expect_one_line_error "workers" "--workers=0" "$train" --workers=0
+expect_one_line_error "mode" "--mode=hogwild" "$train" --mode=hogwild
+expect_one_line_error "model" "--model=mlp" "$train" --model=mlp
+expect_one_line_error "lr" "--lr=-1" "$train" --lr=-1
+expect_one_line_error "lr_decay" "--lr_decay=2" "$train" --lr_decay=2
+expect_one_line_error "batch vs data" "--batch_size=5000" "$train" --dataset="$dir/test.svm" \
+  --batch_size=5000
+expect_one_line_error "synthetic flag with a file" "--synthetic_nnz" "$train" \
+  --dataset="$dir/test.svm" --synthetic_nnz=3
+expect_one_line_error "missing file" "no such file" "$train" --dataset="$dir/none.svm"
+printf '1 1:1\n-1 3:1 2:1\n' >"$dir/bad.svm"
+expect_one_line_error "bad line" "bad.svm:2: index 2 after 3" "$train" --dataset="$dir/bad.svm"
+expect_one_line_error "log is a directory" "--log=$dir" "$train" --log="$dir"
+expect_one_line_error "positional" "unexpected argument" "$train" extra
+expect_one_line_error "make_synthetic without --out" "--out" "$make_synthetic"
+
+if ((failures)); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "all passed"

@@ -1,0 +1,246 @@
+// The sparse trainer (sparse/sparse_train.h): one worker is sequential SGD bitwise in every
+// mode, Hogwild! on disjoint supports is sequential SGD bitwise, sync averages tower gradients,
+// every mode learns the synthetic set, bad options are refused by name.
+#include "sparse/sparse_train.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "core/splitmix64.h"
+#include "gtest/gtest.h"
+#include "kernels/functors.h"
+#include "sparse/linear_loss.h"
+#include "sparse/synthetic.h"
+#include "tests/expect_error.h"
+
+namespace hogwild::sparse {
+namespace {
+
+SparseDataset Synthetic(int64_t n, int64_t d, int nnz, uint64_t seed = 1) {
+  absl::StatusOr<SyntheticData> out = GenerateRcv1Like(
+      {.num_examples = n, .num_features = d, .mean_nnz = nnz, .noise_std = 0.1, .seed = seed});
+  EXPECT_TRUE(out.ok()) << out.status();
+  return std::move(out->data);
+}
+
+// Sequential minibatch SGD written from the definitions (linear_loss.h, SgdMomentumFn, the data
+// order of sparse_train.h), with none of the trainer's code: batches of `batch` examples in
+// the epoch's order, gradient sum_i (slope_i / batch) x_i accumulated example by example in
+// float, then w_j <- sgd(w_j, g_j) on the touched coordinates.
+std::vector<float> SequentialSgd(const SparseTrainOptions& o, const SparseDataset& data) {
+  const int64_t n = data.num_examples();
+  std::vector<float> w(data.num_features, 0.0f);
+  std::vector<float> g(data.num_features, 0.0f);
+  std::vector<int64_t> order(n);
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    std::iota(order.begin(), order.end(), int64_t{0});
+    if (o.shuffle) {
+      std::mt19937_64 rng(SplitMix64(o.seed) + static_cast<uint64_t>(epoch));
+      std::shuffle(order.begin(), order.end(), rng);
+    }
+    const SgdMomentumFn sgd{
+        .lr = static_cast<float>(o.lr * std::pow(static_cast<double>(o.lr_decay), epoch)),
+        .momentum = 0.0f,
+        .weight_decay = o.weight_decay};
+    for (int64_t start = 0; start < n; start += o.batch_size) {
+      const int64_t stop = std::min<int64_t>(n, start + o.batch_size);
+      const float scale = 1.0f / static_cast<float>(stop - start);
+      std::vector<int32_t> touched;
+      for (int64_t q = start; q < stop; ++q) {
+        const int64_t i = order[q];
+        float margin = 0.0f;
+        for (int64_t k = data.row_offsets[i]; k < data.row_offsets[i + 1]; ++k) {
+          margin += w[data.indices[k]] * data.values[k];
+        }
+        const float c = LinearLoss(o.model, margin, data.labels[i]).slope * scale;
+        for (int64_t k = data.row_offsets[i]; k < data.row_offsets[i + 1]; ++k) {
+          const int32_t j = data.indices[k];
+          if (std::find(touched.begin(), touched.end(), j) == touched.end()) touched.push_back(j);
+          g[j] += c * data.values[k];
+        }
+      }
+      float unused = 0.0f;
+      for (int32_t j : touched) {
+        w[j] = sgd(w[j], g[j], unused);
+        g[j] = 0.0f;
+      }
+    }
+  }
+  return w;
+}
+
+TEST(SparseTrain, OneWorkerIsSequentialSgdBitwiseInEveryMode) {
+  const SparseDataset data = Synthetic(600, 400, 12);
+  for (SparseMode mode :
+       {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kSync, SparseMode::kRoundRobin}) {
+    for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
+      for (int batch : {1, 7}) {
+        SCOPED_TRACE(::testing::Message() << SparseModeName(mode) << " " << LinearModelName(model)
+                                          << " batch " << batch);
+        const SparseTrainOptions options{.model = model,
+                                         .mode = mode,
+                                         .num_workers = 1,
+                                         .batch_size = batch,
+                                         .epochs = 3,
+                                         .lr = 0.5f,
+                                         .lr_decay = 0.8f,
+                                         .weight_decay = 0.001f,
+                                         .seed = 5};
+        absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
+        ASSERT_TRUE(result.ok()) << result.status();
+        EXPECT_EQ(result->weights, SequentialSgd(options, data));
+        EXPECT_EQ(result->examples, 3 * 600);
+        EXPECT_EQ(result->updates, 3 * ((600 + batch - 1) / batch));
+      }
+    }
+  }
+}
+
+TEST(SparseTrain, HogwildOnDisjointSupportsIsSequentialSgdBitwise) {
+  // Worker 0's shard (the first half, in index order) uses features [0, 200), worker 1's
+  // [200, 400): no coordinate is shared, so no update can be lost or reordered.
+  SparseDataset data = Synthetic(1000, 200, 10, 3);
+  const int64_t half = data.nnz();
+  const int64_t rows = data.num_examples();
+  for (int64_t i = 0; i < rows; ++i) {
+    data.row_offsets.push_back(data.row_offsets[i + 1] + half);
+    data.labels.push_back(-data.labels[i]);
+  }
+  for (int64_t k = 0; k < half; ++k) {
+    data.indices.push_back(data.indices[k] + 200);
+    data.values.push_back(data.values[k]);
+  }
+  data.num_features = 400;
+  ASSERT_TRUE(ValidateSparseDataset(data).ok()) << ValidateSparseDataset(data);
+  for (int batch : {1, 4}) {
+    SparseTrainOptions options{.num_workers = 2,
+                               .batch_size = batch,
+                               .epochs = 4,
+                               .lr = 0.5f,
+                               .lr_decay = 0.9f,
+                               .shuffle = false};
+    absl::StatusOr<SparseTrainResult> hogwild = TrainSparse(options, data, nullptr);
+    ASSERT_TRUE(hogwild.ok()) << hogwild.status();
+    options.num_workers = 1;
+    EXPECT_EQ(hogwild->weights, SequentialSgd(options, data)) << "batch " << batch;
+  }
+}
+
+TEST(SparseTrain, SyncAveragesTheTowerGradientsOfTheGlobalBatch) {
+  // W towers sum their parts of each global batch: the sequential minibatch result up to the
+  // order of float additions.
+  const SparseDataset data = Synthetic(900, 300, 10);
+  for (int workers : {2, 3}) {
+    SparseTrainOptions options{.mode = SparseMode::kSync,
+                               .num_workers = workers,
+                               .batch_size = 16,
+                               .epochs = 2,
+                               .lr = 0.5f};
+    absl::StatusOr<SparseTrainResult> sync = TrainSparse(options, data, nullptr);
+    ASSERT_TRUE(sync.ok()) << sync.status();
+    const std::vector<float> sequential = SequentialSgd(options, data);
+    double diff = 0.0, norm = 0.0;
+    for (size_t j = 0; j < sequential.size(); ++j) {
+      diff = std::max(diff, std::fabs(double{sync->weights[j]} - sequential[j]));
+      norm = std::max(norm, std::fabs(double{sequential[j]}));
+    }
+    EXPECT_LT(diff, 1e-5 * norm) << workers << " workers";
+    EXPECT_EQ(sync->updates, 2 * ((900 + 15) / 16));
+  }
+}
+
+TEST(SparseTrain, EveryModeLearnsTheSyntheticSetWithTwoWorkers) {
+  const SparseDataset train = Synthetic(4000, 2000, 20, 1);
+  for (SparseMode mode :
+       {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kSync, SparseMode::kRoundRobin}) {
+    for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
+      SCOPED_TRACE(::testing::Message() << SparseModeName(mode) << " " << LinearModelName(model));
+      std::vector<int> epochs_seen;
+      const SparseTrainOptions options{.model = model,
+                                       .mode = mode,
+                                       .num_workers = 2,
+                                       .batch_size = mode == SparseMode::kSync ? 4 : 1,
+                                       .epochs = 5,
+                                       .lr = 0.5f,
+                                       .lr_decay = 0.9f,
+                                       .on_epoch = [&](const SparseEpochReport& r) {
+                                         epochs_seen.push_back(r.epoch);
+                                         return absl::OkStatus();
+                                       }};
+      absl::StatusOr<SparseTrainResult> result = TrainSparse(options, train, &train);
+      ASSERT_TRUE(result.ok()) << result.status();
+      EXPECT_EQ(epochs_seen, (std::vector<int>{1, 2, 3, 4, 5}));
+      const SparseEpochReport& first = result->epochs.front();
+      const SparseEpochReport& last = result->epochs.back();
+      EXPECT_GT(last.train_accuracy, 0.85);
+      EXPECT_LT(last.train_loss, first.train_loss);
+      EXPECT_EQ(last.test_accuracy, last.train_accuracy);  // the same set
+      EXPECT_FLOAT_EQ(last.lr, 0.5f * 0.9f * 0.9f * 0.9f * 0.9f);
+    }
+  }
+}
+
+TEST(SparseTrain, RoundRobinWithUnevenAndEmptyShardsTrainsEveryExampleOnce) {
+  // 7 examples over 3 and over 9 workers (2 and 3 per shard; 9 leaves empty shards): a worker
+  // leaving the rotation must never strand the others, and every example is one update.
+  const SparseDataset data = Synthetic(7, 30, 3);
+  for (int workers : {3, 9}) {
+    for (int batch : {1, 2}) {
+      const SparseTrainOptions options{.mode = SparseMode::kRoundRobin,
+                                       .num_workers = workers,
+                                       .batch_size = batch,
+                                       .epochs = 20};
+      absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
+      ASSERT_TRUE(result.ok()) << result.status();
+      int64_t expected = 0;
+      for (int w = 0; w < workers; ++w) {
+        const int64_t shard = 7 * (w + 1) / workers - 7 * w / workers;
+        expected += (shard + batch - 1) / batch;
+      }
+      EXPECT_EQ(result->updates, 20 * expected) << workers << " workers, batch " << batch;
+    }
+  }
+}
+
+TEST(SparseTrain, AnEpochCallbackErrorStopsTraining) {
+  const SparseDataset data = Synthetic(100, 50, 5);
+  int calls = 0;
+  const SparseTrainOptions options{.epochs = 5, .on_epoch = [&](const SparseEpochReport&) {
+                                     ++calls;
+                                     return absl::CancelledError("stop");
+                                   }};
+  EXPECT_EQ(TrainSparse(options, data, nullptr).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(SparseTrain, BadOptionsAreRefusedByName) {
+  const SparseDataset data = Synthetic(100, 50, 5);
+  const auto refused = [&](SparseTrainOptions o, const std::string& name) {
+    testing::ExpectError(TrainSparse(o, data, nullptr).status(), absl::StatusCode::kInvalidArgument,
+                         {name});
+  };
+  refused({.num_workers = 0}, "--workers=0");
+  refused({.num_workers = 257}, "--workers=257");
+  refused({.batch_size = 0}, "--batch_size=0");
+  refused({.batch_size = 101}, "--batch_size=101");
+  refused({.epochs = 0}, "--epochs=0");
+  refused({.lr = 0.0f}, "--lr=0");
+  refused({.lr = NAN}, "--lr");
+  refused({.lr_decay = 1.5f}, "--lr_decay=1.5");
+  refused({.weight_decay = -1.0f}, "--weight_decay=-1");
+  SparseDataset wide = Synthetic(10, 60, 5);
+  testing::ExpectError(TrainSparse({}, data, &wide).status(), absl::StatusCode::kInvalidArgument,
+                       {"test set has 60 features", "50"});
+  EXPECT_EQ(ParseSparseMode("hogwild").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ParseSparseMode("locked"), SparseMode::kLocked);
+  EXPECT_EQ(*ParseSparseMode("round_robin"), SparseMode::kRoundRobin);
+  EXPECT_EQ(*ParseLinearModel("svm"), LinearModel::kHinge);
+  testing::ExpectError(ParseLinearModel("mlp").status(), absl::StatusCode::kInvalidArgument,
+                       {"--model=mlp", "logreg or svm"});
+}
+
+}  // namespace
+}  // namespace hogwild::sparse
