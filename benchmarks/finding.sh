@@ -41,6 +41,14 @@ study="$(pick benchmarks/sync_vs_async "$here/../bazel-bin/benchmarks/sync_vs_as
 flags="$(pick "benchmarks/findings/$name.flags" "$here/findings/$name.flags")"
 plots="$(dirname "$(pick benchmarks/plot_findings.py "$here/plot_findings.py")")"
 target="$(sed -n 's/^--target_accuracy=//p' "$flags")"
+for arg in "$@"; do
+  case "$arg" in
+    --out_dir=*)
+      echo "error: give the output directory as OUT_DIR (the second argument), not --out_dir; $usage" >&2
+      exit 2 ;;
+    --target_accuracy=*) target="${arg#*=}" ;;  # the study and the figures use the same target
+  esac
+done
 
 "$study" --flagfile="$flags" --out_dir="$out_dir" --plot=false "$@"
 /usr/bin/python3 "$plots/plot_study.py" --out_dir "$out_dir" --target "$target"

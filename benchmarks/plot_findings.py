@@ -280,6 +280,10 @@ def main():
     png = os.path.join(args.out_dir, f"finding_{args.finding}.png")
     fig.savefig(png, dpi=90)
     md = os.path.join(args.out_dir, f"finding_{args.finding}.md")
+    chosen = ("every learning rate of the grid" if args.finding == "staleness_lr" else
+              "every configuration at its best learning rate")
+    lines.insert(0, f"Target test accuracy {100 * args.target:g}%; {chosen} "
+                    "(benchmarks/plot_findings.py).\n")
     with open(md, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

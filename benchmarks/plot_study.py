@@ -43,11 +43,15 @@ def load_configs(out_dir):
 
 
 def band_plot(ax, configs, which, x_label, target, x_scale=1.0):
+    lowest = 100.0 * target - 20.0
     for i, (config, seeds) in enumerate(configs.items()):
         end = min(s[which][-1] for s in seeds)
         start = max(s[which][0] for s in seeds)
         grid = np.linspace(start, end, 100) if end > start else np.array([end])
         curves = np.array([np.interp(grid, s[which], s[2]) for s in seeds])
+        # The axis starts 20 points below the target, or lower where a curve spends its
+        # second half (so a configuration far from the target is still drawn).
+        lowest = min(lowest, float(curves.mean(axis=0)[len(grid) // 2:].min()) - 2.0)
         color = f"C{i % 10}"
         ax.plot(grid * x_scale, curves.mean(axis=0), color=color,
                 label=f"{config} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")
@@ -57,7 +61,7 @@ def band_plot(ax, configs, which, x_label, target, x_scale=1.0):
     ax.axhline(100.0 * target, color="grey", linewidth=0.8, linestyle=":")
     ax.set_xlabel(x_label)
     ax.set_ylabel("test accuracy (%), mean and min-max over seeds")
-    ax.set_ylim(max(0.0, 100.0 * target - 20.0), None)
+    ax.set_ylim(max(0.0, lowest), None)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
 

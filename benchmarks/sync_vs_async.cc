@@ -37,12 +37,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "benchmarks/run_summary.h"
 #include "benchmarks/study_report.h"
 #include "core/status_macros.h"
 #include "sim/simulator.h"
 #include "trainer/data/mnist.h"
+#include "trainer/model/model.h"
 #include "trainer/straggler.h"
 #include "trainer/trainer.h"
 
@@ -250,10 +252,43 @@ uint32_t Fnv1a(const std::string& text) {
   return h;
 }
 
+// A flag given for runs the grid does not have would be silently dropped: refused, naming what
+// it is for.
+absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
+  auto any = [&](auto pred) { return std::any_of(specs.begin(), specs.end(), pred); };
+  const struct {
+    const char* flag;
+    Mode mode;
+  } policy_flags[] = {{"staleness_bound", Mode::kSsp},
+                      {"backup_workers", Mode::kBackup},
+                      {"average_every", Mode::kLocalSgd}};
+  for (const auto& [flag, mode] : policy_flags) {
+    if (absl::flags_internal::WasPresentOnCommandLine(flag) &&
+        !any([mode = mode](const RunSpec& r) { return r.mode == mode; })) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s has no effect: the grid has no %s runs (--modes or --runs)", flag, ModeName(mode)));
+    }
+  }
+  if (absl::StrContains(absl::GetFlag(FLAGS_staleness_aware_lr), "on") &&
+      !any([](const RunSpec& r) { return r.mode == Mode::kAsync && r.workers > 1; })) {
+    return absl::InvalidArgumentError(
+        "--staleness_aware_lr=on has no effect: the grid has no async runs with more than one "
+        "worker");
+  }
+  if (absl::GetFlag(FLAGS_allreduce_ms) != 0 &&
+      !any([](const RunSpec& r) { return SplitsGlobalBatch(r.mode); })) {
+    return absl::InvalidArgumentError(
+        "--allreduce_ms has no effect: the grid has no sync, backup or local_sgd runs (async and "
+        "ssp have no all-reduce)");
+  }
+  return absl::OkStatus();
+}
+
 // Every run of the grid, seeds outermost, each checked by ValidateOptions. Errors: one line
 // naming the flag and the allowed values.
 absl::StatusOr<std::vector<GridRun>> BuildGrid() {
   HOGWILD_ASSIGN_OR_RETURN(std::vector<RunSpec> specs, ParseRuns());
+  HOGWILD_RETURN_IF_ERROR(CheckFlagsHaveRuns(specs));
   HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> seeds,
                            ParseInts("seeds", absl::GetFlag(FLAGS_seeds)));
   HOGWILD_ASSIGN_OR_RETURN(
@@ -335,6 +370,10 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
   HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> hidden,
                            ParseInts("hidden", absl::GetFlag(FLAGS_hidden), /*distinct=*/false));
   base.model.hidden = hidden;
+  if (absl::Status model = Model::Create(base.model).status(); !model.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--hidden=%s: %s", absl::GetFlag(FLAGS_hidden), std::string(model.message())));
+  }
   base.eval_every_steps = 0;
   base.eval_every_epochs = absl::GetFlag(FLAGS_eval_every_epochs);
   base.log_every_steps = absl::GetFlag(FLAGS_log_every);
@@ -380,9 +419,11 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
       }
       switch (spec.mode) {
         case Mode::kSsp:
+          // With one worker nobody can run ahead: one run, not one per bound.
           for (int64_t bound : bounds) {
             v.staleness_bound = bound;
             variants.push_back(v);
+            if (spec.workers == 1) break;
           }
           break;
         case Mode::kLocalSgd:
@@ -395,8 +436,11 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
           for (int64_t backup : backups) {
             if (backup >= spec.workers) {
               return absl::InvalidArgumentError(absl::StrFormat(
-                  "--backup_workers: %d is out of range for %d workers; each value must be in "
+                  "--backup_workers%s: %d is out of range for %d workers; each value must be in "
                   "[0, %d] (fewer than every worker count of the backup runs)",
+                  absl::flags_internal::WasPresentOnCommandLine("backup_workers")
+                      ? ""
+                      : " (default 1; give --backup_workers=0 for 1-worker backup runs)",
                   backup, spec.workers, spec.workers - 1));
             }
             v.backup_workers = static_cast<int>(backup);
@@ -514,6 +558,18 @@ absl::Status CheckSimulationFlags() {
   return absl::OkStatus();
 }
 
+// The library's field names in an error, as the study's flags that set them.
+std::string WithStudyFlagNames(absl::string_view message) {
+  return absl::StrReplaceAll(message,
+                             {{"TrainerOptions::batch_size", "--batch_size (or --sync_batch_size)"},
+                              {"TrainerOptions::epochs", "--epochs"},
+                              {"TrainerOptions::log_every_steps", "--log_every"},
+                              {"TrainerOptions::eval_every_epochs", "--eval_every_epochs"},
+                              {"TrainerOptions::stragglers.slowdown", "--stragglers"},
+                              {"TrainerOptions::stragglers", "--straggler_delay"},
+                              {"TrainerOptions::num_workers", "--workers"}});
+}
+
 absl::Status WriteFile(const std::string& path, const std::string& text) {
   return WriteFileAtomically(path, text);
 }
@@ -562,12 +618,17 @@ absl::Status Run() {
         "--out_dir is empty (an unset shell variable?); give the directory for the results");
   }
   const std::string runs_dir = out_dir + "/runs";
-  std::error_code ec;
-  std::filesystem::create_directories(runs_dir, ec);
-  if (ec) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--out_dir=%s: cannot create it (%s)", out_dir, ec.message()));
-  }
+  // Created once the data has loaded (or when every run is done), so that a missing dataset
+  // leaves nothing behind.
+  auto make_out_dir = [&]() -> absl::Status {
+    std::error_code ec;
+    std::filesystem::create_directories(runs_dir, ec);
+    if (ec) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--out_dir=%s: cannot create it (%s)", out_dir, ec.message()));
+    }
+    return absl::OkStatus();
+  };
 
   // The dataset is loaded only when a run is left to train.
   std::optional<TrainTestSplits> data;
@@ -599,6 +660,7 @@ absl::Status Run() {
       if (dir.empty()) dir = info.default_dir;
       HOGWILD_ASSIGN_OR_RETURN(
           data, LoadTrainTest(info, dir, absl::GetFlag(FLAGS_train_examples), "--train_examples"));
+      HOGWILD_RETURN_IF_ERROR(make_out_dir());
     }
     TrainerOptions& options = run.options;
     options.log_path = absl::StrFormat("%s/%s.csv", runs_dir, run.key);
@@ -636,6 +698,9 @@ absl::Status Run() {
     record.summary =
         Summarize(result, options.seed, options.batch_size,
                   evals.ok() ? *evals : std::vector<EvalPoint>{}, target, options.log_path);
+    // The policy with its option (ssp(bound=4), backup(b=2)), so that summary.md and
+    // staleness.csv tell the configurations apart.
+    record.summary.mode = ModeLabel(options);
     // The log is complete before the record exists: a run with a record is finished.
     HOGWILD_RETURN_IF_ERROR(WriteFileAtomically(record_path, StudyRunRecord(record)));
     if (diverged) {
@@ -648,6 +713,7 @@ absl::Status Run() {
   if (skipped > 0) {
     absl::PrintF("skipped %d of %d runs: their results were already in %s\n", skipped, n, runs_dir);
   }
+  HOGWILD_RETURN_IF_ERROR(make_out_dir());
 
   std::vector<RunSummary> summaries;
   std::string staleness_csv = "mode,workers,seed,staleness,count\n";
@@ -698,7 +764,11 @@ absl::Status Run() {
   absl::PrintF("records, logs and tables in %s\n", out_dir);
   std::fflush(stdout);
   if (absl::GetFlag(FLAGS_plot)) {
-    HOGWILD_RETURN_IF_ERROR(Plot("plot_convergence.py", out_dir, target));
+    // plot_convergence.py smooths real runs' per-worker rows; simulated logs have one row per
+    // window of all workers, so only plot_study.py's figures are drawn for them.
+    if (!absl::GetFlag(FLAGS_simulate)) {
+      HOGWILD_RETURN_IF_ERROR(Plot("plot_convergence.py", out_dir, target));
+    }
     HOGWILD_RETURN_IF_ERROR(Plot("plot_study.py", out_dir, target));
   }
   return absl::OkStatus();
@@ -713,11 +783,16 @@ int main(int argc, char** argv) {
       "momentums x seeds, resumably, and writes the report over seeds and the figures.\n"
       "  bazel run //benchmarks:study -- --modes=async,sync,ssp,backup --workers=2 "
       "--seeds=1,2,3 --out_dir=/tmp/study");
-  absl::ParseCommandLine(argc, argv);
+  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 1) {
+    std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
+                 positional[1]);
+    return 1;
+  }
   hogwild::program_path = argv[0];
   const absl::Status status = hogwild::Run();
   if (!status.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+    std::fprintf(stderr, "error: %s\n", hogwild::WithStudyFlagNames(status.message()).c_str());
     return 1;
   }
   return 0;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,7 @@
 #include "trainer/cli/option_flags.h"
 #include "trainer/data/mnist.h"
 #include "trainer/memory_estimate.h"
+#include "trainer/metrics/convergence_log.h"
 
 ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
 ABSL_FLAG(std::string, data_dir, "",
@@ -42,11 +44,11 @@ ABSL_FLAG(std::string, mode, "async",
           "async (Hogwild!), sync (tower averaging), ssp (stale synchronous), backup (sync with "
           "backup workers) or local_sgd (periodic averaging)");
 ABSL_FLAG(int64_t, staleness_bound, 3,
-          "ssp only: steps a worker may run ahead of the slowest, in [0, 1000000]");
+          "ssp only: steps a worker may run ahead of the slowest, in [0, 2^40]");
 ABSL_FLAG(int32_t, backup_workers, 0,
           "backup only: late tower gradients dropped per step, in [0, workers - 1]");
 ABSL_FLAG(int64_t, average_every, 8,
-          "local_sgd only: local steps between averagings of the replicas, in [1, 1000000]");
+          "local_sgd only: local steps between averagings of the replicas, in [1, 2^40]");
 ABSL_FLAG(int32_t, workers, 64, "simulated workers W, in [1, 4096]");
 ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
@@ -72,7 +74,7 @@ ABSL_FLAG(double, step_time_ms, 10.0, "mean compute time of one worker step, in 
 ABSL_FLAG(double, jitter, 0.0,
           "log-normal sigma of the step time, in [0, 4] (0: every step takes --step_time_ms)");
 ABSL_FLAG(std::string, stragglers, "",
-          "slowed workers as worker:factor pairs, e.g. 3:4,7:2.5 (factor in [1, 1e6])");
+          "slowed workers as worker:factor pairs, e.g. 3:4,7:2.5 (factor in [1, 1000])");
 ABSL_FLAG(double, allreduce_ms, 0.0,
           "sync, backup, local_sgd: all-reduce time added to each step (local_sgd: each "
           "averaging), in [0, 1e9] ms");
@@ -228,7 +230,13 @@ absl::StatusOr<hogwild::SimResult> Run() {
   }
   // A bad flag fails before the (slower) dataset load.
   HOGWILD_RETURN_IF_ERROR(ValidateSimOptions(options));
-  HOGWILD_RETURN_IF_ERROR(Model::Create(t.model).status());
+  // The model (with MNIST's shape), the state it needs, and the log too: refused before the
+  // (slower) dataset load.
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> mnist_model, Model::Create(t.model));
+  HOGWILD_RETURN_IF_ERROR(CheckSimStateFits(options, mnist_model->num_params()));
+  if (!t.log_path.empty() && !t.overwrite_log) {
+    HOGWILD_RETURN_IF_ERROR(ConvergenceLog::CheckWouldNotReplace(t.log_path, "--overwrite_log"));
+  }
 
   HOGWILD_ASSIGN_OR_RETURN(TrainTestSplits splits,
                            LoadTrainTest(info, dir, train_examples, "--train_examples"));

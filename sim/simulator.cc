@@ -72,24 +72,8 @@ absl::Status ValidateSimOptions(const SimOptions& options) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& train,
-                                   const Dataset& test) {
-  const absl::Time real_start = absl::Now();
-  HOGWILD_RETURN_IF_ERROR(ValidateSimOptions(options));
+absl::Status CheckSimStateFits(const SimOptions& options, int64_t num_params) {
   const TrainerOptions& t = options.trainer;
-  HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(t, train.size()));
-  if (!t.log_path.empty() && !t.overwrite_log) {
-    HOGWILD_RETURN_IF_ERROR(
-        ConvergenceLog::CheckWouldNotReplace(t.log_path, "TrainerOptions::overwrite_log"));
-  }
-  SimContext ctx;
-  ctx.options = &options;
-  ctx.train = &train;
-  ModelSpec spec = t.model;
-  spec.input_shape = train.example_shape;
-  spec.num_classes = train.num_classes;
-  HOGWILD_ASSIGN_OR_RETURN(ctx.model, Model::Create(spec));
-  const int64_t num_params = ctx.model->num_params();
   // Per worker: async and ssp hold the gradient in flight and the momentum buffer, local_sgd
   // the momentum buffer; sync and backup hold nothing per worker.
   const bool in_flight = t.mode == Mode::kAsync || t.mode == Mode::kSsp;
@@ -108,6 +92,28 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
                   : "momentum",
         options.max_state_bytes));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& train,
+                                   const Dataset& test) {
+  const absl::Time real_start = absl::Now();
+  HOGWILD_RETURN_IF_ERROR(ValidateSimOptions(options));
+  const TrainerOptions& t = options.trainer;
+  HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(t, train.size()));
+  if (!t.log_path.empty() && !t.overwrite_log) {
+    HOGWILD_RETURN_IF_ERROR(
+        ConvergenceLog::CheckWouldNotReplace(t.log_path, "TrainerOptions::overwrite_log"));
+  }
+  SimContext ctx;
+  ctx.options = &options;
+  ctx.train = &train;
+  ModelSpec spec = t.model;
+  spec.input_shape = train.example_shape;
+  spec.num_classes = train.num_classes;
+  HOGWILD_ASSIGN_OR_RETURN(ctx.model, Model::Create(spec));
+  const int64_t num_params = ctx.model->num_params();
+  HOGWILD_RETURN_IF_ERROR(CheckSimStateFits(options, num_params));
   ctx.backend = std::make_unique<CpuBackend>();
   HOGWILD_ASSIGN_OR_RETURN(ctx.tower,
                            Tower::Create(ctx.model.get(), ctx.backend.get(), t.batch_size));

@@ -32,7 +32,10 @@
 // applied `allreduce_time_s` later, when the contributors and the next step start. A part that
 // arrives after its step closed is dropped (SimResult::dropped; its examples still count as
 // seen, as in the real log) and its worker starts its next part at once, so a persistently slow
-// worker keeps being dropped, as in the real policy. b = 0 is sync bitwise (times too).
+// worker keeps being dropped, as in the real policy. The run ends with its last update: parts
+// still being computed then (the last step's late ones, a lagging worker's remaining ones) are
+// neither dropped nor seen, where a real run computes them before it ends. b = 0 is sync
+// bitwise (times too).
 // local_sgd (periodic averaging, sync/local_sgd.h): rounds of H = average_every global steps;
 // in a round each worker takes H local steps on its own replica (its part of each global batch,
 // the gradient a mean over its part, its own momentum, the learning rate of the round's first
@@ -121,6 +124,11 @@ struct SimResult {
 // the field (`TrainerOptions::num_workers`, `ComputeTimeOptions::jitter`,
 // `SimOptions::allreduce_time_s`, ...), the value and the allowed range.
 absl::Status ValidateSimOptions(const SimOptions& options);
+
+// Whether the per-worker state of a simulation of a model of `num_params` parameters fits in
+// options.max_state_bytes (see Memory above), for a check before any data is loaded. Errors:
+// kResourceExhausted naming the bytes, W and P and what they hold. Pure.
+absl::Status CheckSimStateFits(const SimOptions& options, int64_t num_params);
 
 // Runs the simulation on `train`, evaluating on `test` (may be empty: no evaluation). Errors:
 // those of ValidateSimOptions and ValidateOptionsForDataset; kFailedPrecondition when the log

@@ -51,6 +51,9 @@ expect_error "--allreduce_ms=2 applies to --mode=sync, backup or local_sgd only 
 expect_error "(ssp has no all-reduce)" --mode=ssp --allreduce_ms=2
 expect_error "--allreduce_ms=-1" --mode=sync --allreduce_ms=-1
 expect_error "--max_state_bytes=0" --max_state_bytes=0
+# Refused before the data is read (the data directory is empty): the state and the log.
+expect_error "exceeds --max_state_bytes=1000" --max_state_bytes=1000
+expect_error "--overwrite_log" --log="$empty_dir/s.csv"
 expect_error "--staleness_aware_lr" --mode=sync --staleness_aware_lr
 expect_error "--hidden has no effect" --model=logreg --hidden=8
 expect_error "--train_examples=-1" --train_examples=-1

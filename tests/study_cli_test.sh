@@ -52,6 +52,27 @@ expect_error "--async_total_batch=100 is not a multiple of 3 workers" --workers=
 expect_error "--jitter=5 is out of range [0, 4]" --simulate --jitter=5
 expect_error "--straggler_delay delays real threads; with --simulate give --jitter" --simulate \
   --straggler_delay=50ms@0.1
+expect_error "--staleness_bound has no effect: the grid has no ssp runs" --modes=async \
+  --staleness_bound=0
+expect_error "--average_every has no effect: the grid has no local_sgd runs" --average_every=4
+expect_error "--staleness_aware_lr=on has no effect: the grid has no async runs with more than one worker" \
+  --modes=sync --staleness_aware_lr=on
+expect_error "--allreduce_ms has no effect: the grid has no sync, backup or local_sgd runs" \
+  --simulate --modes=async,ssp --allreduce_ms=5
+expect_error "--backup_workers (default 1; give --backup_workers=0 for 1-worker backup runs)" \
+  --modes=backup --workers=1
+expect_error "--epochs=0" --epochs=0
+expect_error "--batch_size (or --sync_batch_size)=0" --sync_batch_size=0
+expect_error "--hidden=0: " --hidden=0
+expect_error "unexpected argument 'extra'" extra
+# Valid flags and no data: the missing file, and nothing written.
+expect_error "$empty_dir" --workers=1
+if [[ -e "$tmp/bad_out" ]]; then
+  echo "FAIL: a refused study created its --out_dir"
+  failures=$((failures + 1))
+else
+  echo "ok:   no refused study created its --out_dir"
+fi
 expect_error "--stragglers=1x3 does not parse" --stragglers=1x3
 expect_error "--straggler_delay=fast does not parse" --straggler_delay=fast
 expect_error "--stragglers/--straggler_delay with 1 workers" --workers=1 --stragglers=3:2
