@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "core/mode.h"
+#include "kernels/optimizer_name.h"
 #include "pybind11/numpy.h"
 #include "pybind11/pybind11.h"
 #include "pybind11/stl.h"
@@ -127,6 +128,18 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.lr.base_lr = TakeFloat32(options, "lr");
   o.lr.decay_rate = TakeFloat32(options, "lr_decay_rate");
   o.lr.decay_steps = TakeAs<int64_t>(options, "lr_decay_steps");
+  o.sgd.optimizer = ValueOrRaise(ParseOptimizer(TakeAs<std::string>(options, "optimizer")));
+  const std::string state = TakeAs<std::string>(options, "optimizer_state");
+  if (state != "per_worker" && state != "shared") {
+    throw py::value_error(absl::StrFormat(
+        "optimizer_state='%s' is not an optimizer state; it must be 'per_worker' or 'shared'",
+        state));
+  }
+  o.sgd.shared_optimizer_state = state == "shared";
+  o.sgd.beta1 = TakeFloat32(options, "adam_beta1");
+  o.sgd.beta2 = TakeFloat32(options, "adam_beta2");
+  o.sgd.alpha = TakeFloat32(options, "rmsprop_alpha");
+  o.sgd.eps = TakeFloat32(options, "eps");
   o.sgd.momentum = TakeFloat32(options, "momentum");
   o.sgd.weight_decay = TakeFloat32(options, "weight_decay");
   o.sgd.staleness_aware_lr = TakeAs<bool>(options, "staleness_aware_lr");

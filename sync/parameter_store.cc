@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/logging.h"
+#include "kernels/cpu/optimizer_update.h"
 #include "kernels/cpu/sgd_update.h"
 
 namespace hogwild {
@@ -52,6 +53,16 @@ void ParameterStore::SgdUpdateAndRead(const SgdMomentumFn& sgd, absl::Span<const
                     (sgd.momentum == 0.0f || static_cast<int64_t>(velocity.size()) == size_),
                 "ParameterStore::SgdUpdateAndRead: size");
   cpu::SharedSgdUpdateAndRead(sgd, grad, velocity, values_.get(), out);
+}
+
+void ParameterStore::OptimizerUpdateAndRead(const OptimizerFn& fn, int num_slots,
+                                            absl::Span<const float> grad, absl::Span<float> s0,
+                                            absl::Span<float> s1, bool shared_state,
+                                            absl::Span<float> out) {
+  HOGWILD_CHECK(
+      static_cast<int64_t>(grad.size()) == size_ && static_cast<int64_t>(out.size()) == size_,
+      "ParameterStore::OptimizerUpdateAndRead: size");
+  cpu::SharedOptimizerUpdateAndRead(fn, num_slots, grad, s0, s1, shared_state, values_.get(), out);
 }
 
 }  // namespace hogwild

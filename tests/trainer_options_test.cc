@@ -30,6 +30,64 @@ TrainerOptions ValidOptions() {
 
 TEST(TrainerOptions, ValidOptionsPass) { EXPECT_TRUE(ValidateOptions(ValidOptions()).ok()); }
 
+// Optimizers (issue 15): every optimizer with its defaults is valid on the CPU; a constant out of
+// range, one the optimizer does not read, shared state where nothing is shared or there is no
+// state, and an optimizer the GPU policies lack are refused naming the field.
+TEST(TrainerOptions, OptimizerOptionsAreValidated) {
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdam, OptimizerKind::kAdamW,
+                             OptimizerKind::kRmsprop, OptimizerKind::kAdagrad}) {
+    TrainerOptions o = ValidOptions();
+    o.sgd.optimizer = kind;
+    EXPECT_TRUE(ValidateOptions(o).ok()) << static_cast<int>(kind);
+  }
+  struct Case {
+    void (*change)(TrainerOptions&);
+    const char* expected;
+  };
+  const Case cases[] = {
+      {[](TrainerOptions& o) { o.sgd.optimizer = static_cast<OptimizerKind>(9); },
+       "TrainerOptions::sgd.optimizer=9 is out of range"},
+      {[](TrainerOptions& o) { o.sgd.optimizer = OptimizerKind::kNesterov; },
+       "TrainerOptions::sgd.momentum=0 is out of range with optimizer nesterov"},
+      {[](TrainerOptions& o) {
+         o.sgd.optimizer = OptimizerKind::kAdam;
+         o.sgd.beta2 = 1.0f;
+       },
+       "TrainerOptions::sgd.beta2=1 is out of range"},
+      {[](TrainerOptions& o) {
+         o.sgd.optimizer = OptimizerKind::kAdagrad;
+         o.sgd.eps = std::numeric_limits<float>::infinity();
+       },
+       "TrainerOptions::sgd.eps=inf is out of range"},
+      {[](TrainerOptions& o) {
+         o.sgd.optimizer = OptimizerKind::kAdagrad;
+         o.sgd.momentum = 0.5f;
+       },
+       "TrainerOptions::sgd.momentum=0.5 has no effect with optimizer adagrad"},
+      {[](TrainerOptions& o) { o.sgd.alpha = 0.9f; },
+       "TrainerOptions::sgd.alpha=0.9 has no effect with optimizer sgd"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kSync;
+         o.sgd.optimizer = OptimizerKind::kAdam;
+         o.sgd.shared_optimizer_state = true;
+       },
+       "TrainerOptions::sgd.shared_optimizer_state=true has no effect in sync mode"},
+      {[](TrainerOptions& o) { o.sgd.shared_optimizer_state = true; },
+       "has no effect with optimizer sgd without momentum"},
+      {[](TrainerOptions& o) {
+         o.devices = {DeviceSpec::Gpu(0)};
+         o.num_workers = 1;
+         o.sgd.optimizer = OptimizerKind::kAdam;
+       },
+       "TrainerOptions::sgd.optimizer=adam is not available on GPU devices yet"},
+  };
+  for (const Case& c : cases) {
+    TrainerOptions o = ValidOptions();
+    c.change(o);
+    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {c.expected});
+  }
+}
+
 TEST(TrainerOptions, ZeroWorkersIsRejected) {
   TrainerOptions o = ValidOptions();
   o.num_workers = 0;

@@ -14,6 +14,7 @@
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/optimizer_name.h"
 #include "sync/parameter_store.h"
 #include "sync/policy_factory.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -171,10 +172,11 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                            ParameterStore::Create(model->num_params()));
   model->InitParams(options.seed, store->unsafe_values());
   // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.
-  const CheckpointSignature signature =
-      options.checkpoint_dir.empty() ? CheckpointSignature{}
-                                     : MakeSignature(*model, options.mode, options.num_workers,
-                                                     options.batch_size, options.seed, train);
+  CheckpointSignature signature = options.checkpoint_dir.empty()
+                                      ? CheckpointSignature{}
+                                      : MakeSignature(*model, options.mode, options.num_workers,
+                                                      options.batch_size, options.seed, train);
+  signature.optimizer = OptimizerName(options.sgd.optimizer);
 
   PolicyPlacement placement{.num_cpu_workers = options.num_workers,
                             .force_host_master = options.force_host_master};

@@ -6,6 +6,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "kernels/optimizer_name.h"
+#include "trainer/optimizer_options.h"
 
 namespace hogwild {
 namespace {
@@ -83,6 +85,13 @@ absl::Status Ignored(const std::string& field_and_value, const std::string& why)
 // Options that only one mode, device kind or other setting reads: refused when set otherwise.
 absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
   const bool gpu = o.devices[0].is_gpu();
+  if (gpu && (!o.sgd.is_sgd_momentum() || o.sgd.shared_optimizer_state)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::sgd.optimizer=%s%s is not available on GPU devices yet (sgd and "
+        "momentum with per-worker state are); use cpu devices",
+        OptimizerName(o.sgd.optimizer),
+        o.sgd.shared_optimizer_state ? " with shared_optimizer_state" : ""));
+  }
   if (o.sgd.staleness_aware_lr && o.mode != Mode::kAsync) {
     return Ignored("TrainerOptions::sgd.staleness_aware_lr=true",
                    absl::StrFormat("in %s mode (its update policy does not read it); it is for "
@@ -188,9 +197,7 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(CheckRange("batch_size", o.batch_size, int64_t{1}, kMaxBatchSize));
   HOGWILD_RETURN_IF_ERROR(CheckRange("epochs", o.epochs, int64_t{1}, kMaxEpochs));
   HOGWILD_RETURN_IF_ERROR(ValidateLrSchedule(o.lr));
-  if (!(o.sgd.momentum >= 0.0f && o.sgd.momentum < 1.0f)) {
-    return OutOfRange("sgd.momentum", absl::StrFormat("%g", o.sgd.momentum), "in [0, 1)");
-  }
+  HOGWILD_RETURN_IF_ERROR(ValidateOptimizerOptions(o.sgd, o.mode));
   if (!(o.sgd.weight_decay >= 0.0f) || !std::isfinite(o.sgd.weight_decay)) {
     return OutOfRange("sgd.weight_decay", absl::StrFormat("%g", o.sgd.weight_decay), ">= 0");
   }

@@ -27,10 +27,12 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "core/status_macros.h"
+#include "kernels/optimizer_name.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/gpu_handoff.h"
@@ -88,7 +90,24 @@ ABSL_FLAG(double, lr_decay_rate, 1.0,
 ABSL_FLAG(
     int64_t, lr_decay_steps, 1000,
     "decay period in global steps, >= 1, for the exponential and step schedules (only those)");
-ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
+ABSL_FLAG(std::string, optimizer, "sgd",
+          "sgd | momentum | nesterov | adam | adamw | rmsprop | adagrad: torch.optim's rules and "
+          "defaults (kernels/optimizer.h; adamw's decay is --weight_decay, default 0 here, 0.01 "
+          "in PyTorch); CPU workers only except sgd and momentum");
+ABSL_FLAG(std::string, optimizer_state, "per_worker",
+          "async and ssp: per_worker (each worker its own momentum/moments/step count, as "
+          "PyTorch's Hogwild example) | shared (one state updated lock-free like the parameters, "
+          "A3C's shared Adam: concurrent updates of a state element may be lost; Adam's step "
+          "count is exact, one per applied update)");
+ABSL_FLAG(double, momentum, 0.0,
+          "momentum in [0, 1) for sgd and rmsprop, in (0, 1) for momentum and nesterov "
+          "(PyTorch convention, dampening 0)");
+ABSL_FLAG(double, adam_beta1, 0.9, "adam, adamw: first-moment decay, in [0, 1)");
+ABSL_FLAG(double, adam_beta2, 0.999, "adam, adamw: second-moment decay, in [0, 1)");
+ABSL_FLAG(double, rmsprop_alpha, 0.99, "rmsprop: smoothing constant, in [0, 1)");
+ABSL_FLAG(double, eps, 0.0,
+          "adam, adamw, rmsprop, adagrad: the denominator's epsilon, >= 0; 0: PyTorch's default "
+          "(1e-8, adagrad 1e-10)");
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
 ABSL_FLAG(bool, staleness_aware_lr, false,
           "async only: divide the learning rate by the update's staleness (Zhang et al. 2016)");
@@ -146,6 +165,27 @@ std::string FlagText(const char* name) {
   return flag == nullptr ? "" : flag->CurrentValue();
 }
 
+// --optimizer, --optimizer_state and the optimizers' constants into `sgd` (ValidateOptions checks
+// their ranges and refuses the ones the optimizer does not read).
+absl::Status ParseOptimizerFlags(hogwild::SgdOptions& sgd) {
+  using namespace hogwild;
+  absl::StatusOr<OptimizerKind> kind = ParseOptimizer(absl::GetFlag(FLAGS_optimizer));
+  if (!kind.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--optimizer: ", kind.status().message()));
+  sgd.optimizer = *kind;
+  const std::string state = absl::GetFlag(FLAGS_optimizer_state);
+  if (state != "per_worker" && state != "shared") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--optimizer_state=%s is not an optimizer state; it must be per_worker or shared", state));
+  }
+  sgd.shared_optimizer_state = state == "shared";
+  HOGWILD_ASSIGN_OR_RETURN(sgd.beta1, ToFloat32("adam_beta1", FlagText("adam_beta1")));
+  HOGWILD_ASSIGN_OR_RETURN(sgd.beta2, ToFloat32("adam_beta2", FlagText("adam_beta2")));
+  HOGWILD_ASSIGN_OR_RETURN(sgd.alpha, ToFloat32("rmsprop_alpha", FlagText("rmsprop_alpha")));
+  HOGWILD_ASSIGN_OR_RETURN(sgd.eps, ToFloat32("eps", FlagText("eps")));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested) {
   using namespace hogwild;
   HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
@@ -200,6 +240,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
                              ToFloat32("lr_decay_rate", FlagText("lr_decay_rate")));
     options.lr.decay_steps = absl::GetFlag(FLAGS_lr_decay_steps);
   }
+  HOGWILD_RETURN_IF_ERROR(ParseOptimizerFlags(options.sgd));
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.momentum, ToFloat32("momentum", FlagText("momentum")));
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.weight_decay,
                            ToFloat32("weight_decay", FlagText("weight_decay")));
