@@ -65,6 +65,9 @@ std::string WithKeywordNames(absl::string_view message) {
       {"LrSchedule::base_lr", "lr"},
       {"LrSchedule::decay_rate", "lr_decay_rate"},
       {"LrSchedule::decay_steps", "lr_decay_steps"},
+      {"LrSchedule::warmup_steps", "lr_warmup_steps"},
+      {"LrSchedule::reference_batch", "lr_reference_batch"},
+      {"LrSchedule::scaling=none", "lr_scaling='none'"},
   };
   // Flags that some loaders name (trainer/data/mnist.h, trainer/device.h, ...), longer first.
   static const char* const kFlags[] = {

@@ -128,6 +128,9 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.lr.base_lr = TakeFloat32(options, "lr");
   o.lr.decay_rate = TakeFloat32(options, "lr_decay_rate");
   o.lr.decay_steps = TakeAs<int64_t>(options, "lr_decay_steps");
+  o.lr.warmup_steps = TakeAs<int64_t>(options, "lr_warmup_steps");
+  o.lr.scaling = ValueOrRaise(ParseLrScaling(TakeAs<std::string>(options, "lr_scaling")));
+  o.lr.reference_batch = TakeAs<int64_t>(options, "lr_reference_batch");
   o.sgd.optimizer = ValueOrRaise(ParseOptimizer(TakeAs<std::string>(options, "optimizer")));
   const std::string state = TakeAs<std::string>(options, "optimizer_state");
   if (state != "per_worker" && state != "shared") {

@@ -249,6 +249,17 @@ absl::Status ValidateSimOptions(const SimOptions& options) {
   if (t.progress) return refuse("progress");
   if (t.log_row_sink) return refuse("log_row_sink");
   if (t.stop_requested != nullptr) return refuse("stop_requested");
+  // The simulated updates are SgdMomentumFn's: the other optimizers are not simulated yet.
+  if (!t.sgd.is_sgd_momentum()) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::sgd.optimizer is not simulated yet; the simulation has sgd and "
+        "momentum");
+  }
+  if (t.sgd.shared_optimizer_state) return refuse("sgd.shared_optimizer_state");
+  if (t.lr.scaling != LrSchedule::Scaling::kNone) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::lr.scaling is not simulated yet; scale --lr yourself");
+  }
   HOGWILD_RETURN_IF_ERROR(ValidateComputeTimeOptions(options.compute, t.num_workers));
   if (!(options.allreduce_time_s >= 0 && options.allreduce_time_s <= kMaxSimAllreduceTimeS)) {
     return absl::InvalidArgumentError(

@@ -103,6 +103,8 @@ class BadInput(unittest.TestCase):
         self.refuses(ValueError, ["lr=1e-50 is outside float32's range"], *d, lr=1e-50)
         self.refuses(ValueError, ["momentum=1.5 is out of range"], *d, momentum=1.5)
         self.refuses(ValueError, ["unknown optimizer 'adamax'"], *d, optimizer="adamax")
+        self.refuses(ValueError, ["lr_scaling=cubic is unknown"], *d, lr_scaling="cubic")
+        self.refuses(ValueError, ["lr_warmup_steps=-1 is out of range"], *d, lr_warmup_steps=-1)
         self.refuses(ValueError, ["optimizer_state='both' is not an optimizer state"], *d,
                      optimizer_state="both")
         self.refuses(ValueError, ["adam_beta2=1 is out of range"], *d, optimizer="adam",

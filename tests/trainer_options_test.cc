@@ -88,6 +88,43 @@ TEST(TrainerOptions, OptimizerOptionsAreValidated) {
   }
 }
 
+// Scaling happens once, with the global batch of the mode: a sync run with linear scaling and a
+// reference batch of half the global batch is bitwise the run with the doubled rate; async
+// counts every worker's batch. Warm-up changes the first steps (and only those).
+TEST(TrainerOptions, LrScalingUsesTheGlobalBatchOfTheMode) {
+  const Dataset data = testing::SyntheticDataset(120, 6, 3, 2);
+  auto run = [&](Mode mode, int workers, float lr, LrSchedule::Scaling scaling, int64_t reference,
+                 int64_t warmup) {
+    TrainerOptions o = ValidOptions();
+    o.mode = mode;
+    o.num_workers = workers;
+    o.batch_size = 10;
+    o.lr.base_lr = lr;
+    o.lr.scaling = scaling;
+    o.lr.reference_batch = reference;
+    o.lr.warmup_steps = warmup;
+    absl::StatusOr<TrainResult> r = Train(o, data, Dataset());
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->params : std::vector<float>{};
+  };
+  using S = LrSchedule::Scaling;
+  EXPECT_EQ(run(Mode::kSync, 2, 0.05f, S::kLinear, 5, 0),
+            run(Mode::kSync, 2, 0.1f, S::kNone, 256, 0));
+  EXPECT_NE(run(Mode::kSync, 2, 0.05f, S::kLinear, 10, 0),
+            run(Mode::kSync, 2, 0.1f, S::kNone, 256, 0));
+  // One async worker: the global batch is 10 per worker x 1.
+  EXPECT_EQ(run(Mode::kAsync, 1, 0.05f, S::kSqrt, 40, 0),
+            run(Mode::kAsync, 1, 0.025f, S::kNone, 256, 0));
+  EXPECT_NE(run(Mode::kSync, 2, 0.05f, S::kNone, 256, 5),
+            run(Mode::kSync, 2, 0.05f, S::kNone, 256, 0));
+  TrainerOptions o = ValidOptions();
+  o.lr.scaling = S::kLinear;
+  o.lr.base_lr = 1e38f;  // x 64 / 1 overflows float32
+  o.lr.reference_batch = 1;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"outside float32's positive range"});
+}
+
 TEST(TrainerOptions, ZeroWorkersIsRejected) {
   TrainerOptions o = ValidOptions();
   o.num_workers = 0;

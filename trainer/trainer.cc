@@ -145,6 +145,9 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   HOGWILD_RETURN_IF_ERROR(CheckOutputs(requested));
   TrainerOptions options = requested;
   options.num_workers = WorkerCount(requested);
+  // The schedule every worker, the log and the evaluations read: base_lr scaled for the global
+  // batch once (LrSchedule::scaling), warm-up included in At().
+  const LrSchedule lr = ScaleForBatch(options.lr, GlobalBatch(options));
   const std::vector<DeviceSpec> worker_devices = WorkerDevices(options);
   // GPU workers need the GPU runtime (trainer/gpu_runtime.h): say so before anything else.
   const GpuRuntime* gpu = nullptr;
@@ -252,7 +255,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   context.policy = policy.get();
   context.pipeline = &pipeline;
   context.metrics = &metrics;
-  context.lr = options.lr;
+  context.lr = lr;
   context.max_batch = options.batch_size;
   context.evaluator = evaluator.get();
   context.eval_every_steps =
@@ -306,7 +309,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   }
   if (status.ok()) status = boundary.WriteFinal();
   if (status.ok()) {
-    status = metrics.FlushWindows(options.lr.At(static_cast<int64_t>(policy->global_step())));
+    status = metrics.FlushWindows(lr.At(static_cast<int64_t>(policy->global_step())));
   }
   if (!status.ok()) {
     const int64_t last = boundary.last_checkpoint_step() >= 0
@@ -336,8 +339,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.params));
     // A periodic evaluation may already have logged exactly these parameters.
     if (metrics.last_eval_step() != result.steps) {
-      const absl::Status logged =
-          metrics.RecordEval(eval, result.steps, options.lr.At(result.steps));
+      const absl::Status logged = metrics.RecordEval(eval, result.steps, lr.At(result.steps));
       if (!logged.ok()) return WithLastCheckpoint(logged, options, result.last_checkpoint_step);
     }
     result.final_test_loss = eval.loss;

@@ -191,6 +191,11 @@ int WorkerCount(const TrainerOptions& options) {
   return static_cast<int>(options.devices.size()) * options.workers_per_device;
 }
 
+int64_t GlobalBatch(const TrainerOptions& options) {
+  return SplitsGlobalBatch(options.mode) ? options.batch_size
+                                         : options.batch_size * WorkerCount(options);
+}
+
 absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(ValidateDevices(o));
   HOGWILD_RETURN_IF_ERROR(CheckRange("num_workers", o.num_workers, 1, kMaxWorkers));
@@ -198,6 +203,13 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(CheckRange("epochs", o.epochs, int64_t{1}, kMaxEpochs));
   HOGWILD_RETURN_IF_ERROR(ValidateLrSchedule(o.lr));
   HOGWILD_RETURN_IF_ERROR(ValidateOptimizerOptions(o.sgd, o.mode));
+  if (const float scaled = ScaleForBatch(o.lr, GlobalBatch(o)).base_lr;
+      !(scaled > 0.0f) || !std::isfinite(scaled)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "LrSchedule::base_lr=%g scaled for a global batch of %d with LrSchedule::reference_batch="
+        "%d is %g, outside float32's positive range; use another reference batch or no scaling",
+        o.lr.base_lr, GlobalBatch(o), o.lr.reference_batch, scaled));
+  }
   if (!(o.sgd.weight_decay >= 0.0f) || !std::isfinite(o.sgd.weight_decay)) {
     return OutOfRange("sgd.weight_decay", absl::StrFormat("%g", o.sgd.weight_decay), ">= 0");
   }

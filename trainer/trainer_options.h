@@ -124,6 +124,12 @@ struct TrainerOptions {
 // on GPUs. Pure.
 int WorkerCount(const TrainerOptions& options);
 
+// The examples behind one round of updates, which LrSchedule::scaling scales the learning rate
+// by: batch_size where it is the global batch (sync, backup, local_sgd: core/mode.h
+// SplitsGlobalBatch), batch_size x WorkerCount() where it is per worker (async, ssp: the batches
+// of all workers in flight, Goyal et al.'s kn). Pure.
+int64_t GlobalBatch(const TrainerOptions& options);
+
 // Checks every option against its range (no dataset needed), and refuses an option that would
 // do nothing in this mode, on these devices or with these other options (so nothing the caller
 // set is silently dropped). A field left at its default value is never refused. The rules:
@@ -138,6 +144,8 @@ int WorkerCount(const TrainerOptions& options);
 //   model.hidden             mlp only (other than the default {256, 256} or empty)
 //   lr.decay_rate != 1, lr.decay_steps != 1   only with a decaying schedule; a decaying
 //                            schedule needs decay_rate < 1
+//   lr.reference_batch       only with lr.scaling linear or sqrt; the scaled base_lr must be a
+//                            positive finite float32
 // Errors: kInvalidArgument whose message names the field as `TrainerOptions::<field>` (or
 // `LrSchedule::<field>`), the value and the allowed range or the mode that ignores it.
 absl::Status ValidateOptions(const TrainerOptions& options);

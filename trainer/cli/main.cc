@@ -90,6 +90,17 @@ ABSL_FLAG(double, lr_decay_rate, 1.0,
 ABSL_FLAG(
     int64_t, lr_decay_steps, 1000,
     "decay period in global steps, >= 1, for the exponential and step schedules (only those)");
+ABSL_FLAG(int64_t, lr_warmup_steps, 0,
+          "linear warm-up (Goyal et al. 2017) over this many global steps, in [0, 2^40], "
+          "composed with every schedule: lr(step) = schedule(step) * min(1, (step + 1) / N); "
+          "0: none");
+ABSL_FLAG(std::string, lr_scaling, "none",
+          "none | linear | sqrt: scale --lr by (global batch / --lr_reference_batch), or its "
+          "square root, once before training (the linear scaling rule when changing the worker "
+          "count); the global batch is --batch_size in sync, backup and local_sgd modes and "
+          "--batch_size x workers in async and ssp modes");
+ABSL_FLAG(int64_t, lr_reference_batch, 256,
+          "the global batch --lr is meant for, >= 1 (--lr_scaling linear or sqrt only)");
 ABSL_FLAG(std::string, optimizer, "sgd",
           "sgd | momentum | nesterov | adam | adamw | rmsprop | adagrad: torch.optim's rules and "
           "defaults (kernels/optimizer.h; adamw's decay is --weight_decay, default 0 here, 0.01 "
@@ -240,6 +251,9 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
                              ToFloat32("lr_decay_rate", FlagText("lr_decay_rate")));
     options.lr.decay_steps = absl::GetFlag(FLAGS_lr_decay_steps);
   }
+  options.lr.warmup_steps = absl::GetFlag(FLAGS_lr_warmup_steps);
+  HOGWILD_ASSIGN_OR_RETURN(options.lr.scaling, ParseLrScaling(absl::GetFlag(FLAGS_lr_scaling)));
+  options.lr.reference_batch = absl::GetFlag(FLAGS_lr_reference_batch);
   HOGWILD_RETURN_IF_ERROR(ParseOptimizerFlags(options.sgd));
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.momentum, ToFloat32("momentum", FlagText("momentum")));
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.weight_decay,

@@ -48,6 +48,9 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"LrSchedule::base_lr", "--lr"},
       {"LrSchedule::decay_rate", "--lr_decay_rate"},
       {"LrSchedule::decay_steps", "--lr_decay_steps"},
+      {"LrSchedule::warmup_steps", "--lr_warmup_steps"},
+      {"LrSchedule::reference_batch", "--lr_reference_batch"},
+      {"LrSchedule::scaling=none", "--lr_scaling=none"},
   };
   std::string message(status.message());
   for (const auto& [field, flag] : kFlags) {
