@@ -48,6 +48,7 @@ std::string WithKeywordNames(absl::string_view message) {
       {"TrainerOptions::sgd.beta2", "adam_beta2"},
       {"TrainerOptions::sgd.alpha", "rmsprop_alpha"},
       {"TrainerOptions::sgd.eps", "eps"},
+      {"TrainerOptions::sgd.clip_global_norm", "clip_global_norm"},
       {"TrainerOptions::sgd.weight_decay", "weight_decay"},
       {"TrainerOptions::sgd.staleness_aware_lr", "staleness_aware_lr"},
       {"TrainerOptions::staleness_bound", "staleness_bound"},

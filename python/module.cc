@@ -143,6 +143,7 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.sgd.beta2 = TakeFloat32(options, "adam_beta2");
   o.sgd.alpha = TakeFloat32(options, "rmsprop_alpha");
   o.sgd.eps = TakeFloat32(options, "eps");
+  o.sgd.clip_global_norm = TakeFloat32(options, "clip_global_norm");
   o.sgd.momentum = TakeFloat32(options, "momentum");
   o.sgd.weight_decay = TakeFloat32(options, "weight_decay");
   o.sgd.staleness_aware_lr = TakeAs<bool>(options, "staleness_aware_lr");

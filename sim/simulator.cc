@@ -256,6 +256,7 @@ absl::Status ValidateSimOptions(const SimOptions& options) {
         "momentum");
   }
   if (t.sgd.shared_optimizer_state) return refuse("sgd.shared_optimizer_state");
+  if (t.sgd.clip_global_norm != 0.0f) return refuse("sgd.clip_global_norm");
   if (t.lr.scaling != LrSchedule::Scaling::kNone) {
     return absl::InvalidArgumentError(
         "TrainerOptions::lr.scaling is not simulated yet; scale --lr yourself");

@@ -4,6 +4,7 @@
 
 #include "core/logging.h"
 #include "kernels/optimizer.h"
+#include "sync/grad_clip.h"
 
 namespace hogwild {
 
@@ -124,8 +125,7 @@ void BackupSync::Apply(const std::vector<int>& contributors, float lr) {
   // As sync/tower_average.cc: blocked so the partial sums stay in L1; summed in worker order.
   constexpr int64_t kBlock = 1024;
   alignas(64) float sum[kBlock];
-  for (int64_t lo = 0; lo < num_params; lo += kBlock) {
-    const int64_t n = std::min(kBlock, num_params - lo);
+  const auto sum_block = [&](int64_t lo, int64_t n) {
     const float* first = grads_[contributors.front()] + lo;
     std::copy(first, first + n, sum);
     for (size_t k = 1; k < contributors.size(); ++k) {
@@ -134,6 +134,24 @@ void BackupSync::Apply(const std::vector<int>& contributors, float lr) {
     }
     if (rescale != 1.0f) {
       for (int64_t i = 0; i < n; ++i) sum[i] *= rescale;
+    }
+  };
+  // Clipping: the norm of the whole averaged (and rescaled) gradient, as sync mode.
+  float scale = 1.0f;
+  if (sgd_options().clip_global_norm > 0.0f) {
+    double squares = 0.0;
+    for (int64_t lo = 0; lo < num_params; lo += kBlock) {
+      const int64_t n = std::min(kBlock, num_params - lo);
+      sum_block(lo, n);
+      squares += SumOfSquares(absl::MakeConstSpan(sum, n));
+    }
+    scale = ClipScale(squares, sgd_options().clip_global_norm);
+  }
+  for (int64_t lo = 0; lo < num_params; lo += kBlock) {
+    const int64_t n = std::min(kBlock, num_params - lo);
+    sum_block(lo, n);
+    if (scale != 1.0f) {
+      for (int64_t i = 0; i < n; ++i) sum[i] *= scale;
     }
     ApplyOptimizerRange(sgd_options(), lr, step, absl::MakeConstSpan(sum, n), slots_, lo,
                         absl::MakeSpan(params + lo, n));

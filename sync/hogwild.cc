@@ -2,6 +2,7 @@
 
 #include "kernels/functors.h"
 #include "kernels/optimizer.h"
+#include "sync/grad_clip.h"
 
 namespace hogwild {
 
@@ -86,9 +87,16 @@ absl::StatusOr<DeviceSpan<const float>> Hogwild::DoBeginStep(int worker) {
 absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const float> device_grad,
                                                 float lr) {
   // A CPU policy: the gradient is in host memory.
-  const absl::Span<const float> grad = device_grad.HostSpan();
+  absl::Span<const float> grad = device_grad.HostSpan();
   PerWorker& w = workers_[worker];
   const SgdOptions& o = sgd_options();
+  // Clipping: this worker's own gradient (sync/grad_clip.h), into a private copy when it is
+  // scaled (the caller's gradient is read-only).
+  if (const float scale = ClipScale(SumOfSquares(grad), o.clip_global_norm); scale != 1.0f) {
+    w.clipped.resize(grad.size());
+    for (size_t i = 0; i < grad.size(); ++i) w.clipped[i] = grad[i] * scale;
+    grad = absl::MakeConstSpan(w.clipped);
+  }
   const StepStats stats =
       AsyncStepStats(store()->version(), w.read_version, lr, o.staleness_aware_lr);
   // The update also refreshes this worker's snapshot: one pass over P instead of two (an update

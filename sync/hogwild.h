@@ -57,6 +57,7 @@ class Hogwild final : public UpdatePolicy {
   struct PerWorker {
     std::vector<float> snapshot;  // [P]
     OptimizerSlots slots;         // this worker's optimizer state (per_worker), else empty
+    std::vector<float> clipped;   // [P] the clipped gradient (clip_global_norm), else empty
     uint64_t read_version = 0;
     // FinishStep left in `snapshot` the values it wrote, read at version `read_version`.
     bool snapshot_current = false;

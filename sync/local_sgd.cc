@@ -5,6 +5,7 @@
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/optimizer.h"
+#include "sync/grad_clip.h"
 
 namespace hogwild {
 
@@ -60,9 +61,15 @@ absl::StatusOr<DeviceSpan<const float>> LocalSgd::DoBeginStep(int worker) {
 absl::StatusOr<StepStats> LocalSgd::DoFinishStep(int worker, DeviceSpan<const float> grad,
                                                  float lr) {
   PerWorker& w = workers_[worker];
-  // A CPU policy: the gradient is in host memory.
-  ApplyOptimizerRange(sgd_options(), lr, ++w.slots.step, grad.HostSpan(), w.slots, 0,
-                      absl::MakeSpan(w.replica));
+  // A CPU policy: the gradient is in host memory. Clipped per worker (its local gradient).
+  absl::Span<const float> g = grad.HostSpan();
+  if (const float scale = ClipScale(SumOfSquares(g), sgd_options().clip_global_norm);
+      scale != 1.0f) {
+    w.clipped.resize(g.size());
+    for (size_t i = 0; i < g.size(); ++i) w.clipped[i] = g[i] * scale;
+    g = absl::MakeConstSpan(w.clipped);
+  }
+  ApplyOptimizerRange(sgd_options(), lr, ++w.slots.step, g, w.slots, 0, absl::MakeSpan(w.replica));
   if (++w.since_average == average_every_) HOGWILD_RETURN_IF_ERROR(Average(worker));
   return StepStats{.staleness = 0, .applied_lr = lr};
 }

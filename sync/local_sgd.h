@@ -63,6 +63,7 @@ class LocalSgd final : public UpdatePolicy {
   struct PerWorker {
     std::vector<float> replica;   // [P]
     OptimizerSlots slots;         // this replica's optimizer state
+    std::vector<float> clipped;   // [P] the clipped gradient (clip_global_norm), else empty
     int64_t since_average = 0;    // local steps since the last averaging
     bool started = false;         // replica initialized from the store
   };

@@ -8,13 +8,15 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/sgd_update.h"
 #include "kernels/functors.h"
+#include "sync/grad_clip.h"
 
 namespace hogwild {
 
 TowerAverage::TowerAverage(ParameterStore* store, int num_workers, SgdOptions options)
     : UpdatePolicy(Mode::kSync, store, num_workers, options),
       barrier_(num_workers),
-      tower_grads_(num_workers, nullptr) {
+      tower_grads_(num_workers, nullptr),
+      partial_squares_(num_workers, 0.0) {
   slots_ = OptimizerSlots(options, store->size());
 }
 
@@ -92,9 +94,29 @@ absl::StatusOr<StepStats> TowerAverage::DoFinishStep(int worker, DeviceSpan<cons
   // Blocked so the partial sums stay in L1 while all towers are added in worker order.
   constexpr int64_t kBlock = 1024;
   alignas(64) float sum[kBlock];
+  float scale = 1.0f;
+  if (sgd_options().clip_global_norm > 0.0f) {
+    // Clipping needs the norm of the whole averaged gradient: each worker adds up its slice's
+    // squares, the partials meet at a barrier, and every worker sums them in worker order (the
+    // same total and factor everywhere), then the slices are summed again and scaled.
+    double squares = 0.0;
+    for (int64_t lo = begin; lo < end; lo += kBlock) {
+      const int64_t n = std::min(kBlock, end - lo);
+      AddTowers(lo, n, sum);
+      squares += SumOfSquares(absl::MakeConstSpan(sum, n));
+    }
+    partial_squares_[worker] = squares;
+    HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
+    double total = 0.0;
+    for (double partial : partial_squares_) total += partial;
+    scale = ClipScale(total, sgd_options().clip_global_norm);
+  }
   for (int64_t lo = begin; lo < end; lo += kBlock) {
     const int64_t n = std::min(kBlock, end - lo);
     AddTowers(lo, n, sum);
+    if (scale != 1.0f) {
+      for (int64_t i = 0; i < n; ++i) sum[i] *= scale;
+    }
     ApplyOptimizerRange(sgd_options(), lr, step, absl::MakeConstSpan(sum, n), slots_, lo,
                         absl::MakeSpan(params + lo, n));
   }

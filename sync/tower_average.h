@@ -12,6 +12,9 @@
 //      (one optimizer state, sliced the same way; Adam's step t = the global step + 1);
 //   4. arrives at the barrier again, so no one reads the parameters of the next step before
 //      every slice is updated.
+// With clip_global_norm, between 1 and 2 each worker first adds up the squares of its slice of
+// the averaged gradient and meets the others at a third barrier, so the norm clipped is the
+// averaged gradient's (sync/grad_clip.h), then sums its slice again and scales it.
 // With W workers and global batch B the parameters equal those of 1 worker with batch B up to
 // float rounding (the gradient sums are associated differently), for any W including W > B.
 //
@@ -57,6 +60,9 @@ class TowerAverage final : public UpdatePolicy {
   // barrier and read by all workers between the two barriers.
   std::vector<const float*> tower_grads_;
   OptimizerSlots slots_;
+  // clip_global_norm: each worker's sum of squares of its slice of the averaged gradient,
+  // written before the middle barrier and read by all after it.
+  std::vector<double> partial_squares_;
 };
 
 }  // namespace hogwild

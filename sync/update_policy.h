@@ -60,6 +60,9 @@ struct SgdOptions {
   bool shared_optimizer_state = false;
   // Async only: divide the learning rate by max(1, staleness) (Zhang et al., IJCAI 2016).
   bool staleness_aware_lr = false;
+  // Clip the gradient to this global L2 norm before the update (sync/grad_clip.h: sync and
+  // backup the averaged gradient, the other modes each worker's); 0 = no clipping; >= 0.
+  float clip_global_norm = 0.0f;
 
   // The functor's hyper-parameters. Pure.
   OptimizerParams optimizer_params() const {

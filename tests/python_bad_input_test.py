@@ -104,6 +104,8 @@ class BadInput(unittest.TestCase):
         self.refuses(ValueError, ["momentum=1.5 is out of range"], *d, momentum=1.5)
         self.refuses(ValueError, ["unknown optimizer 'adamax'"], *d, optimizer="adamax")
         self.refuses(ValueError, ["lr_scaling=cubic is unknown"], *d, lr_scaling="cubic")
+        self.refuses(ValueError, ["clip_global_norm=-1 is out of range"], *d,
+                     clip_global_norm=-1.0)
         self.refuses(ValueError, ["lr_warmup_steps=-1 is out of range"], *d, lr_warmup_steps=-1)
         self.refuses(ValueError, ["optimizer_state='both' is not an optimizer state"], *d,
                      optimizer_state="both")

@@ -36,6 +36,9 @@ absl::Status ValidateOptimizerOptions(const SgdOptions& o, Mode mode) {
   if (!InUnitInterval(o.beta1)) return OutOfRange("beta1", o.beta1, "in [0, 1)");
   if (!InUnitInterval(o.beta2)) return OutOfRange("beta2", o.beta2, "in [0, 1)");
   if (!InUnitInterval(o.alpha)) return OutOfRange("alpha", o.alpha, "in [0, 1)");
+  if (!(o.clip_global_norm >= 0.0f) || !std::isfinite(o.clip_global_norm)) {
+    return OutOfRange("clip_global_norm", o.clip_global_norm, "finite and >= 0 (0: no clipping)");
+  }
   if (!(o.eps >= 0.0f) || !std::isfinite(o.eps)) {
     return OutOfRange("eps", o.eps, "finite and >= 0 (0: the optimizer's PyTorch default)");
   }

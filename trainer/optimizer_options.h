@@ -16,6 +16,7 @@ namespace hogwild {
 //   beta1, beta2    [0, 1); adam and adamw only
 //   alpha           [0, 1); rmsprop only
 //   eps             finite, >= 0 (0 = PyTorch's default); not read by the SGD family
+//   clip_global_norm   finite, >= 0 (0 = no clipping)
 //   shared_optimizer_state   async and ssp only (the Hogwild updates), with an optimizer that
 //                   has state
 // Errors: kInvalidArgument naming `TrainerOptions::sgd.<field>`, the value and the range or the

@@ -92,6 +92,12 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
         OptimizerName(o.sgd.optimizer),
         o.sgd.shared_optimizer_state ? " with shared_optimizer_state" : ""));
   }
+  if (gpu && o.sgd.clip_global_norm != 0.0f) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::sgd.clip_global_norm=%g is not available on GPU devices yet; use cpu "
+        "devices",
+        o.sgd.clip_global_norm));
+  }
   if (o.sgd.staleness_aware_lr && o.mode != Mode::kAsync) {
     return Ignored("TrainerOptions::sgd.staleness_aware_lr=true",
                    absl::StrFormat("in %s mode (its update policy does not read it); it is for "

@@ -101,6 +101,11 @@ ABSL_FLAG(std::string, lr_scaling, "none",
           "--batch_size x workers in async and ssp modes");
 ABSL_FLAG(int64_t, lr_reference_batch, 256,
           "the global batch --lr is meant for, >= 1 (--lr_scaling linear or sqrt only)");
+ABSL_FLAG(double, clip_global_norm, 0.0,
+          "clip the gradient to this global L2 norm, >= 0 (0: off; PyTorch's clip_grad_norm_): "
+          "in sync and backup modes the AVERAGED gradient (after the tower average, not each "
+          "tower's share), in async, ssp and local_sgd modes each worker's own gradient; CPU "
+          "workers only");
 ABSL_FLAG(std::string, optimizer, "sgd",
           "sgd | momentum | nesterov | adam | adamw | rmsprop | adagrad: torch.optim's rules and "
           "defaults (kernels/optimizer.h; adamw's decay is --weight_decay, default 0 here, 0.01 "
@@ -194,6 +199,8 @@ absl::Status ParseOptimizerFlags(hogwild::SgdOptions& sgd) {
   HOGWILD_ASSIGN_OR_RETURN(sgd.beta2, ToFloat32("adam_beta2", FlagText("adam_beta2")));
   HOGWILD_ASSIGN_OR_RETURN(sgd.alpha, ToFloat32("rmsprop_alpha", FlagText("rmsprop_alpha")));
   HOGWILD_ASSIGN_OR_RETURN(sgd.eps, ToFloat32("eps", FlagText("eps")));
+  HOGWILD_ASSIGN_OR_RETURN(sgd.clip_global_norm,
+                           ToFloat32("clip_global_norm", FlagText("clip_global_norm")));
   return absl::OkStatus();
 }
 

@@ -29,6 +29,7 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::sgd.beta2", "--adam_beta2"},
       {"TrainerOptions::sgd.alpha", "--rmsprop_alpha"},
       {"TrainerOptions::sgd.eps", "--eps"},
+      {"TrainerOptions::sgd.clip_global_norm", "--clip_global_norm"},
       {"TrainerOptions::sgd.weight_decay", "--weight_decay"},
       {"TrainerOptions::sgd.staleness_aware_lr", "--staleness_aware_lr"},
       {"TrainerOptions::staleness_bound", "--staleness_bound"},
