@@ -146,6 +146,7 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.sgd.clip_global_norm = TakeFloat32(options, "clip_global_norm");
   o.sgd.momentum = TakeFloat32(options, "momentum");
   o.sgd.weight_decay = TakeFloat32(options, "weight_decay");
+  o.weight_decay_biases = TakeAs<bool>(options, "weight_decay_biases");
   o.sgd.staleness_aware_lr = TakeAs<bool>(options, "staleness_aware_lr");
   o.staleness_bound = TakeAs<int64_t>(options, "staleness_bound");
   o.backup_workers = TakeInt(options, "backup_workers", 0, kMaxWorkers - 1);

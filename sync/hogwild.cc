@@ -103,23 +103,33 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
   // and the next step's Read()), see benchmarks/README.md. The snapshot counts
   // as a fresh read only if no other update completed during the pass.
   const uint64_t version_before = store()->version();
-  if (o.shared_optimizer_state) {
-    // The step of this update among all applied ones: one atomic increment per update, so no
-    // two updates share a t and none is lost (see the header).
-    const uint64_t step = shared_step_.fetch_add(1, std::memory_order_relaxed) + 1;
-    const OptimizerFn fn = MakeOptimizerFn(o.optimizer_params(), stats.applied_lr, step);
-    store()->OptimizerUpdateAndRead(fn, shared_slots_.num_slots(), grad, shared_slots_.span0(),
-                                    shared_slots_.span1(), /*shared_state=*/true,
-                                    absl::MakeSpan(w.snapshot));
-  } else if (o.is_sgd_momentum()) {
-    ++w.slots.step;
-    const SgdMomentumFn sgd{stats.applied_lr, o.momentum, o.weight_decay};
-    store()->SgdUpdateAndRead(sgd, grad, w.slots.span0(), absl::MakeSpan(w.snapshot));
-  } else {
-    const OptimizerFn fn = MakeOptimizerFn(o.optimizer_params(), stats.applied_lr, ++w.slots.step);
-    store()->OptimizerUpdateAndRead(fn, w.slots.num_slots(), grad, w.slots.span0(), w.slots.span1(),
-                                    /*shared_state=*/false, absl::MakeSpan(w.snapshot));
-  }
+  // The step of this update: shared, its rank among all applied updates (one atomic
+  // increment per update, so no two updates share a t and none is lost; see the header);
+  // per worker, this worker's count.
+  const bool shared = o.shared_optimizer_state;
+  OptimizerSlots& slots = shared ? shared_slots_ : w.slots;
+  const uint64_t step =
+      shared ? shared_step_.fetch_add(1, std::memory_order_relaxed) + 1 : ++w.slots.step;
+  const auto piece = [](absl::Span<float> s, int64_t begin, int64_t count) {
+    return s.empty() ? s : s.subspan(begin, count);
+  };
+  // One call per piece of the parameters with or without weight decay (a single piece unless
+  // weight_decay_biases is off).
+  ForEachDecayPiece(o, 0, store()->size(), [&](int64_t begin, int64_t count, bool decays) {
+    const float weight_decay = decays ? o.weight_decay : 0.0f;
+    const absl::Span<const float> g = grad.subspan(begin, count);
+    const absl::Span<float> out = absl::MakeSpan(w.snapshot).subspan(begin, count);
+    if (o.is_sgd_momentum() && !shared) {
+      const SgdMomentumFn sgd{stats.applied_lr, o.momentum, weight_decay};
+      store()->SgdUpdateAndRead(sgd, g, piece(slots.span0(), begin, count), out, begin);
+      return;
+    }
+    OptimizerParams params = o.optimizer_params();
+    params.weight_decay = weight_decay;
+    const OptimizerFn fn = MakeOptimizerFn(params, stats.applied_lr, step);
+    store()->OptimizerUpdateAndRead(fn, slots.num_slots(), g, piece(slots.span0(), begin, count),
+                                    piece(slots.span1(), begin, count), shared, out, begin);
+  });
   const uint64_t version_after = store()->CompleteUpdate() + 1;
   w.snapshot_current = version_after == version_before + 1;
   w.read_version = version_after;

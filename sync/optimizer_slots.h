@@ -31,10 +31,34 @@ struct OptimizerSlots {
 // from grad ([n]) with learning rate `lr` at step `step` (>= 1) with the optimizer of `options`,
 // reading and writing slots' elements [lo, lo + n). The SGD family runs the vectorized
 // cpu::SgdUpdate, the others cpu::OptimizerUpdate; both are bitwise the OptimizerFn element by
-// element. Thread-safety: none (the caller owns the ranges).
+// element. Parameters in options.no_decay are updated with weight decay 0. Thread-safety: none
+// (the caller owns the ranges).
 void ApplyOptimizerRange(const SgdOptions& options, float lr, uint64_t step,
                          absl::Span<const float> grad, OptimizerSlots& slots, int64_t lo,
                          absl::Span<float> params);
+
+// Calls f(begin, count, decays) for consecutive pieces of [lo, lo + n) that together cover it in
+// order: decays is false inside options.no_decay and when options.weight_decay is 0 (then the
+// whole range is one piece). Pure apart from f.
+template <typename F>
+void ForEachDecayPiece(const SgdOptions& options, int64_t lo, int64_t n, F f) {
+  if (options.no_decay.empty() || options.weight_decay == 0.0f) {
+    f(lo, n, options.weight_decay != 0.0f);
+    return;
+  }
+  int64_t at = lo;
+  const int64_t end = lo + n;
+  for (const auto& [begin, stop] : options.no_decay) {
+    if (stop <= at) continue;
+    if (begin >= end) break;
+    if (begin > at) f(at, begin - at, true);
+    const int64_t exempt_end = stop < end ? stop : end;
+    const int64_t exempt_begin = begin > at ? begin : at;
+    f(exempt_begin, exempt_end - exempt_begin, false);
+    at = exempt_end;
+  }
+  if (at < end) f(at, end - at, true);
+}
 
 // Appends the owner's slot buffers (num_slots() of them) to `buffers`.
 void AppendSlotBuffers(const OptimizerSlots& slots, std::vector<std::vector<float>>* buffers);

@@ -81,8 +81,10 @@ class ParameterStore {
   //   out:      [P] float32, private to the caller
   // Thread-safety: safe concurrently with Read() and SgdUpdateAndRead(); see the contract above.
   // The copy may mix values from before and after a concurrent update, like Read().
+  // `offset`: the update covers values [offset, offset + grad.size()) instead of all P (grad,
+  // velocity and out are then that long): the pieces of weight_decay_biases = false.
   void SgdUpdateAndRead(const SgdMomentumFn& sgd, absl::Span<const float> grad,
-                        absl::Span<float> velocity, absl::Span<float> out);
+                        absl::Span<float> velocity, absl::Span<float> out, int64_t offset = 0);
 
   // The same for any optimizer (kernels/optimizer.h OptimizerFn, element by element, not
   // vectorized; kernels/cpu/optimizer_update.h SharedOptimizerUpdateAndRead):
@@ -93,7 +95,7 @@ class ParameterStore {
   // Thread-safety as SgdUpdateAndRead(). Does not count the update.
   void OptimizerUpdateAndRead(const OptimizerFn& fn, int num_slots, absl::Span<const float> grad,
                               absl::Span<float> s0, absl::Span<float> s1, bool shared_state,
-                              absl::Span<float> out);
+                              absl::Span<float> out, int64_t offset = 0);
 
   // Number of updates applied so far (incremented by CompleteUpdate()).
   uint64_t version() const { return version_.load(std::memory_order_acquire); }

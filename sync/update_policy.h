@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -63,6 +64,10 @@ struct SgdOptions {
   // Clip the gradient to this global L2 norm before the update (sync/grad_clip.h: sync and
   // backup the averaged gradient, the other modes each worker's); 0 = no clipping; >= 0.
   float clip_global_norm = 0.0f;
+  // [begin, end) ranges of the parameters exempt from weight_decay (biases), sorted and
+  // disjoint; empty: every parameter decays. Train() fills it from the model
+  // (Model::BiasRanges) when TrainerOptions::weight_decay_biases is false. CPU policies only.
+  std::vector<std::pair<int64_t, int64_t>> no_decay;
 
   // The functor's hyper-parameters. Pure.
   OptimizerParams optimizer_params() const {

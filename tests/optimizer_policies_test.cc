@@ -10,12 +10,14 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "kernels/optimizer.h"
 #include "sync/hogwild.h"
+#include "sync/optimizer_slots.h"
 #include "sync/parameter_store.h"
 #include "sync/policy_factory.h"
 
@@ -150,6 +152,46 @@ std::vector<PolicyCase> PolicyCases() {
 
 INSTANTIATE_TEST_SUITE_P(AllPolicies, OptimizerInPolicy, ::testing::ValuesIn(PolicyCases()),
                          CaseName);
+
+// Weight decay with biases exempt (SgdOptions::no_decay, from --noweight_decay_biases): with a
+// zero gradient, one update leaves every exempt parameter bitwise unchanged and moves every
+// other one exactly as the functor with weight decay does.
+TEST_P(OptimizerInPolicy, ExemptParametersAreNotDecayed) {
+  const PolicyCase& c = GetParam();
+  SgdOptions options = OptionsFor(c);
+  options.weight_decay = 0.1f;
+  options.no_decay = {{5, 9}, {20, kParams}};
+  ParameterStore store(kParams);
+  const std::vector<float> init = Gradient(100);
+  std::copy(init.begin(), init.end(), store.unsafe_values().begin());
+  auto policy = CreateUpdatePolicy(c.mode, &store, PolicyPlacement{.num_cpu_workers = 1}, options,
+                                   ModeOptions{.average_every = 1});
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  ASSERT_TRUE((*policy)->BeginStep(0).ok());
+  const std::vector<float> zero(kParams, 0.0f);
+  ASSERT_TRUE((*policy)->FinishStep(0, zero, 0.01f).ok());
+  const std::vector<float> after = Params(**policy);
+  const OptimizerFn fn = MakeOptimizerFn(options.optimizer_params(), 0.01f, 1);
+  for (int64_t i = 0; i < kParams; ++i) {
+    const bool exempt = (i >= 5 && i < 9) || i >= 20;
+    float s0 = 0.0f, s1 = 0.0f;
+    const float decayed = fn(init[i], 0.0f, s0, s1);
+    ASSERT_NE(decayed, init[i]) << i;  // the test can tell the two apart
+    EXPECT_EQ(after[i], exempt ? init[i] : decayed) << CaseName({c, 0}) << " element " << i;
+  }
+}
+
+TEST(OptimizerSlots, DecayPiecesCoverTheRangeInOrder) {
+  SgdOptions o{.weight_decay = 0.1f, .no_decay = {{3, 5}, {8, 12}}};
+  std::vector<std::tuple<int64_t, int64_t, bool>> pieces;
+  ForEachDecayPiece(o, 4, 6, [&](int64_t b, int64_t n, bool d) { pieces.emplace_back(b, n, d); });
+  EXPECT_EQ(pieces, (std::vector<std::tuple<int64_t, int64_t, bool>>{
+                        {4, 1, false}, {5, 3, true}, {8, 2, false}}));
+  pieces.clear();
+  o.weight_decay = 0.0f;  // nothing decays: one piece
+  ForEachDecayPiece(o, 0, 20, [&](int64_t b, int64_t n, bool d) { pieces.emplace_back(b, n, d); });
+  EXPECT_EQ(pieces, (std::vector<std::tuple<int64_t, int64_t, bool>>{{0, 20, false}}));
+}
 
 SgdOptions Adam(bool shared) {
   return SgdOptions{.optimizer = OptimizerKind::kAdam, .shared_optimizer_state = shared};

@@ -125,6 +125,35 @@ TEST(TrainerOptions, LrScalingUsesTheGlobalBatchOfTheMode) {
               {"outside float32's positive range"});
 }
 
+// --noweight_decay_biases: a run differs from one that decays the biases too (it fills the
+// policies' no_decay ranges, which tests/optimizer_policies_test.cc checks per element); it
+// needs weight decay and CPU devices, and sgd.no_decay is Train()'s own.
+TEST(TrainerOptions, WeightDecayBiasesIsAppliedAndValidated) {
+  const Dataset data = testing::SyntheticDataset(120, 6, 3, 2);
+  TrainerOptions o = ValidOptions();
+  o.mode = Mode::kSync;
+  o.num_workers = 2;
+  o.batch_size = 10;
+  o.sgd.weight_decay = 0.1f;
+  auto decayed = Train(o, data, Dataset());
+  o.weight_decay_biases = false;
+  auto exempt = Train(o, data, Dataset());
+  ASSERT_TRUE(decayed.ok() && exempt.ok());
+  EXPECT_NE(decayed->params, exempt->params);
+  o.sgd.weight_decay = 0.0f;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::weight_decay_biases=false has no effect without weight decay"});
+  o.sgd.weight_decay = 0.1f;
+  o.devices = {DeviceSpec::Gpu(0)};
+  o.num_workers = 1;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::weight_decay_biases=false is not available on GPU devices"});
+  o = ValidOptions();
+  o.sgd.no_decay = {{0, 1}};
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::sgd.no_decay is filled by Train()"});
+}
+
 TEST(TrainerOptions, ZeroWorkersIsRejected) {
   TrainerOptions o = ValidOptions();
   o.num_workers = 0;

@@ -171,6 +171,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                         AvailableMemoryBytes()));
   }
 
+  if (!options.weight_decay_biases) options.sgd.no_decay = model->BiasRanges();
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
                            ParameterStore::Create(model->num_params()));
   model->InitParams(options.seed, store->unsafe_values());

@@ -92,6 +92,20 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
         OptimizerName(o.sgd.optimizer),
         o.sgd.shared_optimizer_state ? " with shared_optimizer_state" : ""));
   }
+  if (!o.weight_decay_biases && o.sgd.weight_decay == 0.0f) {
+    return Ignored("TrainerOptions::weight_decay_biases=false",
+                   "without weight decay (TrainerOptions::sgd.weight_decay=0)");
+  }
+  if (!o.weight_decay_biases && gpu) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::weight_decay_biases=false is not available on GPU devices yet; use cpu "
+        "devices");
+  }
+  if (!o.sgd.no_decay.empty()) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::sgd.no_decay is filled by Train() from TrainerOptions::"
+        "weight_decay_biases; leave it empty");
+  }
   if (gpu && o.sgd.clip_global_norm != 0.0f) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::sgd.clip_global_norm=%g is not available on GPU devices yet; use cpu "

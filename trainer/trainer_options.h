@@ -40,7 +40,10 @@ struct TrainerOptions {
   int64_t batch_size = 64;
   int64_t epochs = 10;       // passes over the training set, [1, kMaxEpochs]
   LrSchedule lr;
-  SgdOptions sgd;
+  SgdOptions sgd;  // sgd.no_decay is Train()'s to fill (from weight_decay_biases); leave it empty
+  // Whether sgd.weight_decay applies to biases too (PyTorch's default) or only to the weights
+  // (false: most recipes exempt biases; Layer::num_bias_params). CPU devices only.
+  bool weight_decay_biases = true;
   // ssp only (sync/stale_synchronous.h): a worker starts a step at most this many steps (of its
   // own) ahead of the slowest worker; [0, kMaxStalenessBound]. 0 is bulk-synchronous; a bound
   // at least the run's steps per worker never waits (async).
@@ -144,6 +147,7 @@ int64_t GlobalBatch(const TrainerOptions& options);
 //   model.hidden             mlp only (other than the default {256, 256} or empty)
 //   lr.decay_rate != 1, lr.decay_steps != 1   only with a decaying schedule; a decaying
 //                            schedule needs decay_rate < 1
+//   weight_decay_biases=false   only with sgd.weight_decay > 0, on cpu devices
 //   lr.reference_batch       only with lr.scaling linear or sqrt; the scaled base_lr must be a
 //                            positive finite float32
 // Errors: kInvalidArgument whose message names the field as `TrainerOptions::<field>` (or

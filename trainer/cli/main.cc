@@ -101,6 +101,9 @@ ABSL_FLAG(std::string, lr_scaling, "none",
           "--batch_size x workers in async and ssp modes");
 ABSL_FLAG(int64_t, lr_reference_batch, 256,
           "the global batch --lr is meant for, >= 1 (--lr_scaling linear or sqrt only)");
+ABSL_FLAG(bool, weight_decay_biases, true,
+          "apply --weight_decay to biases too (PyTorch's default); --noweight_decay_biases "
+          "exempts them, as most recipes do (needs --weight_decay > 0; CPU workers only)");
 ABSL_FLAG(double, clip_global_norm, 0.0,
           "clip the gradient to this global L2 norm, >= 0 (0: off; PyTorch's clip_grad_norm_): "
           "in sync and backup modes the AVERAGED gradient (after the tower average, not each "
@@ -266,6 +269,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.weight_decay,
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
+  options.weight_decay_biases = absl::GetFlag(FLAGS_weight_decay_biases);
   if (kBuildMode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
   if (kBuildMode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
   if (kBuildMode == Mode::kLocalSgd) options.average_every = absl::GetFlag(FLAGS_average_every);

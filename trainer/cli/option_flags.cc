@@ -31,6 +31,7 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::sgd.eps", "--eps"},
       {"TrainerOptions::sgd.clip_global_norm", "--clip_global_norm"},
       {"TrainerOptions::sgd.weight_decay", "--weight_decay"},
+      {"TrainerOptions::weight_decay_biases=false", "--noweight_decay_biases"},
       {"TrainerOptions::sgd.staleness_aware_lr", "--staleness_aware_lr"},
       {"TrainerOptions::staleness_bound", "--staleness_bound"},
       {"TrainerOptions::backup_workers", "--backup_workers"},
