@@ -51,6 +51,8 @@ std::string WithKeywordNames(absl::string_view message) {
       {"TrainerOptions::sgd.clip_global_norm", "clip_global_norm"},
       {"TrainerOptions::sgd.weight_decay", "weight_decay"},
       {"TrainerOptions::weight_decay_biases=false", "weight_decay_biases=False"},
+      {"TrainerOptions::ema_decay", "ema_decay"},
+      {"TrainerOptions::ema_num_updates=false", "ema_num_updates=False"},
       {"TrainerOptions::sgd.staleness_aware_lr", "staleness_aware_lr"},
       {"TrainerOptions::staleness_bound", "staleness_bound"},
       {"TrainerOptions::backup_workers", "backup_workers"},

@@ -147,6 +147,8 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.sgd.momentum = TakeFloat32(options, "momentum");
   o.sgd.weight_decay = TakeFloat32(options, "weight_decay");
   o.weight_decay_biases = TakeAs<bool>(options, "weight_decay_biases");
+  o.ema_decay = TakeFloat32(options, "ema_decay");
+  o.ema_num_updates = TakeAs<bool>(options, "ema_num_updates");
   o.sgd.staleness_aware_lr = TakeAs<bool>(options, "staleness_aware_lr");
   o.staleness_bound = TakeAs<int64_t>(options, "staleness_bound");
   o.backup_workers = TakeInt(options, "backup_workers", 0, kMaxWorkers - 1);
@@ -232,10 +234,13 @@ py::dict ResultToDict(TrainResult r) {
   d["examples_per_s"] = r.examples_per_s;
   d["final_test_loss"] = r.final_test_loss;
   d["final_test_accuracy"] = r.final_test_accuracy;
+  d["final_ema_test_loss"] = r.final_ema_test_loss;
+  d["final_ema_test_accuracy"] = r.final_ema_test_accuracy;
   d["staleness_mean"] = r.staleness_mean;
   d["staleness_max"] = r.staleness_max;
   d["staleness_histogram"] = ToNumpy(std::move(r.staleness_histogram));
   d["params"] = ToNumpy(std::move(r.params));
+  d["ema_params"] = ToNumpy(std::move(r.ema_params));
   d["stopped_early"] = r.stopped_early;
   d["resumed_from_step"] = r.resumed_from_step;
   d["last_checkpoint_step"] = r.last_checkpoint_step;

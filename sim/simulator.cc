@@ -258,6 +258,7 @@ absl::Status ValidateSimOptions(const SimOptions& options) {
   if (t.sgd.shared_optimizer_state) return refuse("sgd.shared_optimizer_state");
   if (t.sgd.clip_global_norm != 0.0f) return refuse("sgd.clip_global_norm");
   if (!t.weight_decay_biases) return refuse("weight_decay_biases");
+  if (t.ema_decay != 0.0f) return refuse("ema_decay");
   if (t.lr.scaling != LrSchedule::Scaling::kNone) {
     return absl::InvalidArgumentError(
         "TrainerOptions::lr.scaling is not simulated yet; scale --lr yourself");

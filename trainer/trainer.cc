@@ -25,6 +25,7 @@
 #include "trainer/metrics/convergence_log.h"
 #include "trainer/metrics/evaluator.h"
 #include "trainer/metrics/training_metrics.h"
+#include "trainer/weight_ema.h"
 #include "trainer/worker.h"
 #include "trainer/worker_group.h"
 
@@ -251,12 +252,22 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     HOGWILD_ASSIGN_OR_RETURN(evaluator, Evaluator::Create(model.get(), &test, &eval_backend));
   }
 
+  // The moving average starts from the parameters training starts from (TensorFlow's shadow
+  // variables start as the variables' initial values).
+  std::unique_ptr<WeightEma> ema;
+  if (options.ema_decay != 0.0f) {
+    std::vector<float> start(static_cast<size_t>(policy->num_params()));
+    HOGWILD_RETURN_IF_ERROR(policy->ReadParams(absl::MakeSpan(start)));
+    ema = std::make_unique<WeightEma>(start, options.ema_decay, options.ema_num_updates);
+  }
+
   WorkerContext context;
   context.model = model.get();
   context.policy = policy.get();
   context.pipeline = &pipeline;
   context.metrics = &metrics;
   context.lr = lr;
+  context.ema = ema.get();
   context.max_batch = options.batch_size;
   context.evaluator = evaluator.get();
   context.eval_every_steps =
@@ -346,6 +357,15 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     result.final_test_loss = eval.loss;
     result.final_test_accuracy = eval.accuracy;
   }
+  if (ema != nullptr) {
+    result.ema_params.resize(result.params.size());
+    ema->Read(absl::MakeSpan(result.ema_params));
+    if (evaluator != nullptr) {
+      HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.ema_params));
+      result.final_ema_test_loss = eval.loss;
+      result.final_ema_test_accuracy = eval.accuracy;
+    }
+  }
   if (log != nullptr) {
     // The last rows are on disk only once the log is synced and closed: a run whose log cannot
     // be completed is not a success (trainer/metrics/convergence_log.h).
@@ -378,11 +398,16 @@ absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& 
 }
 
 std::string FormatSummary(const TrainResult& r) {
-  return absl::StrFormat(
+  std::string summary = absl::StrFormat(
       "mode %s | workers %d | wall time %.2f s | %d examples, %d steps | %.0f examples/s\n"
       "final test accuracy %.2f%% | test loss %.4f | staleness mean %.2f, max %d",
       ModeName(r.mode), r.num_workers, r.wall_time_s, r.examples, r.steps, r.examples_per_s,
       100.0 * r.final_test_accuracy, r.final_test_loss, r.staleness_mean, r.staleness_max);
+  if (!r.ema_params.empty()) {
+    absl::StrAppendFormat(&summary, "\nEMA weights: test accuracy %.2f%% | test loss %.4f",
+                          100.0 * r.final_ema_test_accuracy, r.final_ema_test_loss);
+  }
+  return summary;
 }
 
 }  // namespace hogwild

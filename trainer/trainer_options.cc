@@ -92,6 +92,28 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
         OptimizerName(o.sgd.optimizer),
         o.sgd.shared_optimizer_state ? " with shared_optimizer_state" : ""));
   }
+  if (!(o.ema_decay >= 0.0f && o.ema_decay < 1.0f)) {
+    return OutOfRange("ema_decay", absl::StrFormat("%g", o.ema_decay), "in [0, 1) (0: no EMA)");
+  }
+  if (o.ema_decay == 0.0f && !o.ema_num_updates) {
+    return Ignored("TrainerOptions::ema_num_updates=false", "without an EMA (ema_decay=0)");
+  }
+  if (o.ema_decay != 0.0f) {
+    if (o.mode != Mode::kAsync && o.mode != Mode::kSync) {
+      return Ignored(absl::StrFormat("TrainerOptions::ema_decay=%g", o.ema_decay),
+                     absl::StrFormat("in %s mode (not implemented there yet); use async or sync",
+                                     ModeName(o.mode)));
+    }
+    if (gpu) {
+      return absl::InvalidArgumentError(
+          "TrainerOptions::ema_decay is not available on GPU devices yet; use cpu devices");
+    }
+    if (!o.checkpoint_dir.empty()) {
+      return absl::InvalidArgumentError(
+          "TrainerOptions::ema_decay cannot be combined with TrainerOptions::checkpoint_dir yet "
+          "(checkpoints do not hold the average)");
+    }
+  }
   if (!o.weight_decay_biases && o.sgd.weight_decay == 0.0f) {
     return Ignored("TrainerOptions::weight_decay_biases=false",
                    "without weight decay (TrainerOptions::sgd.weight_decay=0)");

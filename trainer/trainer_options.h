@@ -44,6 +44,13 @@ struct TrainerOptions {
   // Whether sgd.weight_decay applies to biases too (PyTorch's default) or only to the weights
   // (false: most recipes exempt biases; Layer::num_bias_params). CPU devices only.
   bool weight_decay_biases = true;
+  // Exponential moving average of the weights (trainer/weight_ema.h): 0 = none, else the decay
+  // in (0, 1), e.g. 0.9999; updated after each applied update (async: by the worker that applied
+  // it, lock-free; sync: once per step). The final result reports the EMA weights' test
+  // accuracy too. async and sync modes on cpu devices, without checkpoint_dir (not saved yet).
+  float ema_decay = 0.0f;
+  // TensorFlow's num_updates warm-up: decay min(ema_decay, (1 + step) / (10 + step)).
+  bool ema_num_updates = true;
   // ssp only (sync/stale_synchronous.h): a worker starts a step at most this many steps (of its
   // own) ahead of the slowest worker; [0, kMaxStalenessBound]. 0 is bulk-synchronous; a bound
   // at least the run's steps per worker never waits (async).

@@ -35,6 +35,8 @@ class TrainResult:
       staleness_histogram: uint64 [65]; bucket s counts updates of staleness s, the last one
         those of staleness >= 64.
       params: float32 [P], the trained parameters, all layers in order (README, "Models").
+      ema_params, final_ema_test_accuracy, final_ema_test_loss: with ema_decay, the moving
+        average of the weights and its test accuracy and loss (empty and 0 without).
       stopped_early: True when a stop was requested and honoured.
       resumed_from_step: the checkpoint's global step, or -1 (not resumed).
       last_checkpoint_step: global step of the last checkpoint written, or -1.
@@ -43,7 +45,8 @@ class TrainResult:
     __slots__ = ("mode", "workers", "wall_time_s", "examples", "steps", "examples_per_s",
                  "final_test_loss", "final_test_accuracy", "staleness_mean", "staleness_max",
                  "staleness_histogram", "params", "stopped_early", "resumed_from_step",
-                 "last_checkpoint_step")
+                 "last_checkpoint_step", "ema_params", "final_ema_test_accuracy",
+                 "final_ema_test_loss")
 
     def __init__(self, fields):
         for name in self.__slots__:
@@ -117,7 +120,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           lr_reference_batch=256, optimizer="sgd", optimizer_state="per_worker",
           momentum=0.0, adam_beta1=0.9, adam_beta2=0.999, rmsprop_alpha=0.99, eps=0.0,
           clip_global_norm=0.0,
-          weight_decay=0.0, weight_decay_biases=True,
+          weight_decay=0.0, weight_decay_biases=True, ema_decay=0.0, ema_num_updates=True,
           staleness_aware_lr=False, staleness_bound=None, backup_workers=None,
           average_every=None, seed=1, eval_every="1epoch", log=None, overwrite_log=False,
           log_every=100, checkpoint_dir=None, checkpoint_every=None, resume=False,
@@ -151,7 +154,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     optimizer_state ("per_worker" or "shared": async and ssp only), momentum, adam_beta1,
     adam_beta2 (adam, adamw), rmsprop_alpha (rmsprop), eps (0: the optimizer's PyTorch
     default), clip_global_norm (0: off; sync and backup clip the averaged gradient, the other
-    modes each worker's), weight_decay, weight_decay_biases (False: biases exempt from it),
+    modes each worker's), weight_decay, weight_decay_biases (False: biases exempt from it), ema_decay
+    (0: none; async and sync, without checkpoint_dir), ema_num_updates,
     staleness_aware_lr (async only), staleness_bound (ssp only, default 3), backup_workers
     (backup only, default 0), average_every (local_sgd only, default 8), seed (in [0, 2^64 - 1]), eval_every (global steps as an
     int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl convergence-log path),
@@ -267,6 +271,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         "clip_global_norm": _float("clip_global_norm", clip_global_norm),
         "weight_decay": _float("weight_decay", weight_decay),
         "weight_decay_biases": _bool("weight_decay_biases", weight_decay_biases),
+        "ema_decay": _float("ema_decay", ema_decay),
+        "ema_num_updates": _bool("ema_num_updates", ema_num_updates),
         "staleness_aware_lr": _bool("staleness_aware_lr", staleness_aware_lr),
         "staleness_bound": _int("staleness_bound",
                                 3 if staleness_bound is None else staleness_bound),

@@ -104,6 +104,15 @@ ABSL_FLAG(int64_t, lr_reference_batch, 256,
 ABSL_FLAG(bool, weight_decay_biases, true,
           "apply --weight_decay to biases too (PyTorch's default); --noweight_decay_biases "
           "exempts them, as most recipes do (needs --weight_decay > 0; CPU workers only)");
+ABSL_FLAG(double, ema_decay, 0.0,
+          "keep an exponential moving average of the weights with this decay in [0, 1), e.g. "
+          "0.9999 (0: none), updated after each applied update (async: by the worker that "
+          "applied it, lock-free; sync: once per step); the final summary reports the raw and "
+          "the EMA weights' test accuracy; async and sync on CPU workers, not with "
+          "--checkpoint_dir yet");
+ABSL_FLAG(bool, ema_num_updates, true,
+          "with --ema_decay: TensorFlow's num_updates warm-up, decay min(ema_decay, "
+          "(1 + step) / (10 + step))");
 ABSL_FLAG(double, clip_global_norm, 0.0,
           "clip the gradient to this global L2 norm, >= 0 (0: off; PyTorch's clip_grad_norm_): "
           "in sync and backup modes the AVERAGED gradient (after the tower average, not each "
@@ -270,6 +279,8 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
   options.weight_decay_biases = absl::GetFlag(FLAGS_weight_decay_biases);
+  HOGWILD_ASSIGN_OR_RETURN(options.ema_decay, ToFloat32("ema_decay", FlagText("ema_decay")));
+  options.ema_num_updates = absl::GetFlag(FLAGS_ema_num_updates);
   if (kBuildMode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
   if (kBuildMode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
   if (kBuildMode == Mode::kLocalSgd) options.average_every = absl::GetFlag(FLAGS_average_every);

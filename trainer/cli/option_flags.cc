@@ -32,6 +32,8 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::sgd.clip_global_norm", "--clip_global_norm"},
       {"TrainerOptions::sgd.weight_decay", "--weight_decay"},
       {"TrainerOptions::weight_decay_biases=false", "--noweight_decay_biases"},
+      {"TrainerOptions::ema_decay", "--ema_decay"},
+      {"TrainerOptions::ema_num_updates=false", "--noema_num_updates"},
       {"TrainerOptions::sgd.staleness_aware_lr", "--staleness_aware_lr"},
       {"TrainerOptions::staleness_bound", "--staleness_bound"},
       {"TrainerOptions::backup_workers", "--backup_workers"},
