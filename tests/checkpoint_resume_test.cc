@@ -195,6 +195,38 @@ TEST(Resume, EveryOptimizerResumesBitwise) {
   }
 }
 
+// The weight EMA is checkpointed with the parameters: a sync run (3 workers) and an async run (1
+// worker) with --ema_decay, stopped and resumed, end with the average bitwise equal to an
+// uninterrupted run's; a checkpoint with an EMA does not resume without one.
+TEST(Resume, TheWeightEmaResumesBitwise) {
+  for (const auto& [mode, workers] : {std::pair{Mode::kSync, 3}, std::pair{Mode::kAsync, 1}}) {
+    TrainerOptions o = Options(mode, workers);
+    o.ema_decay = 0.9f;
+    auto reference = TrainGuarded(o, "ema reference");
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    o.checkpoint_dir = TempDir("ema_resume");
+    o.overwrite_checkpoint = true;
+    auto stopped = RunAndStop(o, 19);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    ASSERT_TRUE(stopped->stopped_early);
+    o.overwrite_checkpoint = false;
+    o.resume = true;
+    auto resumed = TrainGuarded(o, "ema resumed");
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->resumed_from_step, 20);
+    EXPECT_EQ(resumed->params, reference->params);
+    ASSERT_FALSE(resumed->ema_params.empty());
+    EXPECT_EQ(resumed->ema_params, reference->ema_params);  // bitwise
+    EXPECT_NE(resumed->ema_params, resumed->params);
+    TrainerOptions without = o;
+    without.ema_decay = 0.0f;
+    auto refused = TrainGuarded(without, "ema refused");
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find("the weight EMA differs"), std::string::npos)
+        << refused.status();
+  }
+}
+
 TEST(Resume, AsyncOneWorkerIsBitwise) {
   auto reference = TrainGuarded(Options(Mode::kAsync, 1), "reference");
   ASSERT_TRUE(reference.ok());

@@ -54,6 +54,7 @@ void ExpectEqual(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.params, b.params);
   EXPECT_EQ(a.optimizer_state, b.optimizer_state);
   EXPECT_EQ(a.optimizer_steps, b.optimizer_steps);
+  EXPECT_EQ(a.ema, b.ema);
   EXPECT_EQ(a.signature.optimizer, b.signature.optimizer);
 }
 
@@ -277,6 +278,7 @@ TEST(Checkpoint, OptimizerStateAndStepCountsRoundTrip) {
   c.optimizer_state.emplace_back(59, 0.125f);
   c.optimizer_state.emplace_back(59, 0.375f);  // m and v for each of the 2 workers
   c.optimizer_steps = {uint64_t{1} << 40, 7};
+  c.ema.assign(59, -0.5f);
   auto parsed = ParseCheckpoint(SerializeCheckpoint(c), "x");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ExpectEqual(c, *parsed);
@@ -303,6 +305,9 @@ TEST(Checkpoint, InconsistentSizesAreRefused) {
   EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
   c = SmallCheckpoint();
   c.optimizer_steps = {1, 2, 3};  // neither 1 nor W step counts
+  EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
+  c = SmallCheckpoint();
+  c.ema.assign(58, 0.0f);  // neither 0 nor P values
   EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
   c = SmallCheckpoint();
   c.signature.mode = static_cast<Mode>(7);  // written as "unknown"

@@ -44,7 +44,6 @@ expect_error "--eps=1e-06 has no effect with optimizer momentum" --optimizer=mom
 expect_error "--noweight_decay_biases has no effect without weight decay" --noweight_decay_biases
 expect_error "--ema_decay=1 is out of range; it must be in [0, 1)" --ema_decay=1
 expect_error "--noema_num_updates has no effect without an EMA" --noema_num_updates
-expect_error "--ema_decay cannot be combined with --checkpoint_dir yet" --ema_decay=0.999 --checkpoint_dir=/tmp/ema_ckpt
 expect_error "--clip_global_norm=-1 is out of range; it must be finite and >= 0" --clip_global_norm=-1
 expect_error "--clip_global_norm=inf is out of range" --clip_global_norm=inf
 expect_error "--lr_warmup_steps=-5 is out of range; it must be in [0, 1099511627776]" --lr_warmup_steps=-5

@@ -108,10 +108,6 @@ TEST(WeightEma, OptionsAreValidated) {
   o = Options(Mode::kSsp, 0.9f);
   ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
               {"TrainerOptions::ema_decay=0.9 has no effect in ssp mode"});
-  o = Options(Mode::kSync, 0.9f);
-  o.checkpoint_dir = "/tmp/x";
-  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
-              {"cannot be combined with TrainerOptions::checkpoint_dir"});
   o = Options(Mode::kSync, 0.0f);
   o.ema_num_updates = false;
   ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,

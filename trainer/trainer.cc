@@ -214,6 +214,13 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                     train.name.empty() ? "this training set" : train.name);
     }
     HOGWILD_RETURN_IF_ERROR(RestoreState(*resumed, *policy));
+    if (resumed->ema.empty() != (options.ema_decay == 0.0f)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s: cannot resume: the weight EMA differs: the checkpoint was written %s an EMA, this "
+          "run %s; resume with the checkpoint's --ema_decay or use another --checkpoint_dir",
+          CheckpointPath(options.checkpoint_dir), resumed->ema.empty() ? "without" : "with",
+          options.ema_decay == 0.0f ? "has none" : "has one"));
+    }
   }
 
   std::unique_ptr<ConvergenceLog> log;
@@ -258,6 +265,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   if (options.ema_decay != 0.0f) {
     std::vector<float> start(static_cast<size_t>(policy->num_params()));
     HOGWILD_RETURN_IF_ERROR(policy->ReadParams(absl::MakeSpan(start)));
+    if (resumed) start = resumed->ema;  // checked below to be there
     ema = std::make_unique<WeightEma>(start, options.ema_decay, options.ema_num_updates);
   }
 
@@ -296,7 +304,13 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   StepBoundary boundary(
       boundary_options,
       [&](const std::vector<int64_t>& next_step) {
-        return CaptureState(signature, *policy, pipeline.plan(), next_step);
+        absl::StatusOr<Checkpoint> c = CaptureState(signature, *policy, pipeline.plan(), next_step);
+        // Every worker is parked after its last update and its EMA update: a consistent cut.
+        if (c.ok() && ema != nullptr) {
+          c->ema.resize(static_cast<size_t>(policy->num_params()));
+          ema->Read(absl::MakeSpan(c->ema));
+        }
+        return c;
       },
       [&] {
         policy->Cancel();

@@ -108,11 +108,6 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
       return absl::InvalidArgumentError(
           "TrainerOptions::ema_decay is not available on GPU devices yet; use cpu devices");
     }
-    if (!o.checkpoint_dir.empty()) {
-      return absl::InvalidArgumentError(
-          "TrainerOptions::ema_decay cannot be combined with TrainerOptions::checkpoint_dir yet "
-          "(checkpoints do not hold the average)");
-    }
   }
   if (!o.weight_decay_biases && o.sgd.weight_decay == 0.0f) {
     return Ignored("TrainerOptions::weight_decay_biases=false",

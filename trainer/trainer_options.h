@@ -47,7 +47,7 @@ struct TrainerOptions {
   // Exponential moving average of the weights (trainer/weight_ema.h): 0 = none, else the decay
   // in (0, 1), e.g. 0.9999; updated after each applied update (async: by the worker that applied
   // it, lock-free; sync: once per step). The final result reports the EMA weights' test
-  // accuracy too. async and sync modes on cpu devices, without checkpoint_dir (not saved yet).
+  // accuracy too. async and sync modes on cpu devices; checkpoints hold it.
   float ema_decay = 0.0f;
   // TensorFlow's num_updates warm-up: decay min(ema_decay, (1 + step) / (10 + step)).
   bool ema_num_updates = true;

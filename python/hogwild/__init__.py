@@ -155,7 +155,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     adam_beta2 (adam, adamw), rmsprop_alpha (rmsprop), eps (0: the optimizer's PyTorch
     default), clip_global_norm (0: off; sync and backup clip the averaged gradient, the other
     modes each worker's), weight_decay, weight_decay_biases (False: biases exempt from it), ema_decay
-    (0: none; async and sync, without checkpoint_dir), ema_num_updates,
+    (0: none; async and sync), ema_num_updates,
     staleness_aware_lr (async only), staleness_bound (ssp only, default 3), backup_workers
     (backup only, default 0), average_every (local_sgd only, default 8), seed (in [0, 2^64 - 1]), eval_every (global steps as an
     int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl convergence-log path),

@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   adam.optimizer_state.emplace_back(16, 0.25f);
   adam.optimizer_state.emplace_back(16, 0.75f);
   adam.optimizer_steps = {3, 4};
+  adam.ema.assign(16, 0.0625f);
   Write(dir / "checkpoint/valid_async_adam.hwckpt", hogwild::SerializeCheckpoint(adam));
   Write(dir / "checkpoint/valid_sync_plain.hwckpt",
         hogwild::SerializeCheckpoint(Small(hogwild::Mode::kSync, 3, false)));

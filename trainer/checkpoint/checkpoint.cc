@@ -222,6 +222,7 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
   if (c.format_version >= 3) {
     payload.Pod<uint32_t>(static_cast<uint32_t>(c.optimizer_steps.size()));
     for (uint64_t t : c.optimizer_steps) payload.Pod<uint64_t>(t);
+    payload.Floats(c.ema);
   }
 
   Writer header;
@@ -306,6 +307,7 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     HOGWILD_RETURN_IF_ERROR(r.Count("optimizer_steps", kMaxListItems, sizeof(uint64_t), &n));
     c.optimizer_steps.resize(n);
     for (uint64_t& t : c.optimizer_steps) HOGWILD_RETURN_IF_ERROR(r.Pod("optimizer_steps", &t));
+    HOGWILD_RETURN_IF_ERROR(r.Floats("ema", &c.ema));
   }
   if (r.remaining() != 0) {
     return r.Corrupt("(end)", absl::StrFormat("%d unexpected bytes after the last field",
@@ -330,6 +332,10 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     return r.Corrupt("optimizer_state",
                      absl::StrFormat("%d buffers, expected 0, 1, 2, %d or %d in %s mode", buffers,
                                      w, 2 * w, ModeName(s.mode)));
+  }
+  if (!c.ema.empty() && static_cast<int64_t>(c.ema.size()) != s.num_params) {
+    return r.Corrupt("ema",
+                     absl::StrFormat("%d values for num_params %d", c.ema.size(), s.num_params));
   }
   const size_t steps = c.optimizer_steps.size();
   if (steps != 0 && steps != 1 && steps != w) {

@@ -19,11 +19,13 @@
 //                     str optimizer                          (version >= 3)
 //                   state: i64 global_step, i64 epoch, u32 W + W×i64 next_step,
 //                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) optimizer_state,
-//                     u32 m + m×u64 optimizer_steps          (version >= 3)
+//                     u32 m + m×u64 optimizer_steps,         (version >= 3)
+//                     u64 E + E×f32 ema (E = 0 or P)         (version >= 3)
 //                 where str = u32 length + bytes.
 //
 // Versions: 2 added the dataset (name and fingerprint of the train split) to the signature; 3
-// the optimizer's name (kernels/optimizer_name.h) and the step counts of Adam's bias correction
+// the optimizer's name (kernels/optimizer_name.h), the step counts of Adam's bias correction and
+// the weights' moving average
 // (version 1 and 2 files read as "sgd", whose state is the momentum buffers, without counts).
 // Version 1 files are still read (the migration): their signature has no dataset
 // (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
@@ -110,6 +112,8 @@ struct Checkpoint {
   std::vector<std::vector<float>> optimizer_state;
   // Adam and AdamW: the step count of each owner; else empty.
   std::vector<uint64_t> optimizer_steps;
+  // [P] the weights' moving average (TrainerOptions::ema_decay), or empty: none.
+  std::vector<float> ema;
   // The format version of the file it was read from, and the one SerializeCheckpoint writes:
   // kCheckpointVersion for every checkpoint this build captures; 1 for an old file (whose
   // signature has no dataset). Writing version 1 exists for the migration's tests.

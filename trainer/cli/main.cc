@@ -108,8 +108,7 @@ ABSL_FLAG(double, ema_decay, 0.0,
           "keep an exponential moving average of the weights with this decay in [0, 1), e.g. "
           "0.9999 (0: none), updated after each applied update (async: by the worker that "
           "applied it, lock-free; sync: once per step); the final summary reports the raw and "
-          "the EMA weights' test accuracy; async and sync on CPU workers, not with "
-          "--checkpoint_dir yet");
+          "the EMA weights' test accuracy; checkpoints hold it; async and sync on CPU workers");
 ABSL_FLAG(bool, ema_num_updates, true,
           "with --ema_decay: TensorFlow's num_updates warm-up, decay min(ema_decay, "
           "(1 + step) / (10 + step))");
