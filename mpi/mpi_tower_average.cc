@@ -28,19 +28,19 @@ MpiTowerAverage::MpiTowerAverage(ParameterStore* store, int num_workers, SgdOpti
   if (options.momentum != 0.0f) velocity_.assign(p, 0.0f);
 }
 
-int MpiTowerAverage::num_momentum_buffers() const { return velocity_.empty() ? 0 : 1; }
+int MpiTowerAverage::num_optimizer_buffers() const { return velocity_.empty() ? 0 : 1; }
 
 absl::Status MpiTowerAverage::DoReadParams(absl::Span<float> out) const {
   store()->Read(out);
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> MpiTowerAverage::DoSaveMomentum() const {
+absl::StatusOr<std::vector<std::vector<float>>> MpiTowerAverage::DoSaveOptimizerState() const {
   if (velocity_.empty()) return std::vector<std::vector<float>>{};
   return std::vector<std::vector<float>>{velocity_};
 }
 
-absl::Status MpiTowerAverage::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+absl::Status MpiTowerAverage::DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) {
   if (!momentum.empty()) velocity_ = momentum[0];
   return absl::OkStatus();
 }

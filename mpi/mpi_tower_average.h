@@ -52,7 +52,7 @@ class MpiTowerAverage final : public UpdatePolicy {
   MpiTowerAverage(ParameterStore* store, int num_workers, SgdOptions options, MPI_Comm comm);
 
   // 1 with momentum, else 0.
-  int num_momentum_buffers() const override;
+  int num_optimizer_buffers() const override;
 
   // Payload bytes handed to MPI for other ranks so far, and the exchanges (steps). Thread-safe.
   int64_t bytes_moved() const { return bytes_moved_.load(std::memory_order_relaxed); }
@@ -64,8 +64,8 @@ class MpiTowerAverage final : public UpdatePolicy {
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
   void DoCancel() override { barrier_.Cancel(); }
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
-  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
 
   // partial_[lo, hi) = the local towers' sum in worker order.
   void AddLocalTowers(int64_t lo, int64_t hi);

@@ -102,7 +102,7 @@ ShardedHogwild::~ShardedHogwild() {
   MPI_Win_free(&params_win_);
 }
 
-int ShardedHogwild::num_momentum_buffers() const { return local_.num_momentum_buffers(); }
+int ShardedHogwild::num_optimizer_buffers() const { return local_.num_optimizer_buffers(); }
 
 double ShardedHogwild::remote_staleness_mean() const {
   const int64_t n = exchanges();
@@ -133,12 +133,12 @@ absl::StatusOr<StepStats> ShardedHogwild::DoFinishStep(int worker, DeviceSpan<co
   return stats;
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> ShardedHogwild::DoSaveMomentum() const {
+absl::StatusOr<std::vector<std::vector<float>>> ShardedHogwild::DoSaveOptimizerState() const {
   HOGWILD_ASSIGN_OR_RETURN(PolicyState state, local_.SaveState());
-  return state.momentum;
+  return state.optimizer_state;
 }
 
-absl::Status ShardedHogwild::DoRestoreMomentum(const std::vector<std::vector<float>>& /*m*/) {
+absl::Status ShardedHogwild::DoRestoreOptimizerState(const std::vector<std::vector<float>>& /*m*/) {
   return absl::UnimplementedError(
       "checkpoints of a job of several processes are not supported yet");
 }

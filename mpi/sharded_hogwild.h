@@ -81,7 +81,7 @@ class ShardedHogwild final : public UpdatePolicy {
   ~ShardedHogwild() override;
 
   // W with momentum (each local worker's own buffer), else 0.
-  int num_momentum_buffers() const override;
+  int num_optimizer_buffers() const override;
 
   // The last exchange (see the top of this file). Collective; call after every local worker
   // stopped. Errors: MPI errors.
@@ -108,8 +108,8 @@ class ShardedHogwild final : public UpdatePolicy {
     local_.Cancel();
     stop_progress_.store(true, std::memory_order_release);  // joined by the destructor
   }
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
-  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
 
   // Push S - B; returns the remote staleness. Caller holds exchange_mu_.
   absl::StatusOr<int64_t> Push();

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "core/mode.h"
+#include "kernels/optimizer_name.h"
 #include "pybind11/numpy.h"
 #include "pybind11/pybind11.h"
 #include "pybind11/stl.h"
@@ -127,8 +128,27 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.lr.base_lr = TakeFloat32(options, "lr");
   o.lr.decay_rate = TakeFloat32(options, "lr_decay_rate");
   o.lr.decay_steps = TakeAs<int64_t>(options, "lr_decay_steps");
+  o.lr.warmup_steps = TakeAs<int64_t>(options, "lr_warmup_steps");
+  o.lr.scaling = ValueOrRaise(ParseLrScaling(TakeAs<std::string>(options, "lr_scaling")));
+  o.lr.reference_batch = TakeAs<int64_t>(options, "lr_reference_batch");
+  o.sgd.optimizer = ValueOrRaise(ParseOptimizer(TakeAs<std::string>(options, "optimizer")));
+  const std::string state = TakeAs<std::string>(options, "optimizer_state");
+  if (state != "per_worker" && state != "shared") {
+    throw py::value_error(absl::StrFormat(
+        "optimizer_state='%s' is not an optimizer state; it must be 'per_worker' or 'shared'",
+        state));
+  }
+  o.sgd.shared_optimizer_state = state == "shared";
+  o.sgd.beta1 = TakeFloat32(options, "adam_beta1");
+  o.sgd.beta2 = TakeFloat32(options, "adam_beta2");
+  o.sgd.alpha = TakeFloat32(options, "rmsprop_alpha");
+  o.sgd.eps = TakeFloat32(options, "eps");
+  o.sgd.clip_global_norm = TakeFloat32(options, "clip_global_norm");
   o.sgd.momentum = TakeFloat32(options, "momentum");
   o.sgd.weight_decay = TakeFloat32(options, "weight_decay");
+  o.weight_decay_biases = TakeAs<bool>(options, "weight_decay_biases");
+  o.ema_decay = TakeFloat32(options, "ema_decay");
+  o.ema_num_updates = TakeAs<bool>(options, "ema_num_updates");
   o.sgd.staleness_aware_lr = TakeAs<bool>(options, "staleness_aware_lr");
   o.staleness_bound = TakeAs<int64_t>(options, "staleness_bound");
   o.backup_workers = TakeInt(options, "backup_workers", 0, kMaxWorkers - 1);
@@ -214,10 +234,13 @@ py::dict ResultToDict(TrainResult r) {
   d["examples_per_s"] = r.examples_per_s;
   d["final_test_loss"] = r.final_test_loss;
   d["final_test_accuracy"] = r.final_test_accuracy;
+  d["final_ema_test_loss"] = r.final_ema_test_loss;
+  d["final_ema_test_accuracy"] = r.final_ema_test_accuracy;
   d["staleness_mean"] = r.staleness_mean;
   d["staleness_max"] = r.staleness_max;
   d["staleness_histogram"] = ToNumpy(std::move(r.staleness_histogram));
   d["params"] = ToNumpy(std::move(r.params));
+  d["ema_params"] = ToNumpy(std::move(r.ema_params));
   d["stopped_early"] = r.stopped_early;
   d["resumed_from_step"] = r.resumed_from_step;
   d["last_checkpoint_step"] = r.last_checkpoint_step;

@@ -48,10 +48,25 @@ absl::Status ValidateSimOptions(const SimOptions& options) {
   if (t.progress) return refuse("progress");
   if (t.log_row_sink) return refuse("log_row_sink");
   if (t.stop_requested != nullptr) return refuse("stop_requested");
+  if (t.cluster != nullptr) return refuse("cluster");
   if (t.stragglers.enabled()) {
     return absl::InvalidArgumentError(
         "TrainerOptions::stragglers slows real threads; a simulation takes its stragglers in "
         "SimOptions::compute.stragglers (sim/compute_time.h)");
+  }
+  // The simulated updates are SgdMomentumFn's: the other optimizers are not simulated yet.
+  if (!t.sgd.is_sgd_momentum()) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::sgd.optimizer is not simulated yet; the simulation has sgd and "
+        "momentum");
+  }
+  if (t.sgd.shared_optimizer_state) return refuse("sgd.shared_optimizer_state");
+  if (t.sgd.clip_global_norm != 0.0f) return refuse("sgd.clip_global_norm");
+  if (!t.weight_decay_biases) return refuse("weight_decay_biases");
+  if (t.ema_decay != 0.0f) return refuse("ema_decay");
+  if (t.lr.scaling != LrSchedule::Scaling::kNone) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::lr.scaling is not simulated yet; scale --lr yourself");
   }
   HOGWILD_RETURN_IF_ERROR(ValidateComputeTimeOptions(options.compute, t.num_workers));
   if (!(options.allreduce_time_s >= 0 && options.allreduce_time_s <= kMaxSimAllreduceTimeS)) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "core/logging.h"
-#include "kernels/cpu/sgd_update.h"
-#include "kernels/functors.h"
+#include "kernels/optimizer.h"
+#include "sync/grad_clip.h"
 
 namespace hogwild {
 
@@ -21,10 +21,23 @@ BackupSync::BackupSync(ParameterStore* store, int num_workers, SgdOptions option
   HOGWILD_CHECK(backup_workers >= 0 && backup_workers < num_workers,
                 "BackupSync: backup_workers must be in [0, num_workers)");
   for (std::vector<float>& s : snapshots_) s.resize(store->size());
-  if (options.momentum != 0.0f) velocity_.assign(store->size(), 0.0f);
+  slots_ = OptimizerSlots(options, store->size());
 }
 
-int BackupSync::num_momentum_buffers() const { return velocity_.empty() ? 0 : 1; }
+int BackupSync::num_optimizer_buffers() const { return slots_.num_slots(); }
+
+int BackupSync::num_optimizer_steps() const {
+  return UsesStepCount(sgd_options().optimizer) ? 1 : 0;
+}
+
+std::vector<uint64_t> BackupSync::DoSaveOptimizerSteps() const {
+  if (num_optimizer_steps() == 0) return {};
+  return {slots_.step};
+}
+
+void BackupSync::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
+  if (!steps.empty()) slots_.step = steps[0];
+}
 
 int64_t BackupSync::dropped(int worker) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -108,13 +121,11 @@ void BackupSync::Apply(const std::vector<int>& contributors, float lr) {
   std::unique_lock<std::shared_mutex> params_lock(params_mu_);
   const int64_t num_params = store()->size();
   float* params = store()->unsafe_values().data();
-  float* velocity = velocity_.empty() ? nullptr : velocity_.data();
-  const SgdMomentumFn sgd{lr, sgd_options().momentum, sgd_options().weight_decay};
+  const uint64_t step = ++slots_.step;
   // As sync/tower_average.cc: blocked so the partial sums stay in L1; summed in worker order.
   constexpr int64_t kBlock = 1024;
   alignas(64) float sum[kBlock];
-  for (int64_t lo = 0; lo < num_params; lo += kBlock) {
-    const int64_t n = std::min(kBlock, num_params - lo);
+  const auto sum_block = [&](int64_t lo, int64_t n) {
     const float* first = grads_[contributors.front()] + lo;
     std::copy(first, first + n, sum);
     for (size_t k = 1; k < contributors.size(); ++k) {
@@ -124,9 +135,26 @@ void BackupSync::Apply(const std::vector<int>& contributors, float lr) {
     if (rescale != 1.0f) {
       for (int64_t i = 0; i < n; ++i) sum[i] *= rescale;
     }
-    cpu::SgdUpdate(sgd, absl::MakeConstSpan(sum, n),
-                   velocity == nullptr ? absl::Span<float>() : absl::MakeSpan(velocity + lo, n),
-                   absl::MakeSpan(params + lo, n));
+  };
+  // Clipping: the norm of the whole averaged (and rescaled) gradient, as sync mode.
+  float scale = 1.0f;
+  if (sgd_options().clip_global_norm > 0.0f) {
+    double squares = 0.0;
+    for (int64_t lo = 0; lo < num_params; lo += kBlock) {
+      const int64_t n = std::min(kBlock, num_params - lo);
+      sum_block(lo, n);
+      squares += SumOfSquares(absl::MakeConstSpan(sum, n));
+    }
+    scale = ClipScale(squares, sgd_options().clip_global_norm);
+  }
+  for (int64_t lo = 0; lo < num_params; lo += kBlock) {
+    const int64_t n = std::min(kBlock, num_params - lo);
+    sum_block(lo, n);
+    if (scale != 1.0f) {
+      for (int64_t i = 0; i < n; ++i) sum[i] *= scale;
+    }
+    ApplyOptimizerRange(sgd_options(), lr, step, absl::MakeConstSpan(sum, n), slots_, lo,
+                        absl::MakeSpan(params + lo, n));
   }
   store()->CompleteUpdate();
 }
@@ -139,13 +167,14 @@ void BackupSync::DoCancel() {
   advanced_.notify_all();
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> BackupSync::DoSaveMomentum() const {
-  if (velocity_.empty()) return std::vector<std::vector<float>>{};
-  return std::vector<std::vector<float>>{velocity_};
+absl::StatusOr<std::vector<std::vector<float>>> BackupSync::DoSaveOptimizerState() const {
+  std::vector<std::vector<float>> buffers;
+  AppendSlotBuffers(slots_, &buffers);
+  return buffers;
 }
 
-absl::Status BackupSync::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
-  if (!momentum.empty()) velocity_ = momentum[0];
+absl::Status BackupSync::DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) {
+  RestoreSlots(momentum, 0, {}, 0, slots_);
   return absl::OkStatus();
 }
 

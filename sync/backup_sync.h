@@ -37,6 +37,7 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "sync/optimizer_slots.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
 
@@ -48,8 +49,9 @@ class BackupSync final : public UpdatePolicy {
   // options.staleness_aware_lr is ignored (every used gradient has staleness 0).
   BackupSync(ParameterStore* store, int num_workers, SgdOptions options, int backup_workers);
 
-  // 1 with momentum, else 0.
-  int num_momentum_buffers() const override;
+  // NumStateSlots of the one optimizer state (1 with momentum, 2 for Adam, ...).
+  int num_optimizer_buffers() const override;
+  int num_optimizer_steps() const override;
 
   int backup_workers() const { return num_workers() - needed_; }
   // Gradients of worker w dropped so far. Thread-safe.
@@ -62,8 +64,10 @@ class BackupSync final : public UpdatePolicy {
                                          float lr) override;
   void DoSetStepExamples(int worker, int64_t examples, int64_t step_examples) override;
   void DoCancel() override;
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
-  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
+  std::vector<uint64_t> DoSaveOptimizerSteps() const override;
+  void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
 
   // Applies the update of the open step from the gradients of `contributors` (ascending).
   void Apply(const std::vector<int>& contributors, float lr);
@@ -87,7 +91,7 @@ class BackupSync final : public UpdatePolicy {
   // Writers (Apply) exclude readers (the snapshots' copies, ReadParams).
   mutable std::shared_mutex params_mu_;
   std::vector<std::vector<float>> snapshots_;  // [W][P]
-  std::vector<float> velocity_;                // [P] or empty; used by Apply only
+  OptimizerSlots slots_;  // the optimizer state; used by Apply only (under params_mu_)
 };
 
 }  // namespace hogwild

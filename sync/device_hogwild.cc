@@ -162,7 +162,7 @@ absl::StatusOr<StepStats> DeviceHogwild::DoFinishStep(int worker, DeviceSpan<con
   return stats;
 }
 
-int DeviceHogwild::num_momentum_buffers() const {
+int DeviceHogwild::num_optimizer_buffers() const {
   return sgd_options().momentum != 0.0f ? num_workers() : 0;
 }
 
@@ -179,9 +179,9 @@ absl::Status DeviceHogwild::DoWaitForUpdates() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> DeviceHogwild::DoSaveMomentum() const {
+absl::StatusOr<std::vector<std::vector<float>>> DeviceHogwild::DoSaveOptimizerState() const {
   std::vector<std::vector<float>> momentum;
-  if (num_momentum_buffers() == 0) return momentum;
+  if (num_optimizer_buffers() == 0) return momentum;
   const size_t bytes = static_cast<size_t>(num_params()) * sizeof(float);
   for (const PerWorker& w : workers_) {
     if (w.velocity.data() == nullptr) {
@@ -200,7 +200,8 @@ absl::StatusOr<std::vector<std::vector<float>>> DeviceHogwild::DoSaveMomentum() 
   return momentum;
 }
 
-absl::Status DeviceHogwild::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+absl::Status DeviceHogwild::DoRestoreOptimizerState(
+    const std::vector<std::vector<float>>& momentum) {
   // Before the workers start (UpdatePolicy::RestoreState's contract): the device buffers do not
   // exist yet; AttachWorker uploads these.
   for (size_t w = 0; w < momentum.size(); ++w) workers_[w].restored_momentum = momentum[w];

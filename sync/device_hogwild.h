@@ -72,7 +72,7 @@ class DeviceHogwild final : public UpdatePolicy {
   // The GPU holding the master, or -1 when it is in pinned host memory.
   int master_device() const { return placement_ == Placement::kDevice ? master_device_ : -1; }
   // W with momentum (each worker's own buffer, on its GPU), else 0.
-  int num_momentum_buffers() const override;
+  int num_optimizer_buffers() const override;
 
  private:
   // `backend` must be a CudaBackend on worker_devices[worker]; allocates the worker's snapshot
@@ -87,8 +87,8 @@ class DeviceHogwild final : public UpdatePolicy {
   absl::Status DoWaitForUpdates() const override;
   // A worker that has not attached yet has no device buffer: its momentum is the restored one
   // (or zeros), kept on the host until it attaches.
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
-  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
   // Copies the store's parameters to the master.
   absl::Status DoRestoreParams() override;
 

@@ -1,6 +1,7 @@
 #include "sync/gpu_policy_factory.h"
 
 #include "absl/strings/str_format.h"
+#include "kernels/optimizer_name.h"
 #include "sync/device_hogwild.h"
 #include "sync/nccl_tower_average.h"
 
@@ -11,6 +12,15 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
   if (placement.worker_gpus.empty()) {
     return absl::InvalidArgumentError(
         "CreateGpuUpdatePolicy: no GPU workers; CPU policies come from CreateUpdatePolicy");
+  }
+  // The GPU policies keep one momentum buffer per owner and launch the SGD kernel; the other
+  // optimizers' kernel (kernels/cuda/optimizer_update.h) is not wired into them yet.
+  if (!options.is_sgd_momentum() || options.shared_optimizer_state) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "optimizer %s%s is not available for GPU workers yet (sgd and momentum with per-worker "
+        "state are); run it on cpu devices",
+        OptimizerName(options.optimizer),
+        options.shared_optimizer_state ? " with shared optimizer state" : ""));
   }
   switch (mode) {
     case Mode::kAsync:

@@ -1,6 +1,8 @@
 #include "sync/hogwild.h"
 
 #include "kernels/functors.h"
+#include "kernels/optimizer.h"
+#include "sync/grad_clip.h"
 
 namespace hogwild {
 
@@ -8,12 +10,19 @@ Hogwild::Hogwild(ParameterStore* store, int num_workers, SgdOptions options)
     : UpdatePolicy(Mode::kAsync, store, num_workers, options), workers_(num_workers) {
   for (PerWorker& w : workers_) {
     w.snapshot.resize(store->size());
-    if (options.momentum != 0.0f) w.velocity.assign(store->size(), 0.0f);
+    if (!options.shared_optimizer_state) w.slots = OptimizerSlots(options, store->size());
   }
+  if (options.shared_optimizer_state) shared_slots_ = OptimizerSlots(options, store->size());
 }
 
-int Hogwild::num_momentum_buffers() const {
-  return sgd_options().momentum != 0.0f ? num_workers() : 0;
+int Hogwild::num_owners() const { return sgd_options().shared_optimizer_state ? 1 : num_workers(); }
+
+int Hogwild::num_optimizer_buffers() const {
+  return num_owners() * NumStateSlots(sgd_options().optimizer_params());
+}
+
+int Hogwild::num_optimizer_steps() const {
+  return UsesStepCount(sgd_options().optimizer) ? num_owners() : 0;
 }
 
 absl::Status Hogwild::DoReadParams(absl::Span<float> out) const {
@@ -21,17 +30,46 @@ absl::Status Hogwild::DoReadParams(absl::Span<float> out) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> Hogwild::DoSaveMomentum() const {
-  std::vector<std::vector<float>> momentum;
-  for (const PerWorker& w : workers_) {
-    if (!w.velocity.empty()) momentum.push_back(w.velocity);
+absl::StatusOr<std::vector<std::vector<float>>> Hogwild::DoSaveOptimizerState() const {
+  std::vector<std::vector<float>> buffers;
+  if (sgd_options().shared_optimizer_state) {
+    AppendSlotBuffers(shared_slots_, &buffers);
+  } else {
+    for (const PerWorker& w : workers_) AppendSlotBuffers(w.slots, &buffers);
   }
-  return momentum;
+  return buffers;
 }
 
-absl::Status Hogwild::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
-  for (size_t w = 0; w < momentum.size(); ++w) workers_[w].velocity = momentum[w];
+absl::Status Hogwild::DoRestoreOptimizerState(const std::vector<std::vector<float>>& buffers) {
+  const size_t slots = static_cast<size_t>(NumStateSlots(sgd_options().optimizer_params()));
+  if (sgd_options().shared_optimizer_state) {
+    RestoreSlots(buffers, 0, {}, 0, shared_slots_);
+  } else {
+    for (size_t w = 0; w < workers_.size(); ++w) {
+      RestoreSlots(buffers, w * slots, {}, w, workers_[w].slots);
+    }
+  }
   return absl::OkStatus();
+}
+
+std::vector<uint64_t> Hogwild::DoSaveOptimizerSteps() const {
+  if (num_optimizer_steps() == 0) return {};
+  if (sgd_options().shared_optimizer_state) {
+    return {shared_step_.load(std::memory_order_acquire)};
+  }
+  std::vector<uint64_t> steps;
+  for (const PerWorker& w : workers_) steps.push_back(w.slots.step);
+  return steps;
+}
+
+void Hogwild::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
+  if (steps.empty()) return;
+  if (sgd_options().shared_optimizer_state) {
+    shared_step_.store(steps[0], std::memory_order_release);
+    return;
+  }
+  for (size_t w = 0; w < workers_.size() && w < steps.size(); ++w)
+    workers_[w].slots.step = steps[w];
 }
 
 absl::StatusOr<DeviceSpan<const float>> Hogwild::DoBeginStep(int worker) {
@@ -49,16 +87,49 @@ absl::StatusOr<DeviceSpan<const float>> Hogwild::DoBeginStep(int worker) {
 absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const float> device_grad,
                                                 float lr) {
   // A CPU policy: the gradient is in host memory.
-  const absl::Span<const float> grad = device_grad.HostSpan();
+  absl::Span<const float> grad = device_grad.HostSpan();
   PerWorker& w = workers_[worker];
+  const SgdOptions& o = sgd_options();
+  // Clipping: this worker's own gradient (sync/grad_clip.h), into a private copy when it is
+  // scaled (the caller's gradient is read-only).
+  if (const float scale = ClipScale(SumOfSquares(grad), o.clip_global_norm); scale != 1.0f) {
+    w.clipped.resize(grad.size());
+    for (size_t i = 0; i < grad.size(); ++i) w.clipped[i] = grad[i] * scale;
+    grad = absl::MakeConstSpan(w.clipped);
+  }
   const StepStats stats =
-      AsyncStepStats(store()->version(), w.read_version, lr, sgd_options().staleness_aware_lr);
-  const SgdMomentumFn sgd{stats.applied_lr, sgd_options().momentum, sgd_options().weight_decay};
+      AsyncStepStats(store()->version(), w.read_version, lr, o.staleness_aware_lr);
   // The update also refreshes this worker's snapshot: one pass over P instead of two (an update
   // and the next step's Read()), see benchmarks/README.md. The snapshot counts
   // as a fresh read only if no other update completed during the pass.
   const uint64_t version_before = store()->version();
-  store()->SgdUpdateAndRead(sgd, grad, absl::MakeSpan(w.velocity), absl::MakeSpan(w.snapshot));
+  // The step of this update: shared, its rank among all applied updates (one atomic
+  // increment per update, so no two updates share a t and none is lost; see the header);
+  // per worker, this worker's count.
+  const bool shared = o.shared_optimizer_state;
+  OptimizerSlots& slots = shared ? shared_slots_ : w.slots;
+  const uint64_t step =
+      shared ? shared_step_.fetch_add(1, std::memory_order_relaxed) + 1 : ++w.slots.step;
+  const auto piece = [](absl::Span<float> s, int64_t begin, int64_t count) {
+    return s.empty() ? s : s.subspan(begin, count);
+  };
+  // One call per piece of the parameters with or without weight decay (a single piece unless
+  // weight_decay_biases is off).
+  ForEachDecayPiece(o, 0, store()->size(), [&](int64_t begin, int64_t count, bool decays) {
+    const float weight_decay = decays ? o.weight_decay : 0.0f;
+    const absl::Span<const float> g = grad.subspan(begin, count);
+    const absl::Span<float> out = absl::MakeSpan(w.snapshot).subspan(begin, count);
+    if (o.is_sgd_momentum() && !shared) {
+      const SgdMomentumFn sgd{stats.applied_lr, o.momentum, weight_decay};
+      store()->SgdUpdateAndRead(sgd, g, piece(slots.span0(), begin, count), out, begin);
+      return;
+    }
+    OptimizerParams params = o.optimizer_params();
+    params.weight_decay = weight_decay;
+    const OptimizerFn fn = MakeOptimizerFn(params, stats.applied_lr, step);
+    store()->OptimizerUpdateAndRead(fn, slots.num_slots(), g, piece(slots.span0(), begin, count),
+                                    piece(slots.span1(), begin, count), shared, out, begin);
+  });
   const uint64_t version_after = store()->CompleteUpdate() + 1;
   w.snapshot_current = version_after == version_before + 1;
   w.read_version = version_after;

@@ -7,17 +7,37 @@
 //   p <- SgdMomentumFn(p, grad, v_w)
 // element by element to the shared ParameterStore with relaxed atomic loads and stores and no
 // lock, copying each value it leaves into the snapshot (ParameterStore::SgdUpdateAndRead, the
-// vectorized kernels/cpu/sgd_update.h), then advances the version. The momentum buffer v_w is private to each worker (as in
-// PyTorch's Hogwild recipe, where each process owns its optimizer). See sync/parameter_store.h
-// for what may be lost and what can never happen.
+// vectorized kernels/cpu/sgd_update.h), then advances the version. Other optimizers
+// (kernels/optimizer.h) take the same path element by element (ParameterStore::
+// OptimizerUpdateAndRead). See sync/parameter_store.h for what may be lost and what can never
+// happen to the parameters.
+//
+// The optimizer state (momentum v, Adam's moments m and v and step count t), by
+// SgdOptions::shared_optimizer_state (--optimizer_state):
+// - per_worker (default; PyTorch's mnist_hogwild example, each process its own optimizer): each
+//   worker has its own state and step count t_w, touched only by its own thread: nothing of it is
+//   ever lost. Adam's bias correction then uses t_w (the worker's own updates, about 1/W of the
+//   global step), and each worker's moments average only its own gradients.
+// - shared (A3C's "shared Adam", Mnih et al. 2016): one state for all workers, updated lock-free
+//   like the parameters: each state element is loaded once and stored once per update with
+//   relaxed atomics, so a concurrent update of the same element by another worker may be lost
+//   (that worker's contribution to m or v vanishes, or is counted on top of a stale value), and
+//   an element's parameter and state may come from different workers' updates. No element is
+//   torn. The step count is not racy: it is one atomic counter, incremented once per applied
+//   update (fetch_add), so the t an update uses for bias correction is its own rank among all
+//   applied updates and, once the workers stop, t equals the number of updates applied (the
+//   store's version, counting from a restored checkpoint's), not one worker's count.
 //
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. With one worker the result is exactly sequential minibatch SGD.
 #ifndef HOGWILD_SYNC_HOGWILD_H_
 #define HOGWILD_SYNC_HOGWILD_H_
 
+#include <atomic>
+#include <cstdint>
 #include <vector>
 
+#include "sync/optimizer_slots.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
 
@@ -28,13 +48,16 @@ class Hogwild final : public UpdatePolicy {
   // `store` must outlive this object. num_workers >= 1.
   Hogwild(ParameterStore* store, int num_workers, SgdOptions options);
 
-  // W with momentum (each worker's own buffer), else 0.
-  int num_momentum_buffers() const override;
+  // Owners (W per-worker, 1 shared) x NumStateSlots: e.g. W with momentum, 0 without.
+  int num_optimizer_buffers() const override;
+  // Owners with adam and adamw, else 0.
+  int num_optimizer_steps() const override;
 
  private:
   struct PerWorker {
     std::vector<float> snapshot;  // [P]
-    std::vector<float> velocity;  // [P] or empty
+    OptimizerSlots slots;         // this worker's optimizer state (per_worker), else empty
+    std::vector<float> clipped;   // [P] the clipped gradient (clip_global_norm), else empty
     uint64_t read_version = 0;
     // FinishStep left in `snapshot` the values it wrote, read at version `read_version`.
     bool snapshot_current = false;
@@ -44,10 +67,16 @@ class Hogwild final : public UpdatePolicy {
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
-  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
+  std::vector<uint64_t> DoSaveOptimizerSteps() const override;
+  void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
+  int num_owners() const;
 
   std::vector<PerWorker> workers_;
+  // shared_optimizer_state: the one state, its elements accessed with relaxed atomics.
+  OptimizerSlots shared_slots_;
+  std::atomic<uint64_t> shared_step_{0};
 };
 
 }  // namespace hogwild

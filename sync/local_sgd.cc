@@ -4,8 +4,8 @@
 
 #include "core/logging.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/sgd_update.h"
-#include "kernels/functors.h"
+#include "kernels/optimizer.h"
+#include "sync/grad_clip.h"
 
 namespace hogwild {
 
@@ -18,12 +18,28 @@ LocalSgd::LocalSgd(ParameterStore* store, int num_workers, SgdOptions options,
   HOGWILD_CHECK(average_every >= 1, "LocalSgd: average_every must be >= 1");
   for (PerWorker& w : workers_) {
     w.replica.resize(store->size());
-    if (options.momentum != 0.0f) w.velocity.assign(store->size(), 0.0f);
+    w.slots = OptimizerSlots(options, store->size());
   }
 }
 
-int LocalSgd::num_momentum_buffers() const {
-  return sgd_options().momentum != 0.0f ? num_workers() : 0;
+int LocalSgd::num_optimizer_buffers() const {
+  return num_workers() * NumStateSlots(sgd_options().optimizer_params());
+}
+
+int LocalSgd::num_optimizer_steps() const {
+  return UsesStepCount(sgd_options().optimizer) ? num_workers() : 0;
+}
+
+std::vector<uint64_t> LocalSgd::DoSaveOptimizerSteps() const {
+  if (num_optimizer_steps() == 0) return {};
+  std::vector<uint64_t> steps;
+  for (const PerWorker& w : workers_) steps.push_back(w.slots.step);
+  return steps;
+}
+
+void LocalSgd::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
+  for (size_t w = 0; w < workers_.size() && w < steps.size(); ++w)
+    workers_[w].slots.step = steps[w];
 }
 
 absl::Status LocalSgd::DoReadParams(absl::Span<float> out) const {
@@ -45,9 +61,15 @@ absl::StatusOr<DeviceSpan<const float>> LocalSgd::DoBeginStep(int worker) {
 absl::StatusOr<StepStats> LocalSgd::DoFinishStep(int worker, DeviceSpan<const float> grad,
                                                  float lr) {
   PerWorker& w = workers_[worker];
-  const SgdMomentumFn sgd{lr, sgd_options().momentum, sgd_options().weight_decay};
-  // A CPU policy: the gradient is in host memory.
-  cpu::SgdUpdate(sgd, grad.HostSpan(), absl::MakeSpan(w.velocity), absl::MakeSpan(w.replica));
+  // A CPU policy: the gradient is in host memory. Clipped per worker (its local gradient).
+  absl::Span<const float> g = grad.HostSpan();
+  if (const float scale = ClipScale(SumOfSquares(g), sgd_options().clip_global_norm);
+      scale != 1.0f) {
+    w.clipped.resize(g.size());
+    for (size_t i = 0; i < g.size(); ++i) w.clipped[i] = g[i] * scale;
+    g = absl::MakeConstSpan(w.clipped);
+  }
+  ApplyOptimizerRange(sgd_options(), lr, ++w.slots.step, g, w.slots, 0, absl::MakeSpan(w.replica));
   if (++w.since_average == average_every_) HOGWILD_RETURN_IF_ERROR(Average(worker));
   return StepStats{.staleness = 0, .applied_lr = lr};
 }
@@ -77,16 +99,17 @@ absl::Status LocalSgd::Average(int worker) {
   return barrier_.ArriveAndWait();
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> LocalSgd::DoSaveMomentum() const {
-  std::vector<std::vector<float>> momentum;
-  for (const PerWorker& w : workers_) {
-    if (!w.velocity.empty()) momentum.push_back(w.velocity);
-  }
-  return momentum;
+absl::StatusOr<std::vector<std::vector<float>>> LocalSgd::DoSaveOptimizerState() const {
+  std::vector<std::vector<float>> buffers;
+  for (const PerWorker& w : workers_) AppendSlotBuffers(w.slots, &buffers);
+  return buffers;
 }
 
-absl::Status LocalSgd::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
-  for (size_t w = 0; w < momentum.size(); ++w) workers_[w].velocity = momentum[w];
+absl::Status LocalSgd::DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) {
+  const size_t slots = static_cast<size_t>(NumStateSlots(sgd_options().optimizer_params()));
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    RestoreSlots(momentum, w * slots, {}, w, workers_[w].slots);
+  }
   for (PerWorker& w : workers_) w.started = false;  // replicas start from the restored store
   return absl::OkStatus();
 }

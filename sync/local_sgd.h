@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sync/optimizer_slots.h"
 #include "sync/parameter_store.h"
 #include "sync/step_barrier.h"
 #include "sync/update_policy.h"
@@ -50,15 +51,19 @@ class LocalSgd final : public UpdatePolicy {
   // average_every >= 1. options.staleness_aware_lr is ignored.
   LocalSgd(ParameterStore* store, int num_workers, SgdOptions options, int64_t average_every);
 
-  // W with momentum (each replica's own buffer), else 0.
-  int num_momentum_buffers() const override;
+  // W x NumStateSlots (each replica its own optimizer state, never averaged), e.g. W with
+  // momentum, 0 without.
+  int num_optimizer_buffers() const override;
+  // W with adam and adamw (each replica's own step count), else 0.
+  int num_optimizer_steps() const override;
 
   int64_t average_every() const { return average_every_; }
 
  private:
   struct PerWorker {
     std::vector<float> replica;   // [P]
-    std::vector<float> velocity;  // [P] or empty
+    OptimizerSlots slots;         // this replica's optimizer state
+    std::vector<float> clipped;   // [P] the clipped gradient (clip_global_norm), else empty
     int64_t since_average = 0;    // local steps since the last averaging
     bool started = false;         // replica initialized from the store
   };
@@ -69,8 +74,10 @@ class LocalSgd final : public UpdatePolicy {
                                          float lr) override;
   absl::Status DoWorkerDone(int worker) override;
   void DoCancel() override { barrier_.Cancel(); }
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
-  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
+  std::vector<uint64_t> DoSaveOptimizerSteps() const override;
+  void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
 
   // Worker w's part of an averaging (see the top of this file).
   absl::Status Average(int worker);

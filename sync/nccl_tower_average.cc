@@ -135,13 +135,13 @@ absl::StatusOr<StepStats> NcclTowerAverage::DoFinishStep(int worker,
   return StepStats{.staleness = 0, .applied_lr = lr};
 }
 
-int NcclTowerAverage::num_momentum_buffers() const {
+int NcclTowerAverage::num_optimizer_buffers() const {
   return sgd_options().momentum != 0.0f ? 1 : 0;
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> NcclTowerAverage::DoSaveMomentum() const {
+absl::StatusOr<std::vector<std::vector<float>>> NcclTowerAverage::DoSaveOptimizerState() const {
   std::vector<std::vector<float>> momentum;
-  if (num_momentum_buffers() == 0) return momentum;
+  if (num_optimizer_buffers() == 0) return momentum;
   momentum.emplace_back(static_cast<size_t>(num_params()));
   if (num_params() == 0) return momentum;
   // Every step ends with its update waited for (step 2d), so the buffer is final here.
@@ -152,7 +152,8 @@ absl::StatusOr<std::vector<std::vector<float>>> NcclTowerAverage::DoSaveMomentum
   return momentum;
 }
 
-absl::Status NcclTowerAverage::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+absl::Status NcclTowerAverage::DoRestoreOptimizerState(
+    const std::vector<std::vector<float>>& momentum) {
   if (momentum.empty() || num_params() == 0) return absl::OkStatus();
   for (PerGpu& gpu : gpus_) {
     HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));

@@ -56,7 +56,7 @@ class NcclTowerAverage final : public UpdatePolicy {
   int num_replicas() const { return static_cast<int>(gpus_.size()); }
   // 1 with momentum (every replica keeps an identical buffer; the first is saved and a restore
   // fills all), else 0.
-  int num_momentum_buffers() const override;
+  int num_optimizer_buffers() const override;
 
  private:
   // `backend` must be a CudaBackend on worker_devices[worker].
@@ -67,8 +67,8 @@ class NcclTowerAverage final : public UpdatePolicy {
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
   void DoCancel() override { barrier_.Cancel(); }
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
-  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
   // Copies the store's parameters to every replica.
   absl::Status DoRestoreParams() override;
 

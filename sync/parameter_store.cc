@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/logging.h"
+#include "kernels/cpu/optimizer_update.h"
 #include "kernels/cpu/sgd_update.h"
 
 namespace hogwild {
@@ -46,12 +47,24 @@ uint64_t ParameterStore::Read(absl::Span<float> out) const {
 }
 
 void ParameterStore::SgdUpdateAndRead(const SgdMomentumFn& sgd, absl::Span<const float> grad,
-                                      absl::Span<float> velocity, absl::Span<float> out) {
-  HOGWILD_CHECK(static_cast<int64_t>(grad.size()) == size_ &&
-                    static_cast<int64_t>(out.size()) == size_ &&
-                    (sgd.momentum == 0.0f || static_cast<int64_t>(velocity.size()) == size_),
+                                      absl::Span<float> velocity, absl::Span<float> out,
+                                      int64_t offset) {
+  const int64_t n = static_cast<int64_t>(grad.size());
+  HOGWILD_CHECK(offset >= 0 && offset + n <= size_ && static_cast<int64_t>(out.size()) == n &&
+                    (sgd.momentum == 0.0f || static_cast<int64_t>(velocity.size()) == n),
                 "ParameterStore::SgdUpdateAndRead: size");
-  cpu::SharedSgdUpdateAndRead(sgd, grad, velocity, values_.get(), out);
+  cpu::SharedSgdUpdateAndRead(sgd, grad, velocity, values_.get() + offset, out);
+}
+
+void ParameterStore::OptimizerUpdateAndRead(const OptimizerFn& fn, int num_slots,
+                                            absl::Span<const float> grad, absl::Span<float> s0,
+                                            absl::Span<float> s1, bool shared_state,
+                                            absl::Span<float> out, int64_t offset) {
+  const int64_t n = static_cast<int64_t>(grad.size());
+  HOGWILD_CHECK(offset >= 0 && offset + n <= size_ && static_cast<int64_t>(out.size()) == n,
+                "ParameterStore::OptimizerUpdateAndRead: size");
+  cpu::SharedOptimizerUpdateAndRead(fn, num_slots, grad, s0, s1, shared_state,
+                                    values_.get() + offset, out);
 }
 
 }  // namespace hogwild

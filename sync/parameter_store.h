@@ -41,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "kernels/functors.h"
+#include "kernels/optimizer.h"
 
 namespace hogwild {
 
@@ -80,8 +81,21 @@ class ParameterStore {
   //   out:      [P] float32, private to the caller
   // Thread-safety: safe concurrently with Read() and SgdUpdateAndRead(); see the contract above.
   // The copy may mix values from before and after a concurrent update, like Read().
+  // `offset`: the update covers values [offset, offset + grad.size()) instead of all P (grad,
+  // velocity and out are then that long): the pieces of weight_decay_biases = false.
   void SgdUpdateAndRead(const SgdMomentumFn& sgd, absl::Span<const float> grad,
-                        absl::Span<float> velocity, absl::Span<float> out);
+                        absl::Span<float> velocity, absl::Span<float> out, int64_t offset = 0);
+
+  // The same for any optimizer (kernels/optimizer.h OptimizerFn, element by element, not
+  // vectorized; kernels/cpu/optimizer_update.h SharedOptimizerUpdateAndRead):
+  //   values[i] <- fn(values[i], grad[i], s0[i], s1[i]);   out[i] <- the value left in values[i]
+  //   s0, s1: [P] float32 state slots (num_slots of them, else may be empty); private to the
+  //           caller when shared_state is false, else shared with the other workers and accessed
+  //           like the values (relaxed loads and stores, updates may be lost, never torn).
+  // Thread-safety as SgdUpdateAndRead(). Does not count the update.
+  void OptimizerUpdateAndRead(const OptimizerFn& fn, int num_slots, absl::Span<const float> grad,
+                              absl::Span<float> s0, absl::Span<float> s1, bool shared_state,
+                              absl::Span<float> out, int64_t offset = 0);
 
   // Number of updates applied so far (incremented by CompleteUpdate()).
   uint64_t version() const { return version_.load(std::memory_order_acquire); }

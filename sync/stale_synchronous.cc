@@ -19,7 +19,18 @@ StaleSynchronous::StaleSynchronous(ParameterStore* store, int num_workers, SgdOp
   HOGWILD_CHECK(staleness_bound >= 0, "StaleSynchronous: staleness_bound must be >= 0");
 }
 
-int StaleSynchronous::num_momentum_buffers() const { return updates_.num_momentum_buffers(); }
+int StaleSynchronous::num_optimizer_buffers() const { return updates_.num_optimizer_buffers(); }
+
+int StaleSynchronous::num_optimizer_steps() const { return updates_.num_optimizer_steps(); }
+
+std::vector<uint64_t> StaleSynchronous::DoSaveOptimizerSteps() const {
+  absl::StatusOr<PolicyState> state = updates_.SaveState();
+  return state.ok() ? state->optimizer_steps : std::vector<uint64_t>{};
+}
+
+void StaleSynchronous::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
+  restored_steps_ = steps;
+}
 
 int64_t StaleSynchronous::clock(int worker) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -95,18 +106,20 @@ void StaleSynchronous::DoCancel() {
   updates_.Cancel();
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> StaleSynchronous::DoSaveMomentum() const {
+absl::StatusOr<std::vector<std::vector<float>>> StaleSynchronous::DoSaveOptimizerState() const {
   HOGWILD_ASSIGN_OR_RETURN(PolicyState state, updates_.SaveState());
-  return std::move(state.momentum);
+  return std::move(state.optimizer_state);
 }
 
-absl::Status StaleSynchronous::DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) {
+absl::Status StaleSynchronous::DoRestoreOptimizerState(
+    const std::vector<std::vector<float>>& momentum) {
   // The base class has restored the store already; Hogwild restores it again (the same values)
   // together with its per-worker momentum.
   PolicyState state;
   state.global_step = store()->version();
   state.params.assign(store()->unsafe_values().begin(), store()->unsafe_values().end());
-  state.momentum = momentum;
+  state.optimizer_state = momentum;
+  state.optimizer_steps = restored_steps_;
   return updates_.RestoreState(state);
 }
 

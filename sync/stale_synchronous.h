@@ -46,8 +46,9 @@ class StaleSynchronous final : public UpdatePolicy {
   StaleSynchronous(ParameterStore* store, int num_workers, SgdOptions options,
                    int64_t staleness_bound);
 
-  // W with momentum (each worker's own buffer, as in async mode), else 0.
-  int num_momentum_buffers() const override;
+  // As Hogwild's (the updates are Hogwild's): W with momentum, 0 without, ...
+  int num_optimizer_buffers() const override;
+  int num_optimizer_steps() const override;
 
   int64_t staleness_bound() const { return bound_; }
   // Steps worker w has completed. Thread-safe.
@@ -65,13 +66,16 @@ class StaleSynchronous final : public UpdatePolicy {
                                          float lr) override;
   absl::Status DoWorkerDone(int worker) override;
   void DoCancel() override;
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
-  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
+  std::vector<uint64_t> DoSaveOptimizerSteps() const override;
+  void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
 
   int64_t MinClockLocked() const;  // requires mu_
 
   const int64_t bound_;
-  Hogwild updates_;  // the lock-free updates and per-worker snapshots and momentum
+  Hogwild updates_;  // the lock-free updates and per-worker snapshots and optimizer state
+  std::vector<uint64_t> restored_steps_;  // from DoRestoreOptimizerSteps to DoRestoreOptimizerState
 
   // std::mutex, as sync/step_barrier.h explains (ThreadSanitizer sees its edges).
   mutable std::mutex mu_;

@@ -8,9 +8,13 @@
 //   2. worker w reduces its own slice [P*w/W, P*(w+1)/W) of the parameters: the sum of all
 //      workers' gradients in worker order 0..W-1 (fixed order: bitwise reproducible), which is
 //      the example-weighted average because each gradient is pre-scaled by 1/(global batch);
-//   3. applies SgdMomentumFn to its slice (one momentum buffer, sliced the same way);
+//   3. applies the optimizer (kernels/optimizer.h; the SGD family as SgdMomentumFn) to its slice
+//      (one optimizer state, sliced the same way; Adam's step t = the global step + 1);
 //   4. arrives at the barrier again, so no one reads the parameters of the next step before
 //      every slice is updated.
+// With clip_global_norm, between 1 and 2 each worker first adds up the squares of its slice of
+// the averaged gradient and meets the others at a third barrier, so the norm clipped is the
+// averaged gradient's (sync/grad_clip.h), then sums its slice again and scales it.
 // With W workers and global batch B the parameters equal those of 1 worker with batch B up to
 // float rounding (the gradient sums are associated differently), for any W including W > B.
 //
@@ -21,6 +25,7 @@
 
 #include <vector>
 
+#include "sync/optimizer_slots.h"
 #include "sync/parameter_store.h"
 #include "sync/step_barrier.h"
 #include "sync/update_policy.h"
@@ -32,8 +37,9 @@ class TowerAverage final : public UpdatePolicy {
   // `store` must outlive this object. num_workers >= 1. options.staleness_aware_lr is ignored.
   TowerAverage(ParameterStore* store, int num_workers, SgdOptions options);
 
-  // 1 with momentum (one buffer, sliced like the parameters), else 0.
-  int num_momentum_buffers() const override;
+  // NumStateSlots of the one state (sliced like the parameters): 1 with momentum, 2 for Adam.
+  int num_optimizer_buffers() const override;
+  int num_optimizer_steps() const override;
 
  private:
   absl::Status DoReadParams(absl::Span<float> out) const override;
@@ -41,8 +47,10 @@ class TowerAverage final : public UpdatePolicy {
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
   void DoCancel() override { barrier_.Cancel(); }
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const override;
-  absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) override;
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
+  std::vector<uint64_t> DoSaveOptimizerSteps() const override;
+  void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
 
   // sum[i] = sum over w in 0..W-1, in that order, of tower_grads_[w][lo + i], for i in [0, n).
   void AddTowers(int64_t lo, int64_t n, float* sum) const;
@@ -51,7 +59,10 @@ class TowerAverage final : public UpdatePolicy {
   // tower_grads_[w]: worker w's gradient of the current step, published before the first
   // barrier and read by all workers between the two barriers.
   std::vector<const float*> tower_grads_;
-  std::vector<float> velocity_;
+  OptimizerSlots slots_;
+  // clip_global_norm: each worker's sum of squares of its slice of the averaged gradient,
+  // written before the middle barrier and read by all after it.
+  std::vector<double> partial_squares_;
 };
 
 }  // namespace hogwild

@@ -84,7 +84,8 @@ absl::StatusOr<PolicyState> UpdatePolicy::SaveState() const {
   state.params.resize(static_cast<size_t>(num_params()));
   HOGWILD_RETURN_IF_ERROR(ReadParams(absl::MakeSpan(state.params)));
   state.global_step = global_step();
-  HOGWILD_ASSIGN_OR_RETURN(state.momentum, DoSaveMomentum());
+  HOGWILD_ASSIGN_OR_RETURN(state.optimizer_state, DoSaveOptimizerState());
+  state.optimizer_steps = DoSaveOptimizerSteps();
   return state;
 }
 
@@ -94,30 +95,38 @@ absl::Status UpdatePolicy::RestoreState(const PolicyState& state) {
         absl::StrFormat("cannot resume: the checkpoint has %d parameters, this model %d",
                         state.params.size(), num_params()));
   }
-  const int want = num_momentum_buffers();
-  const int have = static_cast<int>(state.momentum.size());
+  const int want = num_optimizer_buffers();
+  const int have = static_cast<int>(state.optimizer_state.size());
   if ((want == 0) != (have == 0)) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "cannot resume: momentum differs: the checkpoint was written %s momentum, this run "
-        "uses %s; resume with the checkpoint's --momentum",
-        have > 0 ? "with" : "without", want > 0 ? "momentum" : "none"));
+        "cannot resume: the optimizer state differs: the checkpoint was written %s, this run "
+        "uses %s; resume with the checkpoint's --optimizer and --momentum",
+        have > 0 ? "with optimizer state (momentum or moments)" : "without optimizer state",
+        want > 0 ? "some" : "none"));
   }
   if (want != have) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "cannot resume: the checkpoint has %d momentum buffers, this run %d", have, want));
+        "cannot resume: the checkpoint has %d optimizer-state buffers, this run %d", have, want));
   }
-  for (const std::vector<float>& buffer : state.momentum) {
+  if (static_cast<int>(state.optimizer_steps.size()) != num_optimizer_steps()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("cannot resume: the checkpoint has %d optimizer step counts, this run %d",
+                        state.optimizer_steps.size(), num_optimizer_steps()));
+  }
+  for (const std::vector<float>& buffer : state.optimizer_state) {
     if (static_cast<int64_t>(buffer.size()) != num_params()) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "cannot resume: a momentum buffer of the checkpoint has %d elements, the model %d "
-          "parameters",
-          buffer.size(), num_params()));
+      return absl::FailedPreconditionError(
+          absl::StrFormat("cannot resume: an optimizer-state buffer of the checkpoint has %d "
+                          "elements, the model %d "
+                          "parameters",
+                          buffer.size(), num_params()));
     }
   }
   std::copy(state.params.begin(), state.params.end(), store_->unsafe_values().begin());
   store_->RestoreVersion(state.global_step);
   HOGWILD_RETURN_IF_ERROR(DoRestoreParams());
-  return DoRestoreMomentum(state.momentum);
+  DoRestoreOptimizerSteps(state.optimizer_steps);
+  return DoRestoreOptimizerState(state.optimizer_state);
 }
 
 }  // namespace hogwild

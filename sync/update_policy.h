@@ -11,11 +11,12 @@
 // Implementations: Hogwild (async, sync/hogwild.h), TowerAverage (sync, sync/tower_average.h),
 // StaleSynchronous (ssp, sync/stale_synchronous.h), BackupSync (backup, sync/backup_sync.h) and
 // LocalSgd (local_sgd, sync/local_sgd.h) for host memory (CPU workers); DeviceHogwild
-// (sync/device_hogwild.h) and NcclTowerAverage (sync/nccl_tower_average.h) for GPU workers. All
-// apply the SGD rule of kernels/functors.h SgdMomentumFn. sync/policy_factory.h picks one for a
-// mode and a device list. A new policy derives from UpdatePolicy and implements the Do* hooks
-// below; the argument checks, the cancellation flag, the global step and the checkpoint state's
-// validation live here, once.
+// (sync/device_hogwild.h) and NcclTowerAverage (sync/nccl_tower_average.h) for GPU workers. The
+// CPU policies apply every optimizer of kernels/optimizer.h (the SGD family with the vectorized
+// kernels/functors.h SgdMomentumFn); the GPU policies SGD with momentum only. sync/policy_factory.h
+// picks one for a mode and a device list. A new policy derives from UpdatePolicy and implements the
+// Do* hooks below; the argument checks, the cancellation flag, the global step and the checkpoint
+// state's validation live here, once.
 //
 // Memory: the spans of BeginStep/FinishStep live in the memory of the device of worker w
 // (kernels/device_span.h): host memory for the CPU policies, memory of the worker's GPU (the
@@ -30,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,17 +39,51 @@
 #include "core/mode.h"
 #include "kernels/backend.h"
 #include "kernels/device_span.h"
+#include "kernels/optimizer.h"
 #include "sync/parameter_store.h"
 
 namespace hogwild {
 
 // Optimizer hyper-parameters other than the learning rate (which follows a schedule and is
-// passed per step). Defaults give plain SGD.
+// passed per step). Defaults give plain SGD. The rules of every optimizer, with their sources and
+// PyTorch's defaults, are in kernels/optimizer.h.
 struct SgdOptions {
-  float momentum = 0.0f;      // in [0, 1)
-  float weight_decay = 0.0f;  // L2 coefficient, >= 0
+  OptimizerKind optimizer = OptimizerKind::kSgd;
+  float momentum = 0.0f;      // in [0, 1); sgd, momentum and nesterov (> 0), rmsprop
+  float weight_decay = 0.0f;  // L2 coefficient (adamw: decoupled), >= 0
+  float beta1 = 0.9f;         // adam, adamw; in [0, 1)
+  float beta2 = 0.999f;       // adam, adamw; in [0, 1)
+  float alpha = 0.99f;        // rmsprop; in [0, 1)
+  float eps = 0.0f;           // adam, adamw, rmsprop, adagrad; >= 0; 0 = PyTorch's default
+  // Async (Hogwild) only: one optimizer state shared by every worker and updated lock-free like
+  // the parameters (A3C's shared Adam), instead of one per worker (PyTorch's Hogwild example).
+  // What races may lose: sync/hogwild.h.
+  bool shared_optimizer_state = false;
   // Async only: divide the learning rate by max(1, staleness) (Zhang et al., IJCAI 2016).
   bool staleness_aware_lr = false;
+  // Clip the gradient to this global L2 norm before the update (sync/grad_clip.h: sync and
+  // backup the averaged gradient, the other modes each worker's); 0 = no clipping; >= 0.
+  float clip_global_norm = 0.0f;
+  // [begin, end) ranges of the parameters exempt from weight_decay (biases), sorted and
+  // disjoint; empty: every parameter decays. Train() fills it from the model
+  // (Model::BiasRanges) when TrainerOptions::weight_decay_biases is false. CPU policies only.
+  std::vector<std::pair<int64_t, int64_t>> no_decay;
+
+  // The functor's hyper-parameters. Pure.
+  OptimizerParams optimizer_params() const {
+    return OptimizerParams{.kind = optimizer,
+                           .momentum = momentum,
+                           .weight_decay = weight_decay,
+                           .beta1 = beta1,
+                           .beta2 = beta2,
+                           .alpha = alpha,
+                           .eps = eps};
+  }
+  // Whether the optimizer is plain SGD with or without momentum, which the policies update with
+  // the vectorized SgdMomentumFn kernels (bitwise the same as OptimizerFn for these). Pure.
+  bool is_sgd_momentum() const {
+    return optimizer == OptimizerKind::kSgd || optimizer == OptimizerKind::kMomentum;
+  }
 };
 
 struct StepStats {
@@ -65,14 +101,18 @@ struct StepStats {
 };
 
 // Everything a policy needs to continue a run exactly where it stopped (checkpoints): the
-// parameters, the global step and the optimizer state. The optimizer state is SGD momentum:
-// one [P] buffer per worker in async mode (each worker owns its optimizer, as in PyTorch's
-// Hogwild recipe), one in sync mode (replicated policies keep identical copies and save one);
-// no buffer when momentum is 0. Optimizers with more state add their buffers here.
+// parameters, the global step and the optimizer state. The optimizer state has an owner per
+// worker in async mode with per-worker state (each worker owns its optimizer, as in PyTorch's
+// Hogwild recipe), ssp and local_sgd, and one owner in sync and backup mode (replicated policies
+// keep identical copies and save one) and in async mode with shared state. Each owner has
+// NumStateSlots(optimizer) [P] buffers (kernels/optimizer.h: SGD's momentum; Adam's two moments;
+// none for SGD without momentum), saved owner-major, and, for Adam and AdamW, a step count.
 struct PolicyState {
   uint64_t global_step = 0;
-  std::vector<float> params;                  // [P]
-  std::vector<std::vector<float>> momentum;   // [num_momentum_buffers()][P], host memory
+  std::vector<float> params;                        // [P]
+  std::vector<std::vector<float>> optimizer_state;  // [num_optimizer_buffers()][P], host memory
+  // [owners] with adam and adamw (the updates each owner's state has taken), else empty.
+  std::vector<uint64_t> optimizer_steps;
 };
 
 // The statistics of one asynchronous update: staleness = updates applied by other workers
@@ -162,9 +202,11 @@ class UpdatePolicy {
   void Cancel();
   bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
 
-  // Number of momentum buffers of PolicyState: 0 without momentum, else W (async, ssp,
-  // local_sgd) or 1 (sync, backup).
-  virtual int num_momentum_buffers() const = 0;
+  // Number of optimizer-state buffers of PolicyState: owners x NumStateSlots (see PolicyState),
+  // e.g. 0 for SGD without momentum, W with momentum in async mode, 2 for Adam in sync mode.
+  virtual int num_optimizer_buffers() const = 0;
+  // Number of step counts of PolicyState: owners for adam and adamw, else 0.
+  virtual int num_optimizer_steps() const { return 0; }
 
   // The state to checkpoint (see PolicyState), copied to host memory. Call only while no
   // worker is inside a step (before the first BeginStep, between steps at a step boundary where
@@ -172,12 +214,12 @@ class UpdatePolicy {
   // devices' queued work first. Errors: device errors of the GPU policies.
   absl::StatusOr<PolicyState> SaveState() const;
 
-  // Continues from `state` (a SaveState() of a run with the same model, mode and workers):
-  // parameters, global step and momentum. Call before any worker starts. GPU workers' momentum
-  // buffers are filled when they attach.
-  // Errors: kFailedPrecondition, naming what differs, when the number of parameters or of
-  // momentum buffers (with or without momentum, or another worker count) does not match this
-  // policy; device errors of the GPU policies.
+  // Continues from `state` (a SaveState() of a run with the same model, mode, workers and
+  // optimizer): parameters, global step and optimizer state. Call before any worker starts. GPU
+  // workers' momentum buffers are filled when they attach.
+  // Errors: kFailedPrecondition, naming what differs, when the number of parameters, of
+  // optimizer-state buffers (with or without momentum, another optimizer or worker count) or of
+  // step counts does not match this policy; device errors of the GPU policies.
   absl::Status RestoreState(const PolicyState& state);
 
  protected:
@@ -199,10 +241,13 @@ class UpdatePolicy {
   virtual void DoSetStepExamples(int /*worker*/, int64_t /*examples*/, int64_t /*step_examples*/) {}
   // Called once by the first Cancel(), to release waiters (the sync barrier).
   virtual void DoCancel() {}
-  // Momentum buffers to and from host memory; sizes are checked by the caller
-  // ([num_momentum_buffers()][P]).
-  virtual absl::StatusOr<std::vector<std::vector<float>>> DoSaveMomentum() const = 0;
-  virtual absl::Status DoRestoreMomentum(const std::vector<std::vector<float>>& momentum) = 0;
+  // Optimizer-state buffers to and from host memory; sizes are checked by the caller
+  // ([num_optimizer_buffers()][P]).
+  virtual absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const = 0;
+  virtual absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) = 0;
+  // The step counts ([num_optimizer_steps()]); policies without any keep the defaults.
+  virtual std::vector<uint64_t> DoSaveOptimizerSteps() const { return {}; }
+  virtual void DoRestoreOptimizerSteps(const std::vector<uint64_t>& /*steps*/) {}
   // Called first by SaveState: waits until every update enqueued so far has landed (the GPU
   // policies' kernels on the workers' streams). The CPU policies apply updates synchronously.
   virtual absl::Status DoWaitForUpdates() const { return absl::OkStatus(); }

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     c.global_step = step;
     c.next_step[0] = step;
     c.params.assign(num_params, static_cast<float>(step));
-    c.velocities.assign(1, std::vector<float>(num_params, -static_cast<float>(step)));
+    c.optimizer_state.assign(1, std::vector<float>(num_params, -static_cast<float>(step)));
     const absl::Status status = hogwild::WriteCheckpoint(dir, c);
     if (!status.ok()) {
       std::fprintf(stderr, "helper: %s\n", std::string(status.message()).c_str());

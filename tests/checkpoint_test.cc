@@ -41,7 +41,7 @@ Checkpoint SmallCheckpoint(int workers = 2, bool momentum = true) {
   for (int w = 0; w < workers; ++w) c.next_step.push_back(60 + w);
   for (int i = 0; i < 59; ++i) c.params.push_back(0.25f * i - 3.0f);
   if (momentum) {
-    for (int w = 0; w < workers; ++w) c.velocities.emplace_back(59, 0.5f * (w + 1));
+    for (int w = 0; w < workers; ++w) c.optimizer_state.emplace_back(59, 0.5f * (w + 1));
   }
   return c;
 }
@@ -52,7 +52,10 @@ void ExpectEqual(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.epoch, b.epoch);
   EXPECT_EQ(a.next_step, b.next_step);
   EXPECT_EQ(a.params, b.params);
-  EXPECT_EQ(a.velocities, b.velocities);
+  EXPECT_EQ(a.optimizer_state, b.optimizer_state);
+  EXPECT_EQ(a.optimizer_steps, b.optimizer_steps);
+  EXPECT_EQ(a.ema, b.ema);
+  EXPECT_EQ(a.signature.optimizer, b.signature.optimizer);
 }
 
 std::string TempDir(const std::string& name) {
@@ -267,6 +270,27 @@ TEST(CheckpointDir, IsCheckedToBeWritableBeforeAnyWork) {
   }
 }
 
+// Version 3: the optimizer's name and Adam's moments and step counts round-trip; another
+// optimizer is refused by name.
+TEST(Checkpoint, OptimizerStateAndStepCountsRoundTrip) {
+  Checkpoint c = SmallCheckpoint();
+  c.signature.optimizer = "adam";
+  c.optimizer_state.emplace_back(59, 0.125f);
+  c.optimizer_state.emplace_back(59, 0.375f);  // m and v for each of the 2 workers
+  c.optimizer_steps = {uint64_t{1} << 40, 7};
+  c.ema.assign(59, -0.5f);
+  auto parsed = ParseCheckpoint(SerializeCheckpoint(c), "x");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ExpectEqual(c, *parsed);
+  CheckpointSignature sgd = c.signature;
+  sgd.optimizer = "sgd";
+  const absl::Status s = CheckSignature(sgd, parsed->signature, "x");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("optimizer differs: the checkpoint has adam, this run sgd"),
+            std::string::npos)
+      << s;
+}
+
 TEST(Checkpoint, InconsistentSizesAreRefused) {
   // Well-formed files (valid checksums) whose fields disagree: only a writer bug or a forgery
   // produces them, and the parser must still refuse them.
@@ -277,7 +301,13 @@ TEST(Checkpoint, InconsistentSizesAreRefused) {
   c.params.pop_back();
   EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
   c = SmallCheckpoint();
-  c.velocities.pop_back();  // 1 buffer in async mode with 2 workers
+  c.optimizer_state.push_back(c.optimizer_state.back());  // 3 buffers: neither 1, 2, W nor 2W
+  EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
+  c = SmallCheckpoint();
+  c.optimizer_steps = {1, 2, 3};  // neither 1 nor W step counts
+  EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
+  c = SmallCheckpoint();
+  c.ema.assign(58, 0.0f);  // neither 0 nor P values
   EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
   c = SmallCheckpoint();
   c.signature.mode = static_cast<Mode>(7);  // written as "unknown"
@@ -368,7 +398,8 @@ TEST(Checkpoint, SeedCorpusCheckpointStillParses) {
   // Regenerate with `bazel run //tests:make_fuzz_seeds -- $PWD/tests/fuzz/corpus`.
   const char* srcdir = std::getenv("TEST_SRCDIR");
   ASSERT_NE(srcdir, nullptr);
-  for (const char* name : {"valid_async_momentum.hwckpt", "valid_sync_plain.hwckpt"}) {
+  for (const char* name :
+       {"valid_async_momentum.hwckpt", "valid_async_adam.hwckpt", "valid_sync_plain.hwckpt"}) {
     const std::string path = std::string(srcdir) + "/hogwild/tests/fuzz/corpus/checkpoint/" + name;
     auto c = ReadCheckpointFile(path);
     ASSERT_TRUE(c.ok()) << c.status();

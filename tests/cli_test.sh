@@ -29,6 +29,28 @@ expect_error "--batch_size=0" --batch_size=0
 expect_error "--lr=-1" --lr=-1
 expect_error "--momentum=1" --momentum=1
 expect_error "--eval_every=abc" --eval_every=abc
+# Optimizers (issue 15): the name, each constant's range, constants the optimizer does not read.
+expect_error "--optimizer: unknown optimizer 'adamax'; it must be one of sgd|momentum|nesterov|adam|adamw|rmsprop|adagrad" --optimizer=adamax
+expect_error "--optimizer_state=both is not an optimizer state; it must be per_worker or shared" --optimizer_state=both
+expect_error "--momentum=0 is out of range with optimizer momentum; it must be in (0, 1)" --optimizer=momentum
+expect_error "--momentum=0 is out of range with optimizer nesterov" --optimizer=nesterov
+expect_error "--adam_beta1=1 is out of range; it must be in [0, 1)" --optimizer=adam --adam_beta1=1
+expect_error "--adam_beta2=-0.5 is out of range; it must be in [0, 1)" --optimizer=adam --adam_beta2=-0.5
+expect_error "--rmsprop_alpha=1.5 is out of range; it must be in [0, 1)" --optimizer=rmsprop --rmsprop_alpha=1.5
+expect_error "--eps=-1 is out of range; it must be finite and >= 0" --optimizer=adam --eps=-1
+expect_error "--momentum=0.9 has no effect with optimizer adam" --optimizer=adam --momentum=0.9
+expect_error "--adam_beta1=0.5 has no effect with optimizer sgd; it is read by adam, adamw" --adam_beta1=0.5
+expect_error "--eps=1e-06 has no effect with optimizer momentum" --optimizer=momentum --momentum=0.9 --eps=1e-6
+expect_error "--noweight_decay_biases has no effect without weight decay" --noweight_decay_biases
+expect_error "--ema_decay=1 is out of range; it must be in [0, 1)" --ema_decay=1
+expect_error "--noema_num_updates has no effect without an EMA" --noema_num_updates
+expect_error "--clip_global_norm=-1 is out of range; it must be finite and >= 0" --clip_global_norm=-1
+expect_error "--clip_global_norm=inf is out of range" --clip_global_norm=inf
+expect_error "--lr_warmup_steps=-5 is out of range; it must be in [0, 1099511627776]" --lr_warmup_steps=-5
+expect_error "--lr_scaling=cubic is unknown; use none, linear or sqrt" --lr_scaling=cubic
+expect_error "--lr_reference_batch=0 is out of range; it must be >= 1" --lr_scaling=linear --lr_reference_batch=0
+expect_error "--lr_reference_batch=512 has no effect with --lr_scaling=none" --lr_reference_batch=512
+expect_error "--optimizer_state=shared has no effect with optimizer sgd without momentum" --optimizer_state=shared
 expect_error "--lr_schedule=cosine" --lr_schedule=cosine
 expect_error "--dataset=cifar10" --dataset=cifar10
 expect_error "--train_examples=-1" --train_examples=-1

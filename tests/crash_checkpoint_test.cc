@@ -79,8 +79,8 @@ TEST(CrashCheckpoint, SigkillDuringSavesAlwaysLeavesTheLatestCompleteCheckpoint)
     const Checkpoint& c = **latest;
     // Self-consistent: every value written for the same step (no mix of two saves).
     for (float p : c.params) ASSERT_EQ(p, static_cast<float>(c.global_step)) << i;
-    ASSERT_EQ(c.velocities.size(), 1u);
-    for (float v : c.velocities[0]) ASSERT_EQ(v, -static_cast<float>(c.global_step)) << i;
+    ASSERT_EQ(c.optimizer_state.size(), 1u);
+    for (float v : c.optimizer_state[0]) ASSERT_EQ(v, -static_cast<float>(c.global_step)) << i;
     ASSERT_GE(c.global_step, last_step) << "iteration " << i << ": an older checkpoint came back";
     last_step = c.global_step;
   }

@@ -150,13 +150,13 @@ TEST_P(HogwildUpdate, OneWorkerIsBitwiseTheFunctorElementByElement) {
   auto state = policy.SaveState();
   ASSERT_TRUE(state.ok()) << state.status();
   if (momentum == 0.0f) {
-    EXPECT_TRUE(state->momentum.empty());
+    EXPECT_TRUE(state->optimizer_state.empty());
   } else {
-    ASSERT_EQ(state->momentum.size(), 1u);
+    ASSERT_EQ(state->optimizer_state.size(), 1u);
     int64_t bad_velocity = 0;
     for (int64_t i = 0; i < kParams; ++i) {
-      bad_velocity +=
-          std::bit_cast<uint32_t>(state->momentum[0][i]) != std::bit_cast<uint32_t>(velocity[i]);
+      bad_velocity += std::bit_cast<uint32_t>(state->optimizer_state[0][i]) !=
+                      std::bit_cast<uint32_t>(velocity[i]);
     }
     EXPECT_EQ(bad_velocity, 0);
   }

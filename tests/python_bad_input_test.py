@@ -102,6 +102,17 @@ class BadInput(unittest.TestCase):
         self.refuses(ValueError, ["lr=-1 is out of range"], *d, lr=-1)
         self.refuses(ValueError, ["lr=1e-50 is outside float32's range"], *d, lr=1e-50)
         self.refuses(ValueError, ["momentum=1.5 is out of range"], *d, momentum=1.5)
+        self.refuses(ValueError, ["unknown optimizer 'adamax'"], *d, optimizer="adamax")
+        self.refuses(ValueError, ["lr_scaling=cubic is unknown"], *d, lr_scaling="cubic")
+        self.refuses(ValueError, ["clip_global_norm=-1 is out of range"], *d,
+                     clip_global_norm=-1.0)
+        self.refuses(ValueError, ["lr_warmup_steps=-1 is out of range"], *d, lr_warmup_steps=-1)
+        self.refuses(ValueError, ["optimizer_state='both' is not an optimizer state"], *d,
+                     optimizer_state="both")
+        self.refuses(ValueError, ["adam_beta2=1 is out of range"], *d, optimizer="adam",
+                     adam_beta2=1.0)
+        self.refuses(ValueError, ["optimizer_state='shared' has no effect in sync mode"], *d,
+                     mode="sync", optimizer="adam", optimizer_state="shared")
         self.refuses(ValueError, ['unknown mode "hogwild"'], *d, mode="hogwild")
         self.refuses(ValueError, ["lr_schedule=cosine is unknown"], *d, lr_schedule="cosine")
         self.refuses(ValueError, ["nope"], *d, model="nope", hidden=None)

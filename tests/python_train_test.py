@@ -68,6 +68,19 @@ class Train(unittest.TestCase):
                 self.assertTrue(np.isfinite(result.params).all())
                 self.assertGreater(result.final_test_accuracy, 0.7, result)
 
+    def test_the_optimizers_run_from_python_and_learn(self):
+        for mode, optimizer, extra in (("async", "adam", {"optimizer_state": "shared"}),
+                                       ("sync", "adamw", {"weight_decay": 0.01}),
+                                       ("async", "rmsprop", {}), ("sync", "adagrad", {"lr": 0.03}),
+                                       ("async", "nesterov", {"momentum": 0.9, "lr": 0.02})):
+            with self.subTest(mode=mode, optimizer=optimizer):
+                options = {"lr": 0.003, **extra}
+                result = hogwild.train(self.x, self.y, self.test_x, self.test_y, mode=mode,
+                                       optimizer=optimizer, hidden=[32], workers=2, epochs=4,
+                                       **options)
+                self.assertTrue(np.isfinite(result.params).all())
+                self.assertGreater(result.final_test_accuracy, 0.7, result)
+
     def test_rows_follow_the_logs_schema_in_order(self):
         for mode in ("async", "sync"):
             with self.subTest(mode=mode):

@@ -95,10 +95,10 @@ TEST_P(TowerAverageUpdate, IsBitwiseTheFunctorOnTheWorkerOrderSum) {
   auto state = policy.SaveState();
   ASSERT_TRUE(state.ok()) << state.status();
   if (momentum == 0.0f) {
-    EXPECT_TRUE(state->momentum.empty());
+    EXPECT_TRUE(state->optimizer_state.empty());
   } else {
-    ASSERT_EQ(state->momentum.size(), 1u);
-    const int64_t bad_v = FirstBitwiseMismatch(state->momentum[0], velocity);
+    ASSERT_EQ(state->optimizer_state.size(), 1u);
+    const int64_t bad_v = FirstBitwiseMismatch(state->optimizer_state[0], velocity);
     EXPECT_EQ(bad_v, -1) << "velocity element " << bad_v;
   }
 }

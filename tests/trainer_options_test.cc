@@ -30,6 +30,130 @@ TrainerOptions ValidOptions() {
 
 TEST(TrainerOptions, ValidOptionsPass) { EXPECT_TRUE(ValidateOptions(ValidOptions()).ok()); }
 
+// Optimizers (issue 15): every optimizer with its defaults is valid on the CPU; a constant out of
+// range, one the optimizer does not read, shared state where nothing is shared or there is no
+// state, and an optimizer the GPU policies lack are refused naming the field.
+TEST(TrainerOptions, OptimizerOptionsAreValidated) {
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdam, OptimizerKind::kAdamW,
+                             OptimizerKind::kRmsprop, OptimizerKind::kAdagrad}) {
+    TrainerOptions o = ValidOptions();
+    o.sgd.optimizer = kind;
+    EXPECT_TRUE(ValidateOptions(o).ok()) << static_cast<int>(kind);
+  }
+  struct Case {
+    void (*change)(TrainerOptions&);
+    const char* expected;
+  };
+  const Case cases[] = {
+      {[](TrainerOptions& o) { o.sgd.optimizer = static_cast<OptimizerKind>(9); },
+       "TrainerOptions::sgd.optimizer=9 is out of range"},
+      {[](TrainerOptions& o) { o.sgd.optimizer = OptimizerKind::kNesterov; },
+       "TrainerOptions::sgd.momentum=0 is out of range with optimizer nesterov"},
+      {[](TrainerOptions& o) {
+         o.sgd.optimizer = OptimizerKind::kAdam;
+         o.sgd.beta2 = 1.0f;
+       },
+       "TrainerOptions::sgd.beta2=1 is out of range"},
+      {[](TrainerOptions& o) {
+         o.sgd.optimizer = OptimizerKind::kAdagrad;
+         o.sgd.eps = std::numeric_limits<float>::infinity();
+       },
+       "TrainerOptions::sgd.eps=inf is out of range"},
+      {[](TrainerOptions& o) {
+         o.sgd.optimizer = OptimizerKind::kAdagrad;
+         o.sgd.momentum = 0.5f;
+       },
+       "TrainerOptions::sgd.momentum=0.5 has no effect with optimizer adagrad"},
+      {[](TrainerOptions& o) { o.sgd.alpha = 0.9f; },
+       "TrainerOptions::sgd.alpha=0.9 has no effect with optimizer sgd"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kSync;
+         o.sgd.optimizer = OptimizerKind::kAdam;
+         o.sgd.shared_optimizer_state = true;
+       },
+       "TrainerOptions::sgd.shared_optimizer_state=true has no effect in sync mode"},
+      {[](TrainerOptions& o) { o.sgd.shared_optimizer_state = true; },
+       "has no effect with optimizer sgd without momentum"},
+      {[](TrainerOptions& o) {
+         o.devices = {DeviceSpec::Gpu(0)};
+         o.num_workers = 1;
+         o.sgd.optimizer = OptimizerKind::kAdam;
+       },
+       "TrainerOptions::sgd.optimizer=adam is not available on GPU devices yet"},
+  };
+  for (const Case& c : cases) {
+    TrainerOptions o = ValidOptions();
+    c.change(o);
+    ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {c.expected});
+  }
+}
+
+// Scaling happens once, with the global batch of the mode: a sync run with linear scaling and a
+// reference batch of half the global batch is bitwise the run with the doubled rate; async
+// counts every worker's batch. Warm-up changes the first steps (and only those).
+TEST(TrainerOptions, LrScalingUsesTheGlobalBatchOfTheMode) {
+  const Dataset data = testing::SyntheticDataset(120, 6, 3, 2);
+  auto run = [&](Mode mode, int workers, float lr, LrSchedule::Scaling scaling, int64_t reference,
+                 int64_t warmup) {
+    TrainerOptions o = ValidOptions();
+    o.mode = mode;
+    o.num_workers = workers;
+    o.batch_size = 10;
+    o.lr.base_lr = lr;
+    o.lr.scaling = scaling;
+    o.lr.reference_batch = reference;
+    o.lr.warmup_steps = warmup;
+    absl::StatusOr<TrainResult> r = Train(o, data, Dataset());
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->params : std::vector<float>{};
+  };
+  using S = LrSchedule::Scaling;
+  EXPECT_EQ(run(Mode::kSync, 2, 0.05f, S::kLinear, 5, 0),
+            run(Mode::kSync, 2, 0.1f, S::kNone, 256, 0));
+  EXPECT_NE(run(Mode::kSync, 2, 0.05f, S::kLinear, 10, 0),
+            run(Mode::kSync, 2, 0.1f, S::kNone, 256, 0));
+  // One async worker: the global batch is 10 per worker x 1.
+  EXPECT_EQ(run(Mode::kAsync, 1, 0.05f, S::kSqrt, 40, 0),
+            run(Mode::kAsync, 1, 0.025f, S::kNone, 256, 0));
+  EXPECT_NE(run(Mode::kSync, 2, 0.05f, S::kNone, 256, 5),
+            run(Mode::kSync, 2, 0.05f, S::kNone, 256, 0));
+  TrainerOptions o = ValidOptions();
+  o.lr.scaling = S::kLinear;
+  o.lr.base_lr = 1e38f;  // x 64 / 1 overflows float32
+  o.lr.reference_batch = 1;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"outside float32's positive range"});
+}
+
+// --noweight_decay_biases: a run differs from one that decays the biases too (it fills the
+// policies' no_decay ranges, which tests/optimizer_policies_test.cc checks per element); it
+// needs weight decay and CPU devices, and sgd.no_decay is Train()'s own.
+TEST(TrainerOptions, WeightDecayBiasesIsAppliedAndValidated) {
+  const Dataset data = testing::SyntheticDataset(120, 6, 3, 2);
+  TrainerOptions o = ValidOptions();
+  o.mode = Mode::kSync;
+  o.num_workers = 2;
+  o.batch_size = 10;
+  o.sgd.weight_decay = 0.1f;
+  auto decayed = Train(o, data, Dataset());
+  o.weight_decay_biases = false;
+  auto exempt = Train(o, data, Dataset());
+  ASSERT_TRUE(decayed.ok() && exempt.ok());
+  EXPECT_NE(decayed->params, exempt->params);
+  o.sgd.weight_decay = 0.0f;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::weight_decay_biases=false has no effect without weight decay"});
+  o.sgd.weight_decay = 0.1f;
+  o.devices = {DeviceSpec::Gpu(0)};
+  o.num_workers = 1;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::weight_decay_biases=false is not available on GPU devices"});
+  o = ValidOptions();
+  o.sgd.no_decay = {{0, 1}};
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::sgd.no_decay is filled by Train()"});
+}
+
 TEST(TrainerOptions, ZeroWorkersIsRejected) {
   TrainerOptions o = ValidOptions();
   o.num_workers = 0;

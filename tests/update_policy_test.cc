@@ -106,7 +106,8 @@ TEST_P(PolicySeam, SaveThenRestoreContinuesBitwiseLikeTheOriginal) {
   auto state = original.policy->SaveState();
   ASSERT_TRUE(state.ok()) << state.status();
   EXPECT_EQ(state->global_step, original.policy->global_step());
-  EXPECT_EQ(state->momentum.size(), static_cast<size_t>(original.policy->num_momentum_buffers()));
+  EXPECT_EQ(state->optimizer_state.size(),
+            static_cast<size_t>(original.policy->num_optimizer_buffers()));
 
   PolicyRun resumed = Make(c);
   ASSERT_TRUE(resumed.policy->RestoreState(*state).ok());
@@ -120,7 +121,7 @@ TEST_P(PolicySeam, SaveThenRestoreContinuesBitwiseLikeTheOriginal) {
   if (c.momentum != 0.0f) {
     PolicyRun no_momentum = Make(c);
     PolicyState zeroed = *state;
-    for (std::vector<float>& m : zeroed.momentum) m.assign(m.size(), 0.0f);
+    for (std::vector<float>& m : zeroed.optimizer_state) m.assign(m.size(), 0.0f);
     ASSERT_TRUE(no_momentum.policy->RestoreState(zeroed).ok());
     Steps(*no_momentum.policy, 5, 9);
     EXPECT_NE(Params(*no_momentum.policy), Params(*original.policy));
@@ -141,9 +142,9 @@ TEST_P(PolicySeam, MismatchedStatesAreRefusedNamingWhatDiffers) {
 
   PolicyState flipped = *state;
   if (c.momentum != 0.0f) {
-    flipped.momentum.clear();
+    flipped.optimizer_state.clear();
   } else {
-    flipped.momentum.assign(1, std::vector<float>(kParams, 0.0f));
+    flipped.optimizer_state.assign(1, std::vector<float>(kParams, 0.0f));
   }
   s = run.policy->RestoreState(flipped);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "kernels/optimizer.h"
 
 namespace hogwild {
 namespace {
@@ -89,21 +90,23 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
   const double w = std::max(1, WorkerCount(options));
   const double b = static_cast<double>(std::max<int64_t>(1, options.batch_size));
   const double d = static_cast<double>(model.input_features());
-  const bool momentum = options.sgd.momentum != 0.0f;
+  // Optimizer-state buffers per owner (kernels/optimizer.h: 1 for momentum, 2 for Adam).
+  const double slots = NumStateSlots(options.sgd.optimizer_params());
   // ssp keeps async's per-worker state (it runs Hogwild) and its per-worker data.
   const bool async = !SplitsGlobalBatch(options.mode);
   const TowerFloats tower = TowerSize(model);
 
   MemoryEstimate e;
   e.parameters_bytes = Saturate(2 * p * kFloat);
-  // Async (sync/hogwild.h): a snapshot per worker, and momentum per worker. Sync
-  // (sync/tower_average.h): one momentum buffer; the average is written into a [P] buffer.
-  // Backup (sync/backup_sync.h): a snapshot per worker and one momentum buffer.
-  // Local SGD (sync/local_sgd.h): a replica and momentum per worker, as async.
+  // Async (sync/hogwild.h): a snapshot per worker, and the optimizer state per worker (once
+  // when shared). Sync (sync/tower_average.h): one optimizer state; the average is written into
+  // a [P] buffer. Backup (sync/backup_sync.h): a snapshot per worker and one optimizer state.
+  // Local SGD (sync/local_sgd.h): a replica and optimizer state per worker, as async.
   const bool per_worker = async || options.mode == Mode::kLocalSgd;
-  const double optimizer_copies = per_worker                      ? w * (1 + (momentum ? 1 : 0))
-                                  : options.mode == Mode::kBackup ? w + (momentum ? 1 : 0)
-                                                                  : (momentum ? 2 : 1);
+  const double owners = per_worker && !options.sgd.shared_optimizer_state ? w : 1;
+  const double optimizer_copies = per_worker                      ? w + owners * slots
+                                  : options.mode == Mode::kBackup ? w + slots
+                                                                  : slots + 1;
   e.optimizer_bytes = Saturate(optimizer_copies * p * kFloat);
   e.gradients_bytes = Saturate(w * p * kFloat);
   // Every worker's tower is sized for options.batch_size examples, in sync mode too.
@@ -120,9 +123,9 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
         Saturate((kEvalBatch * (tower.per_example + d) + tower.fixed + 2 * p) * kFloat);
   }
   if (!options.checkpoint_dir.empty()) {
-    // The captured state (parameters and momentum) and its serialized image.
-    const double momentum_copies = momentum ? (async ? w : 1) : 0;
-    e.checkpoint_bytes = Saturate(2 * (1 + momentum_copies) * p * kFloat);
+    // The captured state (parameters and optimizer state) and its serialized image.
+    const double state_copies = slots * (async && !options.sgd.shared_optimizer_state ? w : 1);
+    e.checkpoint_bytes = Saturate(2 * (1 + state_copies) * p * kFloat);
   }
   return e;
 }

@@ -22,8 +22,9 @@ namespace hogwild {
 // features, N training examples; floats are 4 bytes).
 struct MemoryEstimate {
   int64_t parameters_bytes = 0;   // the shared parameters [P] and the result's copy [P]
-  int64_t optimizer_bytes = 0;    // async: per-worker snapshots [W, P] and momentum [W, P];
-                                  // sync: momentum [P] and the averaged gradient [P]
+  int64_t optimizer_bytes = 0;    // async: per-worker snapshots [W, P] and optimizer state
+                                  // [W, slots, P]; sync: the state [slots, P] and the averaged
+                                  // gradient [P] (slots: kernels/optimizer.h NumStateSlots)
   int64_t gradients_bytes = 0;    // per-worker gradients [W, P]
   int64_t activations_bytes = 0;  // per-worker towers: activations [W, B, sum of layer widths],
                                   // two backward buffers [W, 2, B, widest], im2col columns

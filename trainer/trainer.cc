@@ -14,6 +14,7 @@
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/optimizer_name.h"
 #include "sync/parameter_store.h"
 #include "sync/policy_factory.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -24,6 +25,7 @@
 #include "trainer/metrics/convergence_log.h"
 #include "trainer/metrics/evaluator.h"
 #include "trainer/metrics/training_metrics.h"
+#include "trainer/weight_ema.h"
 #include "trainer/worker.h"
 #include "trainer/worker_group.h"
 
@@ -74,6 +76,22 @@ absl::Status CheckMultiProcess(const TrainerOptions& options, int64_t train_exam
         "ranks) are not supported yet; leave it out, or use one process",
         options.checkpoint_dir, num_ranks));
   }
+  // The policies across processes (mpi/) update with SGD and momentum only, on the whole
+  // gradient, without the averaged weights: what they would ignore is refused by name.
+  const auto not_across = [num_ranks](const std::string& field) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::%s is not supported across processes yet (%d ranks); leave it out, or "
+        "use one process",
+        field, num_ranks));
+  };
+  if (!options.sgd.is_sgd_momentum()) {
+    return not_across(absl::StrCat("sgd.optimizer=", OptimizerName(options.sgd.optimizer)));
+  }
+  if (options.sgd.shared_optimizer_state) return not_across("sgd.shared_optimizer_state");
+  if (options.sgd.clip_global_norm != 0.0f) return not_across("sgd.clip_global_norm");
+  if (options.ema_decay != 0.0f) return not_across("ema_decay");
+  if (!options.weight_decay_biases) return not_across("weight_decay_biases=false");
+  if (options.lr.scaling != LrSchedule::Scaling::kNone) return not_across("lr.scaling");
   if (options.exchange_every < 1) {
     return absl::InvalidArgumentError(
         absl::StrFormat("TrainerOptions::exchange_every=%d is out of range; it must be >= 1",
@@ -200,6 +218,9 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     HOGWILD_RETURN_IF_ERROR(CheckMultiProcess(options, train.size(), num_ranks));
     if (rank != 0) options.log_path.clear();
   }
+  // The schedule every worker, the log and the evaluations read: base_lr scaled for the global
+  // batch once (LrSchedule::scaling), warm-up included in At().
+  const LrSchedule lr = ScaleForBatch(options.lr, GlobalBatch(options));
   const std::vector<DeviceSpec> worker_devices = WorkerDevices(options);
   // GPU workers need the GPU runtime (trainer/gpu_runtime.h): say so before anything else.
   const GpuRuntime* gpu = nullptr;
@@ -223,14 +244,16 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                         AvailableMemoryBytes()));
   }
 
+  if (!options.weight_decay_biases) options.sgd.no_decay = model->BiasRanges();
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
                            ParameterStore::Create(model->num_params()));
   model->InitParams(options.seed, store->unsafe_values());
   // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.
-  const CheckpointSignature signature =
-      options.checkpoint_dir.empty() ? CheckpointSignature{}
-                                     : MakeSignature(*model, options.mode, options.num_workers,
-                                                     options.batch_size, options.seed, train);
+  CheckpointSignature signature = options.checkpoint_dir.empty()
+                                      ? CheckpointSignature{}
+                                      : MakeSignature(*model, options.mode, options.num_workers,
+                                                      options.batch_size, options.seed, train);
+  signature.optimizer = OptimizerName(options.sgd.optimizer);
 
   PolicyPlacement placement{.num_cpu_workers = options.num_workers,
                             .force_host_master = options.force_host_master};
@@ -267,6 +290,13 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                     train.name.empty() ? "this training set" : train.name);
     }
     HOGWILD_RETURN_IF_ERROR(RestoreState(*resumed, *policy));
+    if (resumed->ema.empty() != (options.ema_decay == 0.0f)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s: cannot resume: the weight EMA differs: the checkpoint was written %s an EMA, this "
+          "run %s; resume with the checkpoint's --ema_decay or use another --checkpoint_dir",
+          CheckpointPath(options.checkpoint_dir), resumed->ema.empty() ? "without" : "with",
+          options.ema_decay == 0.0f ? "has none" : "has one"));
+    }
   }
 
   std::unique_ptr<ConvergenceLog> log;
@@ -308,12 +338,23 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     HOGWILD_ASSIGN_OR_RETURN(evaluator, Evaluator::Create(model.get(), &test, &eval_backend));
   }
 
+  // The moving average starts from the parameters training starts from (TensorFlow's shadow
+  // variables start as the variables' initial values).
+  std::unique_ptr<WeightEma> ema;
+  if (options.ema_decay != 0.0f) {
+    std::vector<float> start(static_cast<size_t>(policy->num_params()));
+    HOGWILD_RETURN_IF_ERROR(policy->ReadParams(absl::MakeSpan(start)));
+    if (resumed) start = resumed->ema;  // checked below to be there
+    ema = std::make_unique<WeightEma>(start, options.ema_decay, options.ema_num_updates);
+  }
+
   WorkerContext context;
   context.model = model.get();
   context.policy = policy.get();
   context.pipeline = &pipeline;
   context.metrics = &metrics;
-  context.lr = options.lr;
+  context.lr = lr;
+  context.ema = ema.get();
   context.max_batch = options.batch_size;
   // Periodic evaluations on rank 0 only (every rank's parameters are the same in sync mode).
   context.evaluator = rank == 0 ? evaluator.get() : nullptr;
@@ -343,7 +384,13 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   StepBoundary boundary(
       boundary_options,
       [&](const std::vector<int64_t>& next_step) {
-        return CaptureState(signature, *policy, pipeline.plan(), next_step);
+        absl::StatusOr<Checkpoint> c = CaptureState(signature, *policy, pipeline.plan(), next_step);
+        // Every worker is parked after its last update and its EMA update: a consistent cut.
+        if (c.ok() && ema != nullptr) {
+          c->ema.resize(static_cast<size_t>(policy->num_params()));
+          ema->Read(absl::MakeSpan(c->ema));
+        }
+        return c;
       },
       [&] {
         policy->Cancel();
@@ -370,7 +417,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   // Every rank ends with the same parameters (async: the last push and pull).
   if (status.ok() && cluster != nullptr) status = cluster->FinishTraining(*policy);
   if (status.ok()) {
-    status = metrics.FlushWindows(options.lr.At(static_cast<int64_t>(policy->global_step())));
+    status = metrics.FlushWindows(lr.At(static_cast<int64_t>(policy->global_step())));
   }
   if (!status.ok()) {
     const int64_t last = boundary.last_checkpoint_step() >= 0
@@ -406,12 +453,20 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.params));
     // A periodic evaluation may already have logged exactly these parameters.
     if (metrics.last_eval_step() != result.steps) {
-      const absl::Status logged =
-          metrics.RecordEval(eval, result.steps, options.lr.At(result.steps));
+      const absl::Status logged = metrics.RecordEval(eval, result.steps, lr.At(result.steps));
       if (!logged.ok()) return WithLastCheckpoint(logged, options, result.last_checkpoint_step);
     }
     result.final_test_loss = eval.loss;
     result.final_test_accuracy = eval.accuracy;
+  }
+  if (ema != nullptr) {
+    result.ema_params.resize(result.params.size());
+    ema->Read(absl::MakeSpan(result.ema_params));
+    if (evaluator != nullptr) {
+      HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.ema_params));
+      result.final_ema_test_loss = eval.loss;
+      result.final_ema_test_accuracy = eval.accuracy;
+    }
   }
   if (log != nullptr) {
     // The last rows are on disk only once the log is synced and closed: a run whose log cannot
@@ -460,6 +515,10 @@ std::string FormatSummary(const TrainResult& r) {
             ? static_cast<double>(r.exchange.bytes_moved) / r.exchange.exchanges
             : 0.0,
         r.exchange.remote_staleness_mean, r.exchange.remote_staleness_max);
+  }
+  if (!r.ema_params.empty()) {
+    absl::StrAppendFormat(&summary, "\nEMA weights: test accuracy %.2f%% | test loss %.4f",
+                          100.0 * r.final_ema_test_accuracy, r.final_ema_test_loss);
   }
   return summary;
 }

@@ -53,6 +53,11 @@ struct TrainResult {
   uint64_t staleness_max = 0;
   std::vector<uint64_t> staleness_histogram;  // see TrainingMetrics::kStalenessBuckets
   std::vector<float> params;  // [P] final parameters
+  // With TrainerOptions::ema_decay: the moving average of the weights ([P]) and its test loss and
+  // accuracy (0 without a test set); empty and 0 without an EMA.
+  std::vector<float> ema_params;
+  double final_ema_test_loss = 0.0;
+  double final_ema_test_accuracy = 0.0;
   bool stopped_early = false;        // a stop was requested (stop_requested) and honoured
   int64_t resumed_from_step = -1;    // the checkpoint's global step, or -1 (not resumed)
   int64_t last_checkpoint_step = -1; // global step of the last checkpoint written, or -1
@@ -84,7 +89,7 @@ absl::Status CheckOutputs(const TrainerOptions& options);
 absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& train,
                                   const Dataset& test);
 
-// The end-of-run summary as a few human-readable lines.
+// The end-of-run summary as a few human-readable lines (with an EMA, its test accuracy too).
 std::string FormatSummary(const TrainResult& result);
 
 }  // namespace hogwild

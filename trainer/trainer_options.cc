@@ -6,6 +6,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "kernels/optimizer_name.h"
+#include "trainer/optimizer_options.h"
 
 namespace hogwild {
 namespace {
@@ -83,6 +85,50 @@ absl::Status Ignored(const std::string& field_and_value, const std::string& why)
 // Options that only one mode, device kind or other setting reads: refused when set otherwise.
 absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
   const bool gpu = o.devices[0].is_gpu();
+  if (gpu && (!o.sgd.is_sgd_momentum() || o.sgd.shared_optimizer_state)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::sgd.optimizer=%s%s is not available on GPU devices yet (sgd and "
+        "momentum with per-worker state are); use cpu devices",
+        OptimizerName(o.sgd.optimizer),
+        o.sgd.shared_optimizer_state ? " with shared_optimizer_state" : ""));
+  }
+  if (!(o.ema_decay >= 0.0f && o.ema_decay < 1.0f)) {
+    return OutOfRange("ema_decay", absl::StrFormat("%g", o.ema_decay), "in [0, 1) (0: no EMA)");
+  }
+  if (o.ema_decay == 0.0f && !o.ema_num_updates) {
+    return Ignored("TrainerOptions::ema_num_updates=false", "without an EMA (ema_decay=0)");
+  }
+  if (o.ema_decay != 0.0f) {
+    if (o.mode != Mode::kAsync && o.mode != Mode::kSync) {
+      return Ignored(absl::StrFormat("TrainerOptions::ema_decay=%g", o.ema_decay),
+                     absl::StrFormat("in %s mode (not implemented there yet); use async or sync",
+                                     ModeName(o.mode)));
+    }
+    if (gpu) {
+      return absl::InvalidArgumentError(
+          "TrainerOptions::ema_decay is not available on GPU devices yet; use cpu devices");
+    }
+  }
+  if (!o.weight_decay_biases && o.sgd.weight_decay == 0.0f) {
+    return Ignored("TrainerOptions::weight_decay_biases=false",
+                   "without weight decay (TrainerOptions::sgd.weight_decay=0)");
+  }
+  if (!o.weight_decay_biases && gpu) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::weight_decay_biases=false is not available on GPU devices yet; use cpu "
+        "devices");
+  }
+  if (!o.sgd.no_decay.empty()) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::sgd.no_decay is filled by Train() from TrainerOptions::"
+        "weight_decay_biases; leave it empty");
+  }
+  if (gpu && o.sgd.clip_global_norm != 0.0f) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::sgd.clip_global_norm=%g is not available on GPU devices yet; use cpu "
+        "devices",
+        o.sgd.clip_global_norm));
+  }
   if (o.sgd.staleness_aware_lr && o.mode != Mode::kAsync) {
     return Ignored("TrainerOptions::sgd.staleness_aware_lr=true",
                    absl::StrFormat("in %s mode (its update policy does not read it); it is for "
@@ -182,14 +228,24 @@ int WorkerCount(const TrainerOptions& options) {
   return static_cast<int>(options.devices.size()) * options.workers_per_device;
 }
 
+int64_t GlobalBatch(const TrainerOptions& options) {
+  return SplitsGlobalBatch(options.mode) ? options.batch_size
+                                         : options.batch_size * WorkerCount(options);
+}
+
 absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(ValidateDevices(o));
   HOGWILD_RETURN_IF_ERROR(CheckRange("num_workers", o.num_workers, 1, kMaxWorkers));
   HOGWILD_RETURN_IF_ERROR(CheckRange("batch_size", o.batch_size, int64_t{1}, kMaxBatchSize));
   HOGWILD_RETURN_IF_ERROR(CheckRange("epochs", o.epochs, int64_t{1}, kMaxEpochs));
   HOGWILD_RETURN_IF_ERROR(ValidateLrSchedule(o.lr));
-  if (!(o.sgd.momentum >= 0.0f && o.sgd.momentum < 1.0f)) {
-    return OutOfRange("sgd.momentum", absl::StrFormat("%g", o.sgd.momentum), "in [0, 1)");
+  HOGWILD_RETURN_IF_ERROR(ValidateOptimizerOptions(o.sgd, o.mode));
+  if (const float scaled = ScaleForBatch(o.lr, GlobalBatch(o)).base_lr;
+      !(scaled > 0.0f) || !std::isfinite(scaled)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "LrSchedule::base_lr=%g scaled for a global batch of %d with LrSchedule::reference_batch="
+        "%d is %g, outside float32's positive range; use another reference batch or no scaling",
+        o.lr.base_lr, GlobalBatch(o), o.lr.reference_batch, scaled));
   }
   if (!(o.sgd.weight_decay >= 0.0f) || !std::isfinite(o.sgd.weight_decay)) {
     return OutOfRange("sgd.weight_decay", absl::StrFormat("%g", o.sgd.weight_decay), ">= 0");

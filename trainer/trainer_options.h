@@ -42,7 +42,17 @@ struct TrainerOptions {
   int64_t batch_size = 64;
   int64_t epochs = 10;       // passes over the training set, [1, kMaxEpochs]
   LrSchedule lr;
-  SgdOptions sgd;
+  SgdOptions sgd;  // sgd.no_decay is Train()'s to fill (from weight_decay_biases); leave it empty
+  // Whether sgd.weight_decay applies to biases too (PyTorch's default) or only to the weights
+  // (false: most recipes exempt biases; Layer::num_bias_params). CPU devices only.
+  bool weight_decay_biases = true;
+  // Exponential moving average of the weights (trainer/weight_ema.h): 0 = none, else the decay
+  // in (0, 1), e.g. 0.9999; updated after each applied update (async: by the worker that applied
+  // it, lock-free; sync: once per step). The final result reports the EMA weights' test
+  // accuracy too. async and sync modes on cpu devices; checkpoints hold it.
+  float ema_decay = 0.0f;
+  // TensorFlow's num_updates warm-up: decay min(ema_decay, (1 + step) / (10 + step)).
+  bool ema_num_updates = true;
   // ssp only (sync/stale_synchronous.h): a worker starts a step at most this many steps (of its
   // own) ahead of the slowest worker; [0, kMaxStalenessBound]. 0 is bulk-synchronous; a bound
   // at least the run's steps per worker never waits (async).
@@ -136,6 +146,12 @@ struct TrainerOptions {
 // on GPUs. Pure.
 int WorkerCount(const TrainerOptions& options);
 
+// The examples behind one round of updates, which LrSchedule::scaling scales the learning rate
+// by: batch_size where it is the global batch (sync, backup, local_sgd: core/mode.h
+// SplitsGlobalBatch), batch_size x WorkerCount() where it is per worker (async, ssp: the batches
+// of all workers in flight, Goyal et al.'s kn). Pure.
+int64_t GlobalBatch(const TrainerOptions& options);
+
 // Checks every option against its range (no dataset needed), and refuses an option that would
 // do nothing in this mode, on these devices or with these other options (so nothing the caller
 // set is silently dropped). A field left at its default value is never refused. The rules:
@@ -150,6 +166,9 @@ int WorkerCount(const TrainerOptions& options);
 //   model.hidden             mlp only (other than the default {256, 256} or empty)
 //   lr.decay_rate != 1, lr.decay_steps != 1   only with a decaying schedule; a decaying
 //                            schedule needs decay_rate < 1
+//   weight_decay_biases=false   only with sgd.weight_decay > 0, on cpu devices
+//   lr.reference_batch       only with lr.scaling linear or sqrt; the scaled base_lr must be a
+//                            positive finite float32
 // Errors: kInvalidArgument whose message names the field as `TrainerOptions::<field>` (or
 // `LrSchedule::<field>`), the value and the allowed range or the mode that ignores it.
 absl::Status ValidateOptions(const TrainerOptions& options);

@@ -51,6 +51,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
   // The gradient is checked for NaN/Inf on the host only; on a GPU the loss check (which a
   // non-finite gradient makes non-finite at the next step) is the guard.
   const bool host_gradient = device.kind == DeviceSpec::Kind::kCpu;
+  std::vector<float> ema_params;  // [P] with an EMA: the parameters it averages in
   while (true) {
     if (ctx.boundary != nullptr) {
       HOGWILD_ASSIGN_OR_RETURN(
@@ -96,6 +97,14 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
         StepStats stats,
         ctx.policy->FinishStep(worker, DeviceSpan<const float>(grad.data(), grad.size()), lr));
     next_step = batch->step + 1;
+    if (ctx.ema != nullptr && (ctx.policy->mode() == Mode::kAsync || worker == 0)) {
+      // Sync: worker 0 after the closing barrier, while the others only read the parameters
+      // (exact, once per step). Async: this worker's update and whatever others landed (a
+      // Hogwild read), with the global step after its own update.
+      ema_params.resize(static_cast<size_t>(ctx.policy->num_params()));
+      HOGWILD_RETURN_IF_ERROR(ctx.policy->ReadParams(absl::MakeSpan(ema_params)));
+      ctx.ema->Update(ema_params, ctx.policy->global_step());
+    }
     // A straggler holds back after its update (in sync mode its peers wait at the next
     // barrier); the delay scales with this step's own time, BeginStep to FinishStep.
     absl::Duration delay = absl::ZeroDuration();

@@ -22,6 +22,7 @@
 #include "trainer/model/lr_schedule.h"
 #include "trainer/model/model.h"
 #include "trainer/straggler.h"
+#include "trainer/weight_ema.h"
 
 namespace hogwild {
 
@@ -45,6 +46,9 @@ struct WorkerContext {
   // cancelled with the run, so a delay never holds up a stop or an error.
   const StragglerModel* stragglers = nullptr;
   DelayGate* delay_gate = nullptr;
+  // The weights' moving average, updated after each update (async: by every worker after its
+  // own; sync: by worker 0 once per step); null: none.
+  WeightEma* ema = nullptr;
 };
 
 // Runs worker `worker` to completion on the calling thread. Returns OK when its data is

@@ -35,6 +35,8 @@ class TrainResult:
       staleness_histogram: uint64 [65]; bucket s counts updates of staleness s, the last one
         those of staleness >= 64.
       params: float32 [P], the trained parameters, all layers in order (README, "Models").
+      ema_params, final_ema_test_accuracy, final_ema_test_loss: with ema_decay, the moving
+        average of the weights and its test accuracy and loss (empty and 0 without).
       stopped_early: True when a stop was requested and honoured.
       resumed_from_step: the checkpoint's global step, or -1 (not resumed).
       last_checkpoint_step: global step of the last checkpoint written, or -1.
@@ -43,7 +45,8 @@ class TrainResult:
     __slots__ = ("mode", "workers", "wall_time_s", "examples", "steps", "examples_per_s",
                  "final_test_loss", "final_test_accuracy", "staleness_mean", "staleness_max",
                  "staleness_histogram", "params", "stopped_early", "resumed_from_step",
-                 "last_checkpoint_step")
+                 "last_checkpoint_step", "ema_params", "final_ema_test_accuracy",
+                 "final_ema_test_loss")
 
     def __init__(self, fields):
         for name in self.__slots__:
@@ -113,7 +116,11 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           dataset=None, data_dir=None, train_examples=0, num_classes=None,
           mode="async", model="mlp", hidden=None, workers=None, devices=None,
           workers_per_device=None, batch_size=64, epochs=8, lr=0.05, lr_schedule="constant",
-          lr_decay_rate=None, lr_decay_steps=None, momentum=0.0, weight_decay=0.0,
+          lr_decay_rate=None, lr_decay_steps=None, lr_warmup_steps=0, lr_scaling="none",
+          lr_reference_batch=256, optimizer="sgd", optimizer_state="per_worker",
+          momentum=0.0, adam_beta1=0.9, adam_beta2=0.999, rmsprop_alpha=0.99, eps=0.0,
+          clip_global_norm=0.0,
+          weight_decay=0.0, weight_decay_biases=True, ema_decay=0.0, ema_num_updates=True,
           staleness_aware_lr=False, staleness_bound=None, backup_workers=None,
           average_every=None, seed=1, eval_every="1epoch", log=None, overwrite_log=False,
           log_every=100, checkpoint_dir=None, checkpoint_every=None, resume=False,
@@ -140,7 +147,15 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     GPU if there is one, else "cpu"), workers_per_device (GPUs only; default 1), batch_size
     (per worker in async and ssp modes, global in the others), epochs, lr, lr_schedule ("constant",
     "exponential", "step"), lr_decay_rate (decaying schedules only, default 1.0),
-    lr_decay_steps (decaying schedules only, default 1000), momentum, weight_decay,
+    lr_decay_steps (decaying schedules only, default 1000), lr_warmup_steps (linear warm-up,
+    with every schedule), lr_scaling ("none", "linear", "sqrt": scale lr by the global batch /
+    lr_reference_batch), lr_reference_batch (default 256), optimizer ("sgd", "momentum",
+    "nesterov", "adam", "adamw", "rmsprop", "adagrad"; torch.optim's rules and defaults),
+    optimizer_state ("per_worker" or "shared": async and ssp only), momentum, adam_beta1,
+    adam_beta2 (adam, adamw), rmsprop_alpha (rmsprop), eps (0: the optimizer's PyTorch
+    default), clip_global_norm (0: off; sync and backup clip the averaged gradient, the other
+    modes each worker's), weight_decay, weight_decay_biases (False: biases exempt from it), ema_decay
+    (0: none; async and sync), ema_num_updates,
     staleness_aware_lr (async only), staleness_bound (ssp only, default 3), backup_workers
     (backup only, default 0), average_every (local_sgd only, default 8), seed (in [0, 2^64 - 1]), eval_every (global steps as an
     int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl convergence-log path),
@@ -245,8 +260,21 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
                          if decays else 1.0,
         "lr_decay_steps": _int("lr_decay_steps", 1000 if lr_decay_steps is None
                                else lr_decay_steps) if decays else 1,
+        "lr_warmup_steps": _int("lr_warmup_steps", lr_warmup_steps),
+        "lr_scaling": _str("lr_scaling", lr_scaling),
+        "lr_reference_batch": _int("lr_reference_batch", lr_reference_batch),
+        "optimizer": _str("optimizer", optimizer),
+        "optimizer_state": _str("optimizer_state", optimizer_state),
         "momentum": _float("momentum", momentum),
+        "adam_beta1": _float("adam_beta1", adam_beta1),
+        "adam_beta2": _float("adam_beta2", adam_beta2),
+        "rmsprop_alpha": _float("rmsprop_alpha", rmsprop_alpha),
+        "eps": _float("eps", eps),
+        "clip_global_norm": _float("clip_global_norm", clip_global_norm),
         "weight_decay": _float("weight_decay", weight_decay),
+        "weight_decay_biases": _bool("weight_decay_biases", weight_decay_biases),
+        "ema_decay": _float("ema_decay", ema_decay),
+        "ema_num_updates": _bool("ema_num_updates", ema_num_updates),
         "staleness_aware_lr": _bool("staleness_aware_lr", staleness_aware_lr),
         "staleness_bound": _int("staleness_bound",
                                 3 if staleness_bound is None else staleness_bound),

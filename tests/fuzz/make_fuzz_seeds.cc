@@ -62,7 +62,7 @@ hogwild::Checkpoint Small(hogwild::Mode mode, int workers, bool momentum) {
   c.next_step.assign(workers, 5);
   for (int i = 0; i < 16; ++i) c.params.push_back(0.125f * i);
   const int buffers = !momentum ? 0 : (mode == hogwild::Mode::kSync ? 1 : workers);
-  for (int b = 0; b < buffers; ++b) c.velocities.emplace_back(16, 0.5f);
+  for (int b = 0; b < buffers; ++b) c.optimizer_state.emplace_back(16, 0.5f);
   return c;
 }
 
@@ -76,6 +76,14 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir = argv[1];
   Write(dir / "checkpoint/valid_async_momentum.hwckpt",
         hogwild::SerializeCheckpoint(Small(hogwild::Mode::kAsync, 2, true)));
+  // Adam with per-worker state: two moments and a step count per worker.
+  hogwild::Checkpoint adam = Small(hogwild::Mode::kAsync, 2, true);
+  adam.signature.optimizer = "adam";
+  adam.optimizer_state.emplace_back(16, 0.25f);
+  adam.optimizer_state.emplace_back(16, 0.75f);
+  adam.optimizer_steps = {3, 4};
+  adam.ema.assign(16, 0.0625f);
+  Write(dir / "checkpoint/valid_async_adam.hwckpt", hogwild::SerializeCheckpoint(adam));
   Write(dir / "checkpoint/valid_sync_plain.hwckpt",
         hogwild::SerializeCheckpoint(Small(hogwild::Mode::kSync, 3, false)));
   // IDX: 2 images of 3x2 pixels, 3 labels, and a header-only file.

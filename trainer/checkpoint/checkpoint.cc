@@ -148,6 +148,7 @@ void WriteSignature(const CheckpointSignature& s, uint32_t version, Writer& w) {
       w.Pod<uint32_t>(s.dataset->fingerprint);
     }
   }
+  if (version >= 3) w.Str(s.optimizer);
 }
 
 absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) {
@@ -177,6 +178,14 @@ absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) 
     HOGWILD_RETURN_IF_ERROR(r.Str("dataset_name", &dataset.name));
     HOGWILD_RETURN_IF_ERROR(r.Pod("dataset_fingerprint", &dataset.fingerprint));
     s->dataset = std::move(dataset);
+  }
+  if (version >= 3) {
+    HOGWILD_RETURN_IF_ERROR(r.Str("optimizer", &s->optimizer));
+  } else {
+    s->optimizer = "sgd";  // the only optimizer before version 3
+  }
+  if (s->optimizer.empty() || s->optimizer.size() > 32) {
+    return r.Corrupt("optimizer", absl::StrFormat("%d characters", s->optimizer.size()));
   }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
   // Only async and sync runs write checkpoints (core/mode.h SupportsCheckpoints).
@@ -208,8 +217,13 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
   payload.Pod<uint32_t>(static_cast<uint32_t>(c.next_step.size()));
   for (int64_t s : c.next_step) payload.Pod<int64_t>(s);
   payload.Floats(c.params);
-  payload.Pod<uint32_t>(static_cast<uint32_t>(c.velocities.size()));
-  for (const std::vector<float>& v : c.velocities) payload.Floats(v);
+  payload.Pod<uint32_t>(static_cast<uint32_t>(c.optimizer_state.size()));
+  for (const std::vector<float>& v : c.optimizer_state) payload.Floats(v);
+  if (c.format_version >= 3) {
+    payload.Pod<uint32_t>(static_cast<uint32_t>(c.optimizer_steps.size()));
+    for (uint64_t t : c.optimizer_steps) payload.Pod<uint64_t>(t);
+    payload.Floats(c.ema);
+  }
 
   Writer header;
   header.bytes().append(kMagic, sizeof(kMagic));
@@ -284,9 +298,17 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
   c.next_step.resize(n);
   for (int64_t& step : c.next_step) HOGWILD_RETURN_IF_ERROR(r.Pod("next_step", &step));
   HOGWILD_RETURN_IF_ERROR(r.Floats("params", &c.params));
-  HOGWILD_RETURN_IF_ERROR(r.Count("velocities", kMaxListItems, sizeof(uint64_t), &n));
-  c.velocities.resize(n);
-  for (std::vector<float>& v : c.velocities) HOGWILD_RETURN_IF_ERROR(r.Floats("velocities", &v));
+  HOGWILD_RETURN_IF_ERROR(r.Count("optimizer_state", kMaxListItems, sizeof(uint64_t), &n));
+  c.optimizer_state.resize(n);
+  for (std::vector<float>& v : c.optimizer_state) {
+    HOGWILD_RETURN_IF_ERROR(r.Floats("optimizer_state", &v));
+  }
+  if (version >= 3) {
+    HOGWILD_RETURN_IF_ERROR(r.Count("optimizer_steps", kMaxListItems, sizeof(uint64_t), &n));
+    c.optimizer_steps.resize(n);
+    for (uint64_t& t : c.optimizer_steps) HOGWILD_RETURN_IF_ERROR(r.Pod("optimizer_steps", &t));
+    HOGWILD_RETURN_IF_ERROR(r.Floats("ema", &c.ema));
+  }
   if (r.remaining() != 0) {
     return r.Corrupt("(end)", absl::StrFormat("%d unexpected bytes after the last field",
                                               r.remaining()));
@@ -303,16 +325,27 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     return r.Corrupt("params", absl::StrFormat("%d values for num_params %d", c.params.size(),
                                                s.num_params));
   }
-  const size_t expected_velocities = s.mode == Mode::kSync ? 1 : static_cast<size_t>(s.num_workers);
-  if (!c.velocities.empty() && c.velocities.size() != expected_velocities) {
-    return r.Corrupt("velocities", absl::StrFormat("%d buffers, expected 0 or %d in %s mode",
-                                                   c.velocities.size(), expected_velocities,
-                                                   ModeName(s.mode)));
+  // Owners: 1 (sync, async with shared state) or W (async per worker), up to 2 slots each.
+  const size_t w = static_cast<size_t>(s.num_workers);
+  const size_t buffers = c.optimizer_state.size();
+  if (buffers != 0 && buffers != 1 && buffers != 2 && buffers != w && buffers != 2 * w) {
+    return r.Corrupt("optimizer_state",
+                     absl::StrFormat("%d buffers, expected 0, 1, 2, %d or %d in %s mode", buffers,
+                                     w, 2 * w, ModeName(s.mode)));
   }
-  for (const std::vector<float>& v : c.velocities) {
+  if (!c.ema.empty() && static_cast<int64_t>(c.ema.size()) != s.num_params) {
+    return r.Corrupt("ema",
+                     absl::StrFormat("%d values for num_params %d", c.ema.size(), s.num_params));
+  }
+  const size_t steps = c.optimizer_steps.size();
+  if (steps != 0 && steps != 1 && steps != w) {
+    return r.Corrupt("optimizer_steps",
+                     absl::StrFormat("%d step counts, expected 0, 1 or %d", steps, w));
+  }
+  for (const std::vector<float>& v : c.optimizer_state) {
     if (static_cast<int64_t>(v.size()) != s.num_params) {
-      return r.Corrupt("velocities", absl::StrFormat("a buffer of %d values for num_params %d",
-                                                     v.size(), s.num_params));
+      return r.Corrupt("optimizer_state", absl::StrFormat("a buffer of %d values for num_params %d",
+                                                          v.size(), s.num_params));
     }
   }
   for (size_t i = 0; i < c.params.size(); ++i) {
@@ -368,6 +401,10 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   if (f.num_params != e.num_params) {
     return differs("parameter count", absl::StrCat(f.num_params), absl::StrCat(e.num_params),
                    kOtherDir);
+  }
+  if (f.optimizer != e.optimizer) {
+    return differs("optimizer", f.optimizer, e.optimizer,
+                   "resume with the checkpoint's --optimizer or use another --checkpoint_dir");
   }
   if (f.mode != e.mode) {
     return differs("mode", ModeName(f.mode), ModeName(e.mode),

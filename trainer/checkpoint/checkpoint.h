@@ -1,7 +1,7 @@
 // Training checkpoints: a versioned binary file that holds everything needed to continue a run
 // exactly where it stopped, written so that a crash at any moment leaves a loadable checkpoint.
 //
-// File layout (little-endian; format version 2):
+// File layout (little-endian; format version 3):
 //
 //   offset  size  field
 //        0     8  magic "HWCKPT\r\n" (the \r\n catches text-mode mangling, as PNG's magic does)
@@ -15,12 +15,18 @@
 //                     u32 n + n×str layers, i64 num_params, str mode, i32 num_workers,
 //                     i64 batch_size, u64 seed, i64 train_examples,
 //                     u8 has_dataset (0 or 1), and if 1: str dataset_name,
-//                     u32 dataset_fingerprint                 (version 2 only)
+//                     u32 dataset_fingerprint                 (version >= 2)
+//                     str optimizer                          (version >= 3)
 //                   state: i64 global_step, i64 epoch, u32 W + W×i64 next_step,
-//                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) velocities
+//                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) optimizer_state,
+//                     u32 m + m×u64 optimizer_steps,         (version >= 3)
+//                     u64 E + E×f32 ema (E = 0 or P)         (version >= 3)
 //                 where str = u32 length + bytes.
 //
-// Versions: 2 added the dataset (name and fingerprint of the train split) to the signature.
+// Versions: 2 added the dataset (name and fingerprint of the train split) to the signature; 3
+// the optimizer's name (kernels/optimizer_name.h), the step counts of Adam's bias correction and
+// the weights' moving average
+// (version 1 and 2 files read as "sgd", whose state is the momentum buffers, without counts).
 // Version 1 files are still read (the migration): their signature has no dataset
 // (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
 // them with a one-line warning, and its next save writes version 2 with the dataset. (Train()
@@ -54,7 +60,7 @@
 
 namespace hogwild {
 
-inline constexpr uint32_t kCheckpointVersion = 2;
+inline constexpr uint32_t kCheckpointVersion = 3;
 // The oldest format version ParseCheckpoint still reads.
 inline constexpr uint32_t kOldestCheckpointVersion = 1;
 inline constexpr char kCheckpointFileName[] = "checkpoint.hwckpt";
@@ -89,6 +95,8 @@ struct CheckpointSignature {
   // Always set by Train() (MakeSignature); std::nullopt in a version-1 file (written before
   // the dataset was recorded) or a hand-made signature, where CheckSignature cannot compare it.
   std::optional<DatasetId> dataset;
+  // OptimizerName of the run's optimizer ("sgd", "adam", ...): its state is in the checkpoint.
+  std::string optimizer = "sgd";
 };
 
 struct Checkpoint {
@@ -98,9 +106,14 @@ struct Checkpoint {
   // [W]: the index, in worker w's BatchPlan sequence, of the next batch it will train on.
   std::vector<int64_t> next_step;
   std::vector<float> params;  // [P]
-  // Momentum buffers, each [P]: none (momentum 0), one (sync: TowerAverage::velocity()) or W
-  // (async: Hogwild::velocity(w), one per worker).
-  std::vector<std::vector<float>> velocities;
+  // The optimizer-state buffers, each [P] (sync/update_policy.h PolicyState): owners x slots,
+  // owner-major; owners 1 (sync; async with shared state) or W (async per worker), slots 0 to 2
+  // (none for SGD without momentum, momentum, Adam's two moments).
+  std::vector<std::vector<float>> optimizer_state;
+  // Adam and AdamW: the step count of each owner; else empty.
+  std::vector<uint64_t> optimizer_steps;
+  // [P] the weights' moving average (TrainerOptions::ema_decay), or empty: none.
+  std::vector<float> ema;
   // The format version of the file it was read from, and the one SerializeCheckpoint writes:
   // kCheckpointVersion for every checkpoint this build captures; 1 for an old file (whose
   // signature has no dataset). Writing version 1 exists for the migration's tests.
@@ -117,7 +130,8 @@ std::string SerializeCheckpoint(const Checkpoint& checkpoint);
 // kUnimplemented for a newer format version; one line naming `origin` and the field): wrong
 // magic, header or payload checksum mismatch, truncated or trailing bytes, a count larger than
 // the bytes that remain (checked before anything is allocated), sizes that disagree with each
-// other (W next steps, P params, 0/1/W velocities), an unknown mode, negative steps, a
+// other (W next steps, P params, 0/1/2/W/2W optimizer_state, 0/1/W optimizer_steps), an unknown
+// mode, negative steps, a
 // non-finite parameter. Pure function, thread-safe; this is the fuzzing entry point.
 absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string_view origin);
 

@@ -44,7 +44,8 @@ absl::StatusOr<Checkpoint> CaptureState(const CheckpointSignature& signature,
   c.signature = signature;
   c.params = std::move(state.params);
   c.global_step = static_cast<int64_t>(state.global_step);
-  c.velocities = std::move(state.momentum);
+  c.optimizer_state = std::move(state.optimizer_state);
+  c.optimizer_steps = std::move(state.optimizer_steps);
   c.next_step = next_step;
   int64_t epoch = std::numeric_limits<int64_t>::max();
   for (size_t w = 0; w < next_step.size(); ++w) {
@@ -59,7 +60,8 @@ absl::Status RestoreState(const Checkpoint& checkpoint, UpdatePolicy& policy) {
   PolicyState state;
   state.global_step = static_cast<uint64_t>(checkpoint.global_step);
   state.params = checkpoint.params;
-  state.momentum = checkpoint.velocities;
+  state.optimizer_state = checkpoint.optimizer_state;
+  state.optimizer_steps = checkpoint.optimizer_steps;
   return policy.RestoreState(state);
 }
 

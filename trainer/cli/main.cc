@@ -27,10 +27,12 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "core/status_macros.h"
+#include "kernels/optimizer_name.h"
 #include "mpi/mpi_cluster.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/flags_parse.h"
@@ -89,7 +91,51 @@ ABSL_FLAG(double, lr_decay_rate, 1.0,
 ABSL_FLAG(
     int64_t, lr_decay_steps, 1000,
     "decay period in global steps, >= 1, for the exponential and step schedules (only those)");
-ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
+ABSL_FLAG(int64_t, lr_warmup_steps, 0,
+          "linear warm-up (Goyal et al. 2017) over this many global steps, in [0, 2^40], "
+          "composed with every schedule: lr(step) = schedule(step) * min(1, (step + 1) / N); "
+          "0: none");
+ABSL_FLAG(std::string, lr_scaling, "none",
+          "none | linear | sqrt: scale --lr by (global batch / --lr_reference_batch), or its "
+          "square root, once before training (the linear scaling rule when changing the worker "
+          "count); the global batch is --batch_size in sync, backup and local_sgd modes and "
+          "--batch_size x workers in async and ssp modes");
+ABSL_FLAG(int64_t, lr_reference_batch, 256,
+          "the global batch --lr is meant for, >= 1 (--lr_scaling linear or sqrt only)");
+ABSL_FLAG(bool, weight_decay_biases, true,
+          "apply --weight_decay to biases too (PyTorch's default); --noweight_decay_biases "
+          "exempts them, as most recipes do (needs --weight_decay > 0; CPU workers only)");
+ABSL_FLAG(double, ema_decay, 0.0,
+          "keep an exponential moving average of the weights with this decay in [0, 1), e.g. "
+          "0.9999 (0: none), updated after each applied update (async: by the worker that "
+          "applied it, lock-free; sync: once per step); the final summary reports the raw and "
+          "the EMA weights' test accuracy; checkpoints hold it; async and sync on CPU workers");
+ABSL_FLAG(bool, ema_num_updates, true,
+          "with --ema_decay: TensorFlow's num_updates warm-up, decay min(ema_decay, "
+          "(1 + step) / (10 + step))");
+ABSL_FLAG(double, clip_global_norm, 0.0,
+          "clip the gradient to this global L2 norm, >= 0 (0: off; PyTorch's clip_grad_norm_): "
+          "in sync and backup modes the AVERAGED gradient (after the tower average, not each "
+          "tower's share), in async, ssp and local_sgd modes each worker's own gradient; CPU "
+          "workers only");
+ABSL_FLAG(std::string, optimizer, "sgd",
+          "sgd | momentum | nesterov | adam | adamw | rmsprop | adagrad: torch.optim's rules and "
+          "defaults (kernels/optimizer.h; adamw's decay is --weight_decay, default 0 here, 0.01 "
+          "in PyTorch); CPU workers only except sgd and momentum");
+ABSL_FLAG(std::string, optimizer_state, "per_worker",
+          "async and ssp: per_worker (each worker its own momentum/moments/step count, as "
+          "PyTorch's Hogwild example) | shared (one state updated lock-free like the parameters, "
+          "A3C's shared Adam: concurrent updates of a state element may be lost; Adam's step "
+          "count is exact, one per applied update)");
+ABSL_FLAG(double, momentum, 0.0,
+          "momentum in [0, 1) for sgd and rmsprop, in (0, 1) for momentum and nesterov "
+          "(PyTorch convention, dampening 0)");
+ABSL_FLAG(double, adam_beta1, 0.9, "adam, adamw: first-moment decay, in [0, 1)");
+ABSL_FLAG(double, adam_beta2, 0.999, "adam, adamw: second-moment decay, in [0, 1)");
+ABSL_FLAG(double, rmsprop_alpha, 0.99, "rmsprop: smoothing constant, in [0, 1)");
+ABSL_FLAG(double, eps, 0.0,
+          "adam, adamw, rmsprop, adagrad: the denominator's epsilon, >= 0; 0: PyTorch's default "
+          "(1e-8, adagrad 1e-10)");
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
 ABSL_FLAG(bool, staleness_aware_lr, false,
           "async only: divide the learning rate by the update's staleness (Zhang et al. 2016)");
@@ -149,6 +195,29 @@ struct FlagUse {
 std::string FlagText(const char* name) {
   const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
   return flag == nullptr ? "" : flag->CurrentValue();
+}
+
+// --optimizer, --optimizer_state and the optimizers' constants into `sgd` (ValidateOptions checks
+// their ranges and refuses the ones the optimizer does not read).
+absl::Status ParseOptimizerFlags(hogwild::SgdOptions& sgd) {
+  using namespace hogwild;
+  absl::StatusOr<OptimizerKind> kind = ParseOptimizer(absl::GetFlag(FLAGS_optimizer));
+  if (!kind.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--optimizer: ", kind.status().message()));
+  sgd.optimizer = *kind;
+  const std::string state = absl::GetFlag(FLAGS_optimizer_state);
+  if (state != "per_worker" && state != "shared") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--optimizer_state=%s is not an optimizer state; it must be per_worker or shared", state));
+  }
+  sgd.shared_optimizer_state = state == "shared";
+  HOGWILD_ASSIGN_OR_RETURN(sgd.beta1, ToFloat32("adam_beta1", FlagText("adam_beta1")));
+  HOGWILD_ASSIGN_OR_RETURN(sgd.beta2, ToFloat32("adam_beta2", FlagText("adam_beta2")));
+  HOGWILD_ASSIGN_OR_RETURN(sgd.alpha, ToFloat32("rmsprop_alpha", FlagText("rmsprop_alpha")));
+  HOGWILD_ASSIGN_OR_RETURN(sgd.eps, ToFloat32("eps", FlagText("eps")));
+  HOGWILD_ASSIGN_OR_RETURN(sgd.clip_global_norm,
+                           ToFloat32("clip_global_norm", FlagText("clip_global_norm")));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested,
@@ -213,10 +282,17 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
                              ToFloat32("lr_decay_rate", FlagText("lr_decay_rate")));
     options.lr.decay_steps = absl::GetFlag(FLAGS_lr_decay_steps);
   }
+  options.lr.warmup_steps = absl::GetFlag(FLAGS_lr_warmup_steps);
+  HOGWILD_ASSIGN_OR_RETURN(options.lr.scaling, ParseLrScaling(absl::GetFlag(FLAGS_lr_scaling)));
+  options.lr.reference_batch = absl::GetFlag(FLAGS_lr_reference_batch);
+  HOGWILD_RETURN_IF_ERROR(ParseOptimizerFlags(options.sgd));
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.momentum, ToFloat32("momentum", FlagText("momentum")));
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.weight_decay,
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
+  options.weight_decay_biases = absl::GetFlag(FLAGS_weight_decay_biases);
+  HOGWILD_ASSIGN_OR_RETURN(options.ema_decay, ToFloat32("ema_decay", FlagText("ema_decay")));
+  options.ema_num_updates = absl::GetFlag(FLAGS_ema_num_updates);
   if (kBuildMode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
   if (kBuildMode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
   if (kBuildMode == Mode::kLocalSgd) options.average_every = absl::GetFlag(FLAGS_average_every);

@@ -22,8 +22,18 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::devices", "--devices"},
       {"TrainerOptions::batch_size", "--batch_size"},
       {"TrainerOptions::epochs", "--epochs"},
+      {"TrainerOptions::sgd.shared_optimizer_state=true", "--optimizer_state=shared"},
+      {"TrainerOptions::sgd.optimizer", "--optimizer"},
       {"TrainerOptions::sgd.momentum", "--momentum"},
+      {"TrainerOptions::sgd.beta1", "--adam_beta1"},
+      {"TrainerOptions::sgd.beta2", "--adam_beta2"},
+      {"TrainerOptions::sgd.alpha", "--rmsprop_alpha"},
+      {"TrainerOptions::sgd.eps", "--eps"},
+      {"TrainerOptions::sgd.clip_global_norm", "--clip_global_norm"},
       {"TrainerOptions::sgd.weight_decay", "--weight_decay"},
+      {"TrainerOptions::weight_decay_biases=false", "--noweight_decay_biases"},
+      {"TrainerOptions::ema_decay", "--ema_decay"},
+      {"TrainerOptions::ema_num_updates=false", "--noema_num_updates"},
       {"TrainerOptions::sgd.staleness_aware_lr", "--staleness_aware_lr"},
       {"TrainerOptions::staleness_bound", "--staleness_bound"},
       {"TrainerOptions::backup_workers", "--backup_workers"},
@@ -42,6 +52,9 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"LrSchedule::base_lr", "--lr"},
       {"LrSchedule::decay_rate", "--lr_decay_rate"},
       {"LrSchedule::decay_steps", "--lr_decay_steps"},
+      {"LrSchedule::warmup_steps", "--lr_warmup_steps"},
+      {"LrSchedule::reference_batch", "--lr_reference_batch"},
+      {"LrSchedule::scaling=none", "--lr_scaling=none"},
   };
   std::string message(status.message());
   for (const auto& [field, flag] : kFlags) {

@@ -36,6 +36,7 @@ class Conv2d final : public Layer {
   Shape input_shape() const override;
   Shape output_shape() const override;
   int64_t num_params() const override;
+  int64_t num_bias_params() const override { return shape_.out_channels; }
   void InitParams(std::mt19937_64& rng, absl::Span<float> params) const override;
   absl::Status Forward(Backend& backend, int64_t batch, const float* params, const float* x,
                        float* y) override;

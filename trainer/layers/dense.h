@@ -19,6 +19,7 @@ class Dense final : public Layer {
   Shape input_shape() const override { return {in_}; }
   Shape output_shape() const override { return {out_}; }
   int64_t num_params() const override { return in_ * out_ + out_; }
+  int64_t num_bias_params() const override { return out_; }
   void InitParams(std::mt19937_64& rng, absl::Span<float> params) const override;
   absl::Status Forward(Backend& backend, int64_t batch, const float* params, const float* x,
                        float* y) override;

@@ -28,6 +28,9 @@ class Layer {
   virtual Shape output_shape() const = 0;
   // Number of float32 parameters this layer owns in the flat array (0 for ReLU, pooling).
   virtual int64_t num_params() const { return 0; }
+  // How many of them, at the end of the layer's slice, are biases (or normalization
+  // parameters), which TrainerOptions::weight_decay_biases = false exempts from weight decay.
+  virtual int64_t num_bias_params() const { return 0; }
   // Writes the initial parameters into `params` ([num_params()] host memory), drawing from rng.
   virtual void InitParams(std::mt19937_64& /*rng*/, absl::Span<float> /*params*/) const {}
 

@@ -108,6 +108,17 @@ Model::Model(ModelSpec spec, std::vector<std::unique_ptr<Layer>> layers)
   }
 }
 
+std::vector<std::pair<int64_t, int64_t>> Model::BiasRanges() const {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const int64_t biases = layers_[i]->num_bias_params();
+    if (biases == 0) continue;
+    const int64_t end = offsets_[i] + layers_[i]->num_params();
+    ranges.emplace_back(end - biases, end);
+  }
+  return ranges;
+}
+
 void Model::InitParams(uint64_t seed, absl::Span<float> params) const {
   std::mt19937_64 rng(seed);
   for (size_t i = 0; i < layers_.size(); ++i) {

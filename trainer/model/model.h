@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,6 +41,10 @@ class Model {
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
   // Offset of layer i's parameters in the flat array.
   int64_t param_offset(size_t layer) const { return offsets_[layer]; }
+
+  // The [begin, end) ranges of the flat array that hold biases (Layer::num_bias_params), in
+  // order, e.g. for mlp 784-256-256-10: [200704, 200960), [266496, 266752), [269312, 269322).
+  std::vector<std::pair<int64_t, int64_t>> BiasRanges() const;
 
   // Writes initial parameters ([P] host memory); deterministic in `seed`.
   void InitParams(uint64_t seed, absl::Span<float> params) const;

@@ -1,0 +1,73 @@
+// One owner's optimizer state (a worker's, or the one copy of sync mode or of Hogwild's shared
+// state): the NumStateSlots(optimizer) [P] buffers of kernels/optimizer.h (s0, s1) and the number
+// of updates it has taken (Adam's t). Shared by the CPU update policies, with the update of a
+// range of plain memory, and the checkpoint layout (owner-major, see PolicyState).
+#ifndef HOGWILD_SYNC_OPTIMIZER_SLOTS_H_
+#define HOGWILD_SYNC_OPTIMIZER_SLOTS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "sync/update_policy.h"
+
+namespace hogwild {
+
+struct OptimizerSlots {
+  std::vector<float> s0;  // [P] when NumStateSlots >= 1, else empty
+  std::vector<float> s1;  // [P] when NumStateSlots == 2, else empty
+  uint64_t step = 0;      // updates applied with this state
+
+  // Zeroed slots for `options`' optimizer over P parameters.
+  OptimizerSlots(const SgdOptions& options, int64_t num_params);
+  OptimizerSlots() = default;
+
+  int num_slots() const { return s1.empty() ? (s0.empty() ? 0 : 1) : 2; }
+  absl::Span<float> span0() { return absl::MakeSpan(s0); }
+  absl::Span<float> span1() { return absl::MakeSpan(s1); }
+};
+
+// One update of params ([n] float32, plain host memory, element `lo` of the model's P first)
+// from grad ([n]) with learning rate `lr` at step `step` (>= 1) with the optimizer of `options`,
+// reading and writing slots' elements [lo, lo + n). The SGD family runs the vectorized
+// cpu::SgdUpdate, the others cpu::OptimizerUpdate; both are bitwise the OptimizerFn element by
+// element. Parameters in options.no_decay are updated with weight decay 0. Thread-safety: none
+// (the caller owns the ranges).
+void ApplyOptimizerRange(const SgdOptions& options, float lr, uint64_t step,
+                         absl::Span<const float> grad, OptimizerSlots& slots, int64_t lo,
+                         absl::Span<float> params);
+
+// Calls f(begin, count, decays) for consecutive pieces of [lo, lo + n) that together cover it in
+// order: decays is false inside options.no_decay and when options.weight_decay is 0 (then the
+// whole range is one piece). Pure apart from f.
+template <typename F>
+void ForEachDecayPiece(const SgdOptions& options, int64_t lo, int64_t n, F f) {
+  if (options.no_decay.empty() || options.weight_decay == 0.0f) {
+    f(lo, n, options.weight_decay != 0.0f);
+    return;
+  }
+  int64_t at = lo;
+  const int64_t end = lo + n;
+  for (const auto& [begin, stop] : options.no_decay) {
+    if (stop <= at) continue;
+    if (begin >= end) break;
+    if (begin > at) f(at, begin - at, true);
+    const int64_t exempt_end = stop < end ? stop : end;
+    const int64_t exempt_begin = begin > at ? begin : at;
+    f(exempt_begin, exempt_end - exempt_begin, false);
+    at = exempt_end;
+  }
+  if (at < end) f(at, end - at, true);
+}
+
+// Appends the owner's slot buffers (num_slots() of them) to `buffers`.
+void AppendSlotBuffers(const OptimizerSlots& slots, std::vector<std::vector<float>>* buffers);
+
+// Sets the owner's slots from buffers[first, first + num_slots()) (sizes checked by the
+// caller) and its step from `steps[owner]` when steps is not empty.
+void RestoreSlots(const std::vector<std::vector<float>>& buffers, size_t first,
+                  const std::vector<uint64_t>& steps, size_t owner, OptimizerSlots& slots);
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_SYNC_OPTIMIZER_SLOTS_H_

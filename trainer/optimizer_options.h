@@ -1,0 +1,28 @@
+// Validation of the optimizer's options (TrainerOptions::sgd, sync/update_policy.h SgdOptions;
+// the rules of each optimizer are in kernels/optimizer.h). Part of ValidateOptions.
+#ifndef HOGWILD_TRAINER_OPTIMIZER_OPTIONS_H_
+#define HOGWILD_TRAINER_OPTIMIZER_OPTIONS_H_
+
+#include "absl/status/status.h"
+#include "core/mode.h"
+#include "sync/update_policy.h"
+
+namespace hogwild {
+
+// Checks each field against its range and refuses a field set (away from its default) that the
+// optimizer or the mode does not read:
+//   optimizer       one of the OptimizerKind values
+//   momentum        [0, 1); (0, 1) for momentum and nesterov; not read by adam, adamw, adagrad
+//   beta1, beta2    [0, 1); adam and adamw only
+//   alpha           [0, 1); rmsprop only
+//   eps             finite, >= 0 (0 = PyTorch's default); not read by the SGD family
+//   clip_global_norm   finite, >= 0 (0 = no clipping)
+//   shared_optimizer_state   async and ssp only (the Hogwild updates), with an optimizer that
+//                   has state
+// Errors: kInvalidArgument naming `TrainerOptions::sgd.<field>`, the value and the range or the
+// optimizer or mode that ignores it. Pure.
+absl::Status ValidateOptimizerOptions(const SgdOptions& sgd, Mode mode);
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_TRAINER_OPTIMIZER_OPTIONS_H_
