@@ -57,6 +57,10 @@ rmse=$(sed -n 's/^done: .*; test RMSE \([0-9.]*\) against \([0-9.]*\) .*/\1 \2/p
   fail "mf: test RMSE not below 0.8 x the global mean's: $out"
 [[ $(grep -c '"kind":"eval"' "$dir/mf.jsonl") -eq 40 ]] || fail "mf: log lacks 40 eval rows"
 echo "ok:   mf learns the planted ratings (test RMSE, global mean RMSE: $rmse)"
+# A .json log would hold CSV: refused, and nothing is written there.
+expect_one_line_error "json log" "name it .jsonl" "$train" --dataset="$dir/test.svm" \
+  --log="$dir/log.json"
+[[ -e "$dir/log.json" ]] && fail "a refused .json log was created"
 expect_one_line_error "mf sync" "--mode=sync is not offered" "$train" --model=mf \
   --dataset="$dir/ratings.csv" --mode=sync
 expect_one_line_error "mf batch" "--batch_size has no effect" "$train" --model=mf --batch_size=2

@@ -23,6 +23,8 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::batch_size", "--batch_size"},
       {"TrainerOptions::epochs", "--epochs"},
       {"TrainerOptions::sgd.shared_optimizer_state=true", "--optimizer_state=shared"},
+      {"TrainerOptions::sgd.shared_optimizer_state", "--optimizer_state=shared"},
+      {"TrainerOptions::lr.scaling", "--lr_scaling"},
       {"TrainerOptions::sgd.optimizer", "--optimizer"},
       {"TrainerOptions::sgd.momentum", "--momentum"},
       {"TrainerOptions::sgd.beta1", "--adam_beta1"},

@@ -21,6 +21,13 @@ const char* ConvergenceLog::Header() {
 }
 
 absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::string& path) {
+  // A .json name would get CSV (only .jsonl is JSON Lines): refused before anything is written.
+  if (absl::EndsWithIgnoreCase(path, ".json")) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--log=%s: a convergence log is CSV, or JSON Lines when its name ends in .jsonl; name it "
+        ".jsonl (or .csv)",
+        path));
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -73,7 +73,8 @@ using LogRowSink = std::function<absl::Status(const LogRow&)>;
 class ConvergenceLog {
  public:
   // Creates (truncates) `path` and writes the CSV header (JSON Lines has none). Errors:
-  // kInvalidArgument naming the path and the OS reason when it cannot be created; a failed
+  // kInvalidArgument naming the path and the OS reason when it cannot be created, or when it
+  // ends in .json (CSV under a JSON name; nothing is written); a failed
   // header write as Write(). Callers that must not replace a previous run's log call
   // CheckWouldNotReplace() first (Train() does, unless told to overwrite).
   static absl::StatusOr<std::unique_ptr<ConvergenceLog>> Open(const std::string& path);
