@@ -106,7 +106,11 @@ absl::Status UpdatePolicy::RestoreState(const PolicyState& state) {
   }
   if (want != have) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "cannot resume: the checkpoint has %d optimizer-state buffers, this run %d", have, want));
+        "cannot resume: the checkpoint has %d optimizer-state buffers, this run %d: it was "
+        "written with another --optimizer_state (per_worker keeps a state per worker, shared "
+        "one for all) or another worker count; resume with the checkpoint's --optimizer_state "
+        "and --workers",
+        have, want));
   }
   if (static_cast<int>(state.optimizer_steps.size()) != num_optimizer_steps()) {
     return absl::FailedPreconditionError(
