@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/gzip_file.h"
 #include "core/status_macros.h"
 
 namespace hogwild::sparse {
@@ -235,34 +236,9 @@ absl::StatusOr<SparseDataset> ParseLibsvm(absl::string_view text, const LibsvmOp
 absl::StatusOr<SparseDataset> ReadLibsvmFile(const std::string& path,
                                              const LibsvmOptions& options) {
   HOGWILD_RETURN_IF_ERROR(CheckOptions(options));
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) {
-    return absl::NotFoundError(absl::StrFormat("%s: no such file", path));
-  }
-  if (std::filesystem::is_directory(status)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: is a directory, expected a LIBSVM file", path));
-  }
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    const int err = errno;
-    if (err == EACCES) {
-      return absl::PermissionDeniedError(
-          absl::StrFormat("%s: not readable (%s)", path, std::strerror(err)));
-    }
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: cannot open (%s)", path, std::strerror(err)));
-  }
-  gzbuffer(file, 1 << 17);
-  absl::StatusOr<SparseDataset> data = ReadStream(file, path, options);
-  // gzclose reports a truncated gzip stream (Z_BUF_ERROR) that gzread may not have.
-  const int close_result = gzclose(file);
-  if (data.ok() && close_result != Z_OK) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: truncated or corrupt gzip stream (zlib error %d)", path, close_result));
-  }
-  return data;
+  return ReadGzipFile(path, "a LIBSVM file", "", [&](gzFile file) {
+    return ReadStream(file, path, options);
+  });
 }
 
 }  // namespace hogwild::sparse

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/gzip_file.h"
 #include "core/status_macros.h"
 
 namespace hogwild {
@@ -169,36 +170,9 @@ absl::StatusOr<IdxArray> ParseIdx(absl::string_view bytes, int expected_ndims,
 }
 
 absl::StatusOr<IdxArray> ReadIdxFile(const std::string& path, int expected_ndims) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) {
-    return absl::NotFoundError(absl::StrFormat("%s: no such file", path));
-  }
-  if (std::filesystem::is_directory(status)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: is a directory, expected an IDX file", path));
-  }
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    const int err = errno;
-    if (err == EACCES) {
-      return absl::PermissionDeniedError(absl::StrFormat("%s: not readable (%s)", path,
-                                                         std::strerror(err)));
-    }
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: cannot open (%s)", path, std::strerror(err)));
-  }
-  gzbuffer(file, 1 << 17);
-  absl::StatusOr<IdxArray> array = ReadIdxStream(file, path, expected_ndims);
-  // gzclose reports a truncated gzip stream (Z_BUF_ERROR) that gzread may not have. A file
-  // refused early was not read to its end: its close status says nothing more.
-  const int close_result = gzclose(file);
-  if (array.ok() && close_result != Z_OK) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: truncated or corrupt gzip stream (zlib error %d); re-install the dataset", path,
-        close_result));
-  }
-  return array;
+  return ReadGzipFile(path, "an IDX file", "; re-install the dataset", [&](gzFile file) {
+    return ReadIdxStream(file, path, expected_ndims);
+  });
 }
 
 }  // namespace hogwild
