@@ -27,7 +27,9 @@ absl::Status OutOfRange(const char* name, double value, const char* range) {
       absl::StrFormat("--%s=%g is out of range %s", name, value, range));
 }
 
-absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
+}  // namespace
+
+absl::Status ValidateMfOptions(const MfOptions& o) {
   if (o.rank < 1 || o.rank > 1024) return OutOfRange("rank", o.rank, "[1, 1024]");
   if (o.mode != SparseMode::kAsync && o.mode != SparseMode::kLocked) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -42,6 +44,13 @@ absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* t
   if (!(o.weight_decay >= 0.0f) || !std::isfinite(o.weight_decay)) {
     return OutOfRange("weight_decay", o.weight_decay, "[0, float32 max]");
   }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
+  HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(o));
   if (train.size() < 1)
     return absl::InvalidArgumentError("matrix factorization: no training ratings");
   if (test != nullptr && (test->num_users != train.num_users ||
@@ -136,6 +145,7 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
   HOGWILD_ASSIGN_OR_RETURN(std::optional<SparseResumePoint> resume,
                            PrepareSparseCheckpoint(options.checkpoint, signature, options.epochs));
   MfResult result;
+  const int64_t resumed_updates = resume ? resume->updates : 0;
   if (resume) {
     // CheckSignature matched num_params, so the sizes agree.
     std::copy(resume->params.begin(), resume->params.end(), shared);
@@ -189,6 +199,7 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
                              .train_time_s = result.train_time_s,
                              .examples = result.updates,
                              .updates = result.updates,
+                             .run_updates = result.updates - resumed_updates,
                              .train_loss = MfRmse(mean, view, k, train.num_users, train)};
     if (test != nullptr) report.test_loss = MfRmse(mean, view, k, train.num_users, *test);
     result.epochs.push_back(report);

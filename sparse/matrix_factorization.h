@@ -54,6 +54,11 @@ struct MfResult {
   int64_t updates = 0;        // ratings processed (one update each), the resumed epochs' included
 };
 
+// Checks the option ranges above (the data are checked by TrainMatrixFactorization): the
+// command calls it before reading the ratings. Errors: kInvalidArgument naming the flag, its
+// value and the range (or the modes offered). Pure.
+absl::Status ValidateMfOptions(const MfOptions& options);
+
 // RMSE of `factors` (+ mu) on `ratings`, in double. R >= 1.
 double MfRmse(float mean, const std::vector<float>& factors, int rank, int64_t num_users,
               const Ratings& ratings);

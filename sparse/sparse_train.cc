@@ -309,6 +309,7 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
   std::atomic<int64_t> updates{0};
   std::vector<int64_t> order(train.num_examples());
   SparseTrainResult result;
+  const int64_t resumed_updates = resume ? resume->updates : 0;
   if (resume) {
     // CheckSignature matched num_params = D, so the sizes agree.
     std::copy(resume->params.begin(), resume->params.end(), store->unsafe_values().begin());
@@ -368,7 +369,8 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
                              .lr = lr,
                              .train_time_s = result.train_time_s,
                              .examples = result.examples,
-                             .updates = result.updates};
+                             .updates = result.updates,
+                             .run_updates = result.updates - resumed_updates};
     const LinearEvaluation on_train = EvaluateLinear(options.model, store->unsafe_values(), train);
     report.train_loss = on_train.mean_loss;
     report.train_accuracy = on_train.accuracy;

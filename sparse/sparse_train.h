@@ -57,9 +57,12 @@ absl::StatusOr<LinearModel> ParseLinearModel(const std::string& name);
 struct SparseEpochReport {
   int epoch = 0;              // 1-based: epochs done
   float lr = 0.0f;            // the epoch's learning rate
-  double train_time_s = 0.0;  // SGD time so far (all epochs, evaluations excluded)
+  double train_time_s = 0.0;  // SGD time so far in this call (evaluations excluded)
   int64_t examples = 0;       // training examples processed so far, all workers
   int64_t updates = 0;        // updates applied so far (a step's update, whatever its batch)
+  // The updates of this call's epochs (a resumed checkpoint's excluded): over train_time_s, the
+  // update rate.
+  int64_t run_updates = 0;
   double train_loss = 0.0;    // the model on the whole training set (EvaluateLinear)
   double train_accuracy = 0.0;
   std::optional<double> test_loss;  // with a test set

@@ -28,8 +28,10 @@
 #include "sparse/libsvm_reader.h"
 #include "sparse/matrix_factorization.h"
 #include "sparse/ratings.h"
+#include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/metrics/convergence_log.h"
 
@@ -65,6 +67,11 @@ ABSL_FLAG(std::string, seed, "1",
           "seed of the data order and of the synthetic set, in [0, 2^64 - 1]");
 ABSL_FLAG(std::string, log, "", "convergence log path (CSV, or JSON Lines for .jsonl)");
 ABSL_FLAG(bool, overwrite_log, false, "replace the file at --log although it holds rows");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "write a checkpoint after every epoch into this directory (atomically); empty: none");
+ABSL_FLAG(bool, resume, false, "continue from the checkpoint in --checkpoint_dir if there is one");
+ABSL_FLAG(bool, overwrite_checkpoint, false,
+          "start afresh although --checkpoint_dir holds a checkpoint, replacing it");
 
 namespace {
 
@@ -97,11 +104,19 @@ absl::StatusOr<Data> Load(uint64_t seed) {
                                .mean_nnz = absl::GetFlag(FLAGS_synthetic_nnz),
                                .noise_std = absl::GetFlag(FLAGS_synthetic_noise),
                                .seed = seed};
+    SyntheticOptionNames names{.num_examples = "--synthetic_examples",
+                               .num_features = "--synthetic_features",
+                               .mean_nnz = "--synthetic_nnz",
+                               .noise_std = "--synthetic_noise",
+                               .first_example = "--synthetic_examples"};
+    HOGWILD_RETURN_IF_ERROR(ValidateSyntheticOptions(synthetic, names));
     HOGWILD_ASSIGN_OR_RETURN(SyntheticData train, GenerateRcv1Like(synthetic));
     out.train = std::move(train.data);
     if (const int64_t m = absl::GetFlag(FLAGS_synthetic_test_examples); m != 0) {
       synthetic.first_example = synthetic.num_examples;
       synthetic.num_examples = m;
+      names.num_examples = "--synthetic_test_examples";
+      HOGWILD_RETURN_IF_ERROR(ValidateSyntheticOptions(synthetic, names));
       HOGWILD_ASSIGN_OR_RETURN(SyntheticData test, GenerateRcv1Like(synthetic));
       out.test = std::move(test.data);
     }
@@ -129,6 +144,33 @@ absl::StatusOr<Data> Load(uint64_t seed) {
 }
 
 bool Given(const char* flag) { return absl::flags_internal::WasPresentOnCommandLine(flag); }
+
+// The checkpoint flags, with what can be checked before any data is read: the combination and a
+// writable directory (the checkpoint itself is checked against the run by the trainer).
+absl::StatusOr<SparseCheckpointOptions> CheckpointFlags() {
+  SparseCheckpointOptions options{.dir = absl::GetFlag(FLAGS_checkpoint_dir),
+                                  .resume = absl::GetFlag(FLAGS_resume),
+                                  .overwrite = absl::GetFlag(FLAGS_overwrite_checkpoint)};
+  if (options.dir.empty() && Given("checkpoint_dir")) {
+    return absl::InvalidArgumentError("--checkpoint_dir is empty");
+  }
+  if (options.dir.empty() && (options.resume || options.overwrite)) {
+    return absl::InvalidArgumentError("--resume and --overwrite_checkpoint need --checkpoint_dir");
+  }
+  if (options.resume && options.overwrite) {
+    return absl::InvalidArgumentError(
+        "--resume and --overwrite_checkpoint contradict each other: choose one");
+  }
+  if (!options.dir.empty()) HOGWILD_RETURN_IF_ERROR(CheckCheckpointDirWritable(options.dir));
+  return options;
+}
+
+// The summary's note on a resumed run.
+std::string ResumedNote(int resumed_epochs, const std::string& dir) {
+  if (resumed_epochs == 0) return "";
+  return absl::StrFormat(" (resumed after epoch %d from %s; the rate is this run's)",
+                         resumed_epochs, dir);
+}
 
 // --log's path checked before any data is read (empty: no log).
 absl::Status CheckLogPath() {
@@ -182,7 +224,9 @@ absl::Status RunMatrixFactorization() {
           absl::StrFormat("--%s has no effect with --model=mf", flag));
     }
   }
+  HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(options));
   HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
   std::string path = absl::GetFlag(FLAGS_dataset);
   if (!Given("dataset") || path == "movielens") path = kMovieLensPath;
   HOGWILD_ASSIGN_OR_RETURN(Ratings all, ReadRatingsFile(path));
@@ -200,7 +244,7 @@ absl::Status RunMatrixFactorization() {
   const auto start = std::chrono::steady_clock::now();
   options.on_epoch = [&](const SparseEpochReport& r) -> absl::Status {
     absl::PrintF("epoch %d/%d | lr %g | %.0f updates/s | train RMSE %.4f | test RMSE %.4f\n",
-                 r.epoch, options.epochs, r.lr, r.updates / r.train_time_s, r.train_loss,
+                 r.epoch, options.epochs, r.lr, r.run_updates / r.train_time_s, r.train_loss,
                  *r.test_loss);
     std::fflush(stdout);
     return WriteEpochRows(
@@ -211,14 +255,21 @@ absl::Status RunMatrixFactorization() {
                            TrainMatrixFactorization(options, split.train, &split.test));
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
   absl::PrintF(
-      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s); test RMSE %.4f against "
+      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s%s); test RMSE %.4f against "
       "%.4f for the global mean %.3f\n",
-      options.epochs, result.updates, result.train_time_s, result.updates / result.train_time_s,
-      *result.epochs.back().test_loss, GlobalMeanRmse(result.mean, split.test), result.mean);
+      options.epochs, result.updates, result.train_time_s,
+      result.epochs.back().run_updates / result.train_time_s,
+      ResumedNote(result.resumed_epochs, options.checkpoint.dir), *result.epochs.back().test_loss,
+      GlobalMeanRmse(result.mean, split.test), result.mean);
   return absl::OkStatus();
 }
 
 absl::Status Run() {
+  if (const std::string model = absl::GetFlag(FLAGS_model);
+      model != "logreg" && model != "svm" && model != "mf") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--model=%s is not a sparse model: logreg, svm or mf", model));
+  }
   if (absl::GetFlag(FLAGS_model) == "mf") return RunMatrixFactorization();
   if (absl::flags_internal::WasPresentOnCommandLine("rank")) {
     return absl::InvalidArgumentError("--rank applies to --model=mf only");
@@ -235,6 +286,7 @@ absl::Status Run() {
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
   HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
   const std::string log_path = absl::GetFlag(FLAGS_log);
   // The option ranges first, on a one-example stand-in, so that a typo fails before the data
   // is read (the batch size is checked against the real data below).
@@ -272,7 +324,7 @@ absl::Status Run() {
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     absl::PrintF("epoch %d/%d | lr %g | %.0f updates/s | train %s %.6f, acc %.4f%s\n", r.epoch,
-                 options.epochs, r.lr, r.updates / r.train_time_s, loss_name, r.train_loss,
+                 options.epochs, r.lr, r.run_updates / r.train_time_s, loss_name, r.train_loss,
                  r.train_accuracy,
                  r.test_loss ? absl::StrFormat(" | test %s %.6f, acc %.4f", loss_name, *r.test_loss,
                                                *r.test_accuracy)
@@ -284,10 +336,14 @@ absl::Status Run() {
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
   const SparseEpochReport& last = result.epochs.back();
   absl::PrintF(
-      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s); final "
+      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s%s); final "
       "train %s %.6f, accuracy %.4f%s\n",
-      options.epochs, result.updates, result.train_time_s, result.updates / result.train_time_s,
-      result.examples_per_s(), loss_name, last.train_loss, last.train_accuracy,
+      options.epochs, result.updates, result.train_time_s, last.run_updates / result.train_time_s,
+      static_cast<double>(result.examples -
+                          int64_t{result.resumed_epochs} * data.train.num_examples()) /
+          result.train_time_s,
+      ResumedNote(result.resumed_epochs, options.checkpoint.dir), loss_name, last.train_loss,
+      last.train_accuracy,
       last.test_loss ? absl::StrFormat("; test %s %.6f, accuracy %.4f", loss_name, *last.test_loss,
                                        *last.test_accuracy)
                      : "");
