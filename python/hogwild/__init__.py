@@ -13,9 +13,9 @@ command line's flags, with the same defaults (README.md, "Options of //trainer:t
 import os as _os
 import re as _re
 
-from hogwild._hogwild import _train
+from hogwild._hogwild import _train, _train_sparse
 
-__all__ = ["TrainResult", "train"]
+__all__ = ["SparseTrainResult", "TrainResult", "train", "train_sparse"]
 
 
 class TrainResult:
@@ -299,3 +299,92 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
                     num_classes=0 if num_classes is None else num_classes, options=options,
                     on_log_row=on_log_row)
     return TrainResult(fields)
+
+
+class SparseTrainResult:
+    """What train_sparse() returns.
+
+    Attributes:
+      weights: float32 [D], the trained linear model (margin = x . weights).
+      epochs: one dict per epoch this call trained (epoch, lr, train_time_s, examples, updates,
+        train_loss, train_accuracy, test_loss, test_accuracy; the test ones None without a
+        test set); the losses are the whole set's mean log-loss (logreg) or hinge loss (svm).
+      train_time_s: seconds of SGD (the workers' start to their join; evaluation excluded).
+      examples, updates: all epochs', a resumed checkpoint's included.
+      resumed_epochs: epochs done by the checkpoint this call resumed from, or 0.
+    """
+
+    __slots__ = ("weights", "epochs", "train_time_s", "examples", "updates", "resumed_epochs")
+
+    def __init__(self, fields):
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+
+    def __repr__(self):
+        last = self.epochs[-1]
+        return (f"SparseTrainResult(epochs={last['epoch']}, train_loss={last['train_loss']:.6f}, "
+                f"train_accuracy={last['train_accuracy']:.4f}, updates={self.updates}, "
+                f"train_time_s={self.train_time_s:.3f})")
+
+
+def _csr(name, x, y, num_features):
+    """(indptr int64, indices int32, values float32, labels float32, D) of a CSR matrix: any
+    object with indptr, indices, data and shape (scipy.sparse.csr_matrix, or your own)."""
+    for attr in ("indptr", "indices", "data", "shape"):
+        if not hasattr(x, attr):
+            raise TypeError(f"{name} must be a CSR matrix (indptr, indices, data, shape), "
+                            f"e.g. scipy.sparse.csr_matrix; got {type(x).__name__}")
+    import numpy as np
+    labels = np.ascontiguousarray(y, dtype=np.float32)
+    if labels.ndim != 1 or labels.shape[0] != x.shape[0]:
+        raise ValueError(f"{name} has {x.shape[0]} rows but its labels have shape {labels.shape}")
+    return (np.ascontiguousarray(x.indptr, dtype=np.int64),
+            np.ascontiguousarray(x.indices, dtype=np.int32),
+            np.ascontiguousarray(x.data, dtype=np.float32), labels,
+            int(x.shape[1]) if num_features is None else num_features)
+
+
+def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async", workers=None,
+                 batch_size=1, epochs=5, lr=0.5, lr_decay=1.0, weight_decay=0.0, seed=1,
+                 shuffle=True, checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
+    """Trains sparse logistic regression (model="logreg") or a linear SVM ("svm") with Hogwild!
+    SGD, the library behind `bazel run //sparse:train` (README, "Sparse workloads").
+
+    x, test_x: CSR matrices [N, D] (scipy.sparse.csr_matrix or any object with indptr, indices,
+      data and shape), column indices increasing within a row; y, test_y: [N] labels, > 0 the
+      positive class, anything else the negative one.
+    mode: "async" (Hogwild!), "sync", "locked" or "round_robin"; workers: threads (default: one
+      per core); batch_size: examples per update (per worker; global in sync); lr: the first
+      epoch's step, times lr_decay after each; weight_decay: L2 on the touched coordinates.
+    checkpoint_dir, resume, overwrite_checkpoint: a checkpoint after every epoch, as the
+      command's flags. The GIL is released while training; Ctrl-C stops the run after the
+      current epoch (and its checkpoint) and raises KeyboardInterrupt.
+    Errors: TypeError (x is not a CSR matrix), ValueError (bad data or options, a checkpoint
+      that does not match), RuntimeError (the rest).
+    """
+    if _int("seed", seed) < 0:
+        raise ValueError(f"seed={seed} is out of range [0, 2^63)")
+    indptr, indices, values, labels, dim = _csr("x", x, y, None)
+    test = None
+    if test_x is not None:
+        if tuple(test_x.shape)[1] > dim:
+            raise ValueError(f"test_x has {test_x.shape[1]} columns, x {dim}; they must agree")
+        test = _csr("test_x", test_x, test_y, dim)[:4]
+    options = {
+        "model": _str("model", model), "mode": _str("mode", mode),
+        "workers": _int("workers", workers if workers is not None
+                        else max(1, _os.cpu_count() or 1)),
+        "batch_size": _int("batch_size", batch_size), "epochs": _int("epochs", epochs),
+        "lr": _float("lr", lr), "lr_decay": _float("lr_decay", lr_decay),
+        "weight_decay": _float("weight_decay", weight_decay), "seed": _int("seed", seed),
+        "shuffle": _bool("shuffle", shuffle),
+        "checkpoint_dir": _path("checkpoint_dir", checkpoint_dir),
+        "resume": _bool("resume", resume),
+        "overwrite_checkpoint": _bool("overwrite_checkpoint", overwrite_checkpoint),
+    }
+    try:
+        fields = _train_sparse(indptr, indices, values, labels, dim, test, options)
+    except ValueError as e:
+        # The library speaks in the command's flags; here they are keywords.
+        raise ValueError(_re.sub(r"--([a-z_]+)", r"\1", str(e))) from None
+    return SparseTrainResult(fields)
