@@ -8,6 +8,8 @@
 // (trainer/metrics/convergence_log.h's schema: a train row per epoch with the whole training
 // set's loss, worker -1; with --test, an eval row too). Bad input: one line naming the flag (or
 // the file and line), exit status 1.
+#include <signal.h>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -33,6 +35,7 @@
 #include "sparse/synthetic.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/flags_parse.h"
+#include "trainer/cli/stop_signal.h"
 #include "trainer/metrics/convergence_log.h"
 
 ABSL_FLAG(std::string, dataset, "synthetic",
@@ -165,6 +168,22 @@ absl::StatusOr<SparseCheckpointOptions> CheckpointFlags() {
   return options;
 }
 
+// SIGINT/SIGTERM: the epoch under way finishes (and its checkpoint is written), then the run
+// stops with this status, which main() turns into exit status 128 + signal.
+constexpr char kStoppedBySignal[] = "stopped by a signal";
+
+absl::Status StopIfAsked(const StopOnSignals& stop, const SparseEpochReport& r) {
+  if (!stop.stop_requested().load()) return absl::OkStatus();
+  const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  absl::PrintF("stopped early by %s after epoch %d%s\n",
+               stop.signal() == SIGINT ? "SIGINT" : "SIGTERM", r.epoch,
+               dir.empty()
+                   ? " (no --checkpoint_dir: nothing saved)"
+                   : absl::StrFormat("; the checkpoint in %s continues with --resume", dir));
+  std::fflush(stdout);
+  return absl::CancelledError(kStoppedBySignal);
+}
+
 // The summary's note on a resumed run.
 std::string ResumedNote(int resumed_epochs, const std::string& dir) {
   if (resumed_epochs == 0) return "";
@@ -201,7 +220,7 @@ absl::Status WriteEpochRows(ConvergenceLog* log, const SparseEpochReport& r, dou
 }
 
 // --model=mf: matrix factorization of a ratings CSV, 90/10 split (SplitRatings with --seed).
-absl::Status RunMatrixFactorization() {
+absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   MfOptions options;
   options.rank = absl::GetFlag(FLAGS_rank);
   HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseSparseMode(absl::GetFlag(FLAGS_mode)));
@@ -247,9 +266,10 @@ absl::Status RunMatrixFactorization() {
                  r.epoch, options.epochs, r.lr, r.run_updates / r.train_time_s, r.train_loss,
                  *r.test_loss);
     std::fflush(stdout);
-    return WriteEpochRows(
+    HOGWILD_RETURN_IF_ERROR(WriteEpochRows(
         log.get(), r,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+    return StopIfAsked(stop, r);
   };
   HOGWILD_ASSIGN_OR_RETURN(MfResult result,
                            TrainMatrixFactorization(options, split.train, &split.test));
@@ -264,13 +284,13 @@ absl::Status RunMatrixFactorization() {
   return absl::OkStatus();
 }
 
-absl::Status Run() {
+absl::Status Run(const StopOnSignals& stop) {
   if (const std::string model = absl::GetFlag(FLAGS_model);
       model != "logreg" && model != "svm" && model != "mf") {
     return absl::InvalidArgumentError(
         absl::StrFormat("--model=%s is not a sparse model: logreg, svm or mf", model));
   }
-  if (absl::GetFlag(FLAGS_model) == "mf") return RunMatrixFactorization();
+  if (absl::GetFlag(FLAGS_model) == "mf") return RunMatrixFactorization(stop);
   if (absl::flags_internal::WasPresentOnCommandLine("rank")) {
     return absl::InvalidArgumentError("--rank applies to --model=mf only");
   }
@@ -330,7 +350,8 @@ absl::Status Run() {
                                                *r.test_accuracy)
                              : "");
     std::fflush(stdout);
-    return WriteEpochRows(log.get(), r, wall_s);
+    HOGWILD_RETURN_IF_ERROR(WriteEpochRows(log.get(), r, wall_s));
+    return StopIfAsked(stop, r);
   };
   HOGWILD_ASSIGN_OR_RETURN(SparseTrainResult result, TrainSparse(options, data.train, test));
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
@@ -362,7 +383,24 @@ int main(int argc, char** argv) {
                  positional[1]);
     return 1;
   }
-  if (const absl::Status status = Run(); !status.ok()) {
+  absl::StatusOr<std::unique_ptr<StopOnSignals>> stop =
+      StopOnSignals::Install(/*exit_on_second=*/true, [](int signo) {
+        std::fprintf(
+            stderr,
+            "\nsparse: received %s; finishing the current epoch%s (send it again to "
+            "exit at once)\n",
+            signo == SIGINT ? "SIGINT" : "SIGTERM",
+            absl::GetFlag(FLAGS_checkpoint_dir).empty() ? "" : " and writing a checkpoint");
+      });
+  if (!stop.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
+    return 1;
+  }
+  if (const absl::Status status = Run(**stop); !status.ok()) {
+    if (absl::IsCancelled(status) && status.message() == kStoppedBySignal) {
+      // 128 + signal number: the shell's "ended by this signal", as //trainer:train.
+      return std::fflush(stdout) == 0 ? 128 + (*stop)->signal() : 1;
+    }
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }

@@ -125,6 +125,22 @@ grep -q "resumed after epoch 2" <<<"$out" || fail "resume not reported: $out"
 resumed=$(sed -n 's/^done: .*final train log-loss \([0-9.]*\),.*/\1/p' <<<"$out")
 [[ -n $whole && $whole == "$resumed" ]] && echo "ok:   resumed loss $resumed = uninterrupted" ||
   fail "resumed loss '$resumed' != uninterrupted '$whole'"
+# SIGTERM: the epoch under way finishes, its checkpoint is written, exit 143; --resume continues
+# after that epoch. (SIGTERM, not SIGINT: a background job of a script starts with SIGINT
+# ignored, and keeps it so, as the shell convention wants.)
+sig="$dir/sig"
+"$train" "${one[@]}" --epochs=100000 --checkpoint_dir="$sig" >"$dir/sig.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [[ -f "$sig/checkpoint.hwckpt" ]] && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+stopped=$(sed -n 's/^stopped early by SIGTERM after epoch \([0-9]*\);.*--resume$/\1/p' "$dir/sig.out")
+[[ $rc -eq 143 && -n $stopped ]] && echo "ok:   SIGTERM stopped after epoch $stopped, exit 143" ||
+  fail "SIGTERM: exit $rc, output: $(tail -3 "$dir/sig.out")"
+out=$("$train" "${one[@]}" --epochs=$((stopped + 1)) --checkpoint_dir="$sig" --resume 2>&1) ||
+  fail "resume after SIGTERM: $out"
+grep -q "resumed after epoch $stopped " <<<"$out" || fail "resume after SIGTERM: $out"
 expect_one_line_error "resume without dir" "need --checkpoint_dir" "$train" --resume
 expect_one_line_error "checkpoint dir is a file" "not a directory" "$train" \
   --checkpoint_dir="$dir/test.svm"
