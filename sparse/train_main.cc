@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -165,6 +166,9 @@ absl::StatusOr<SparseCheckpointOptions> CheckpointFlags() {
         "--resume and --overwrite_checkpoint contradict each other: choose one");
   }
   if (!options.dir.empty()) HOGWILD_RETURN_IF_ERROR(CheckCheckpointDirWritable(options.dir));
+  if (options.resume && !std::filesystem::exists(CheckpointPath(options.dir))) {
+    absl::PrintF("sparse: no checkpoint in %s yet: training from the start\n", options.dir);
+  }
   return options;
 }
 

@@ -112,7 +112,8 @@ ck="$dir/ck"
 one=(--dataset="$dir/test.svm" --workers=1 --lr_decay=0.9)
 out=$("$train" "${one[@]}" --epochs=3 2>&1) || fail "3 epochs: $out"
 whole=$(sed -n 's/^done: .*final train log-loss \([0-9.]*\),.*/\1/p' <<<"$out")
-"$train" "${one[@]}" --epochs=2 --checkpoint_dir="$ck" >/dev/null 2>&1 || fail "2 epochs + ckpt"
+out=$("$train" "${one[@]}" --epochs=2 --checkpoint_dir="$ck" --resume 2>&1) || fail "2 epochs: $out"
+grep -q "no checkpoint in $ck yet: training from the start" <<<"$out" || fail "no note: $out"
 [[ -f "$ck/checkpoint.hwckpt" ]] || fail "no checkpoint file in $ck"
 expect_one_line_error "checkpoint without --resume" "--resume" "$train" "${one[@]}" --epochs=3 \
   --checkpoint_dir="$ck"
