@@ -13,6 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "pybind11/numpy.h"
 #include "pybind11/stl.h"
+#include "sparse/matrix_factorization.h"
+#include "sparse/ratings.h"
 #include "sparse/sparse_dataset.h"
 #include "sparse/sparse_train.h"
 
@@ -144,9 +146,86 @@ py::dict TrainSparseFromPython(const Array<int64_t>& indptr, const Array<int32_t
   return d;
 }
 
+sparse::Ratings ToRatings(const Array<int32_t>& users, const Array<int32_t>& items,
+                          const Array<float>& values, int64_t num_users, int64_t num_items) {
+  return sparse::Ratings{.num_users = num_users,
+                         .num_items = num_items,
+                         .users = ToVector(users),
+                         .items = ToVector(items),
+                         .values = ToVector(values)};
+}
+
+py::dict TrainMfFromPython(const Array<int32_t>& users, const Array<int32_t>& items,
+                           const Array<float>& ratings, int64_t num_users, int64_t num_items,
+                           const py::object& test, const py::dict& options) {
+  sparse::MfOptions o;
+  o.rank = GetInt(options, "rank");
+  const absl::StatusOr<sparse::SparseMode> mode =
+      sparse::ParseSparseMode(Get<std::string>(options, "mode"));
+  if (!mode.ok()) Raise(mode.status());
+  o.mode = *mode;
+  o.num_workers = GetInt(options, "workers");
+  o.epochs = GetInt(options, "epochs");
+  o.lr = Get<float>(options, "lr");
+  o.lr_decay = Get<float>(options, "lr_decay");
+  o.weight_decay = Get<float>(options, "weight_decay");
+  o.seed = Get<uint64_t>(options, "seed");
+  o.shuffle = Get<bool>(options, "shuffle");
+  o.checkpoint = {.dir = Get<std::string>(options, "checkpoint_dir"),
+                  .resume = Get<bool>(options, "resume"),
+                  .overwrite = Get<bool>(options, "overwrite_checkpoint")};
+  // The indices were checked against num_users and num_items by hogwild.train_mf.
+  const sparse::Ratings train = ToRatings(users, items, ratings, num_users, num_items);
+  std::optional<sparse::Ratings> test_set;
+  if (!test.is_none()) {
+    const auto t = test.cast<std::tuple<Array<int32_t>, Array<int32_t>, Array<float>>>();
+    test_set = ToRatings(std::get<0>(t), std::get<1>(t), std::get<2>(t), num_users, num_items);
+  }
+  std::optional<py::error_already_set> interrupted;
+  o.on_epoch = [&interrupted](const sparse::SparseEpochReport&) -> absl::Status {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() == 0) return absl::OkStatus();
+    interrupted.emplace();
+    return absl::CancelledError("interrupted");
+  };
+  absl::StatusOr<sparse::MfResult> result = absl::UnknownError("not run");
+  {
+    py::gil_scoped_release release;
+    result = sparse::TrainMatrixFactorization(o, train, test_set ? &*test_set : nullptr);
+  }
+  if (interrupted) throw *interrupted;
+  if (!result.ok()) Raise(result.status());
+  py::dict d;
+  d["mean"] = result->mean;
+  d["factors"] =
+      Array<float>(static_cast<py::ssize_t>(result->factors.size()), result->factors.data());
+  py::list epochs;
+  for (const auto& r : result->epochs) {
+    py::dict e;
+    e["epoch"] = r.epoch;
+    e["lr"] = r.lr;
+    e["train_time_s"] = r.train_time_s;
+    e["updates"] = r.updates;
+    e["train_rmse"] = r.train_loss;
+    e["test_rmse"] = r.test_loss ? py::object(py::float_(*r.test_loss)) : py::none();
+    epochs.append(e);
+  }
+  d["epochs"] = epochs;
+  d["train_time_s"] = result->train_time_s;
+  d["updates"] = result->updates;
+  d["resumed_epochs"] = result->resumed_epochs;
+  d["global_mean_test_rmse"] =
+      test_set ? py::object(py::float_(sparse::GlobalMeanRmse(result->mean, *test_set)))
+               : py::none();
+  return d;
+}
+
 }  // namespace
 
 void AddSparseBindings(py::module_& m) {
+  m.def("_train_mf", &TrainMfFromPython, py::arg("users"), py::arg("items"), py::arg("ratings"),
+        py::arg("num_users"), py::arg("num_items"), py::arg("test"), py::arg("options"),
+        "Matrix factorization with options resolved by hogwild.train_mf(); returns a dict.");
   m.def("_train_sparse", &TrainSparseFromPython, py::arg("indptr"), py::arg("indices"),
         py::arg("values"), py::arg("labels"), py::arg("num_features"), py::arg("test"),
         py::arg("options"),

@@ -1,6 +1,7 @@
-"""hogwild.train_sparse(): sparse logistic regression and SVM on CSR arrays from Python learn a
-separable set, are deterministic with one worker and in sync mode, resume from a checkpoint
-bitwise, and refuse bad input with a Python exception naming it."""
+"""hogwild.train_sparse() and hogwild.train_mf(): sparse logistic regression and SVM on CSR
+arrays, and matrix factorization on rating arrays, from Python: they learn planted models, are
+deterministic where the mode is, resume from a checkpoint bitwise, and refuse bad input with a
+Python exception naming it."""
 
 import os
 import tempfile
@@ -120,6 +121,66 @@ class TrainSparse(unittest.TestCase):
         a = hogwild.train_sparse(x, self.y, workers=1, epochs=1)
         b = hogwild.train_sparse(self.x, self.y, workers=1, epochs=1)
         np.testing.assert_array_equal(a.weights, b.weights)
+
+
+class TrainMf(unittest.TestCase):
+
+    def setUp(self):
+        testing.fail_if_hung()
+        # 60 users x 50 items of a planted rank-2 matrix, 40% observed, 10% of those held out.
+        rng = np.random.default_rng(5)
+        a, b = rng.standard_normal((60, 2)), rng.standard_normal((50, 2))
+        u, i = np.nonzero(rng.random((60, 50)) < 0.4)
+        r = 3 + (a[u] * b[i]).sum(axis=1)
+        held = rng.random(u.size) < 0.1
+        self.train = (u[~held], i[~held], r[~held])
+        self.test = (u[held], i[held], r[held])
+
+    def test_learns_the_planted_matrix_and_beats_the_global_mean(self):
+        for mode in ("async", "locked"):
+            with self.subTest(mode=mode):
+                result = hogwild.train_mf(*self.train, test=self.test, rank=4, mode=mode,
+                                          workers=2, epochs=60, lr=0.05, weight_decay=0.01)
+                self.assertEqual(result.user_factors.shape, (60, 4))
+                self.assertEqual(result.item_factors.shape, (50, 4))
+                self.assertEqual(len(result.epochs), 60)
+                self.assertLess(result.epochs[-1]["test_rmse"],
+                                0.8 * result.global_mean_test_rmse)
+                # The factors are the model the library evaluated: recompute the training RMSE.
+                u, i, r = self.train
+                pred = result.mean + (result.user_factors[u] * result.item_factors[i]).sum(axis=1)
+                self.assertAlmostEqual(float(np.sqrt(np.mean((pred - r) ** 2))),
+                                       result.epochs[-1]["train_rmse"], places=4)
+
+    def test_resume_is_bitwise_the_whole_run_with_one_worker(self):
+        whole = hogwild.train_mf(*self.train, rank=3, workers=1, epochs=6)
+        with tempfile.TemporaryDirectory() as d:
+            hogwild.train_mf(*self.train, rank=3, workers=1, epochs=4, checkpoint_dir=d)
+            rest = hogwild.train_mf(*self.train, rank=3, workers=1, epochs=6, checkpoint_dir=d,
+                                    resume=True)
+            with self.assertRaises(ValueError) as caught:
+                hogwild.train_mf(*self.train, rank=5, workers=1, epochs=8, checkpoint_dir=d,
+                                 resume=True)
+            self.assertIn("rank=3", str(caught.exception))
+        self.assertEqual(rest.resumed_epochs, 4)
+        np.testing.assert_array_equal(rest.user_factors, whole.user_factors)
+        np.testing.assert_array_equal(rest.item_factors, whole.item_factors)
+
+    def test_bad_input(self):
+        u, i, r = self.train
+        with self.assertRaises(TypeError):
+            hogwild.train_mf(u.astype(np.float64), i, r)
+        with self.assertRaises(ValueError) as caught:
+            hogwild.train_mf(u - 1, i, r)
+        self.assertIn("users must be in", str(caught.exception))
+        with self.assertRaises(ValueError):
+            hogwild.train_mf(u, i[:-1], r)
+        for keywords, needle in (({"mode": "sync"}, "mode=sync is not offered"),
+                                 ({"rank": 0}, "rank=0"), ({"lr": 0.0}, "lr=0")):
+            with self.subTest(**{k: str(v) for k, v in keywords.items()}):
+                with self.assertRaises(ValueError) as caught:
+                    hogwild.train_mf(u, i, r, epochs=1, **keywords)
+                self.assertIn(needle, str(caught.exception))
 
 
 if __name__ == "__main__":

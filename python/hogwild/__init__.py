@@ -13,9 +13,9 @@ command line's flags, with the same defaults (README.md, "Options of //trainer:t
 import os as _os
 import re as _re
 
-from hogwild._hogwild import _train, _train_sparse
+from hogwild._hogwild import _train, _train_mf, _train_sparse
 
-__all__ = ["SparseTrainResult", "TrainResult", "train", "train_sparse"]
+__all__ = ["MfResult", "SparseTrainResult", "TrainResult", "train", "train_mf", "train_sparse"]
 
 
 class TrainResult:
@@ -388,3 +388,88 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
         # The library speaks in the command's flags; here they are keywords.
         raise ValueError(_re.sub(r"--([a-z_]+)", r"\1", str(e))) from None
     return SparseTrainResult(fields)
+
+
+class MfResult:
+    """What train_mf() returns.
+
+    Attributes:
+      mean: the training ratings' mean (the model predicts mean + user_factors[u] . item_factors[i]).
+      user_factors: float32 [U, rank]; item_factors: float32 [I, rank].
+      epochs: one dict per epoch this call trained (epoch, lr, train_time_s, updates, train_rmse,
+        test_rmse; test_rmse None without test ratings).
+      train_time_s: seconds of SGD; updates: ratings processed, a resumed checkpoint's included.
+      resumed_epochs: epochs done by the checkpoint this call resumed from, or 0.
+      global_mean_test_rmse: the test RMSE of predicting `mean` everywhere (the baseline), or None.
+    """
+
+    __slots__ = ("mean", "user_factors", "item_factors", "epochs", "train_time_s", "updates",
+                 "resumed_epochs", "global_mean_test_rmse")
+
+    def __repr__(self):
+        last = self.epochs[-1]
+        return (f"MfResult(epochs={last['epoch']}, train_rmse={last['train_rmse']:.4f}, "
+                f"test_rmse={last['test_rmse']}, updates={self.updates})")
+
+
+def _ratings(name, users, items, ratings):
+    import numpy as np
+    arrays = [np.asarray(a) for a in (users, items, ratings)]
+    if any(a.ndim != 1 for a in arrays) or len({a.shape[0] for a in arrays}) != 1:
+        raise ValueError(f"{name}: users, items and ratings must be 1-D arrays of one length; "
+                         f"got shapes {[a.shape for a in arrays]}")
+    for label, a in zip(("users", "items"), arrays[:2]):
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"{name}: {label} must be integers (indices from 0), got {a.dtype}")
+        if a.size and (a.min() < 0 or a.max() >= 2**31 - 1):
+            raise ValueError(f"{name}: {label} must be in [0, 2^31 - 1), got {a.min()} to "
+                             f"{a.max()}")
+    return (np.ascontiguousarray(arrays[0], dtype=np.int32),
+            np.ascontiguousarray(arrays[1], dtype=np.int32),
+            np.ascontiguousarray(arrays[2], dtype=np.float32))
+
+
+def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers=None,
+             epochs=20, lr=0.02, lr_decay=1.0, weight_decay=0.05, seed=1, shuffle=True,
+             checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
+    """Low-rank matrix factorization by per-rating Hogwild! SGD, the library behind
+    `bazel run //sparse:train -- --model=mf` (README, "Sparse workloads").
+
+    users, items: integer arrays [R], indices from 0 (U = the largest user index + 1 of the
+      training and test ratings, I likewise); ratings: [R] numbers. test: None or a tuple
+      (users, items, ratings) of held-out ratings in the same index space.
+    mode: "async" (Hogwild!) or "locked"; the other keywords are the command's flags, with its
+      defaults for mf. The GIL is released while training; Ctrl-C stops the run after the current
+      epoch (and its checkpoint) and raises KeyboardInterrupt.
+    Errors: TypeError (non-integer indices), ValueError (bad arrays or options, a checkpoint that
+      does not match), RuntimeError (the rest).
+    """
+    if _int("seed", seed) < 0:
+        raise ValueError(f"seed={seed} is out of range [0, 2^63)")
+    train = _ratings("ratings", users, items, ratings)
+    held_out = None if test is None else _ratings("test", *test)
+    sets = [train] + ([held_out] if held_out is not None else [])
+    num_users = max(int(t[0].max()) + 1 if t[0].size else 0 for t in sets)
+    num_items = max(int(t[1].max()) + 1 if t[1].size else 0 for t in sets)
+    options = {
+        "rank": _int("rank", rank), "mode": _str("mode", mode),
+        "workers": _int("workers", workers if workers is not None
+                        else max(1, _os.cpu_count() or 1)),
+        "epochs": _int("epochs", epochs), "lr": _float("lr", lr),
+        "lr_decay": _float("lr_decay", lr_decay),
+        "weight_decay": _float("weight_decay", weight_decay), "seed": _int("seed", seed),
+        "shuffle": _bool("shuffle", shuffle),
+        "checkpoint_dir": _path("checkpoint_dir", checkpoint_dir),
+        "resume": _bool("resume", resume),
+        "overwrite_checkpoint": _bool("overwrite_checkpoint", overwrite_checkpoint),
+    }
+    try:
+        fields = _train_mf(*train, num_users, num_items, held_out, options)
+    except ValueError as e:
+        raise ValueError(_re.sub(r"--([a-z_]+)", r"\1", str(e))) from None
+    result = MfResult()
+    factors = fields.pop("factors").reshape(num_users + num_items, options["rank"])
+    result.user_factors, result.item_factors = factors[:num_users], factors[num_users:]
+    for name, value in fields.items():
+        setattr(result, name, value)
+    return result
