@@ -6,8 +6,10 @@
 //     --test=/data/rcv1_test.binary.gz --model=svm --lr=0.1 --lr_decay=0.9 --epochs=20 (one line)
 // One progress line per epoch on stdout, a summary at the end; --log writes the convergence log
 // (trainer/metrics/convergence_log.h's schema: a train row per epoch with the whole training
-// set's loss, worker -1; with --test, an eval row too). Bad input: one line naming the flag (or
-// the file and line), exit status 1.
+// set's loss, worker -1; with --test, an eval row too). --checkpoint_dir writes a checkpoint
+// after every epoch (sparse/sparse_checkpoint.h), --resume continues from it. SIGINT/SIGTERM:
+// the epoch under way finishes, its checkpoint is written, exit status 128 + signal. Bad input:
+// one line naming the flag (or the file and line), exit status 1.
 #include <signal.h>
 
 #include <chrono>
