@@ -27,6 +27,7 @@
 #include "python/keyword_names.h"
 #include "python/numpy_dataset.h"
 #include "python/python_bridge.h"
+#include "python/sparse_binding.h"
 #include "trainer/data/dataset.h"
 #include "trainer/data/mnist.h"
 #include "trainer/device.h"
@@ -282,4 +283,5 @@ PYBIND11_MODULE(_hogwild, m) {
         pybind11::arg("data_dir"), pybind11::arg("train_examples"), pybind11::arg("num_classes"),
         pybind11::arg("options"), pybind11::arg("on_log_row"),
         "Trains with options resolved by hogwild.train(); returns the result as a dict.");
+  hogwild::python::AddSparseBindings(m);
 }

@@ -33,14 +33,21 @@ absl::Status Run() {
   if (out.empty()) return absl::InvalidArgumentError("--out is required");
   HOGWILD_RETURN_IF_ERROR(hogwild::CheckOutputFilePath("--out", out));
   HOGWILD_ASSIGN_OR_RETURN(const uint64_t seed, hogwild::ParseSeed(absl::GetFlag(FLAGS_seed)));
-  HOGWILD_ASSIGN_OR_RETURN(
-      hogwild::sparse::SyntheticData data,
-      hogwild::sparse::GenerateRcv1Like({.num_examples = absl::GetFlag(FLAGS_examples),
-                                         .num_features = absl::GetFlag(FLAGS_features),
-                                         .mean_nnz = absl::GetFlag(FLAGS_nnz),
-                                         .noise_std = absl::GetFlag(FLAGS_noise),
-                                         .seed = seed,
-                                         .first_example = absl::GetFlag(FLAGS_first_example)}));
+  const hogwild::sparse::SyntheticOptions options{
+      .num_examples = absl::GetFlag(FLAGS_examples),
+      .num_features = absl::GetFlag(FLAGS_features),
+      .mean_nnz = absl::GetFlag(FLAGS_nnz),
+      .noise_std = absl::GetFlag(FLAGS_noise),
+      .seed = seed,
+      .first_example = absl::GetFlag(FLAGS_first_example)};
+  HOGWILD_RETURN_IF_ERROR(
+      hogwild::sparse::ValidateSyntheticOptions(options, {.num_examples = "--examples",
+                                                          .num_features = "--features",
+                                                          .mean_nnz = "--nnz",
+                                                          .noise_std = "--noise",
+                                                          .first_example = "--first_example"}));
+  HOGWILD_ASSIGN_OR_RETURN(hogwild::sparse::SyntheticData data,
+                           hogwild::sparse::GenerateRcv1Like(options));
   HOGWILD_RETURN_IF_ERROR(hogwild::sparse::WriteLibsvmFile(data.data, out));
   absl::PrintF("%s: %d examples, %d features, %d non-zeros\n", out, data.data.num_examples(),
                data.data.num_features, data.data.nnz());

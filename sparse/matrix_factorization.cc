@@ -10,7 +10,9 @@
 #include <random>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/mode.h"
 #include "core/splitmix64.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/shared_element.h"
@@ -25,7 +27,9 @@ absl::Status OutOfRange(const char* name, double value, const char* range) {
       absl::StrFormat("--%s=%g is out of range %s", name, value, range));
 }
 
-absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
+}  // namespace
+
+absl::Status ValidateMfOptions(const MfOptions& o) {
   if (o.rank < 1 || o.rank > 1024) return OutOfRange("rank", o.rank, "[1, 1024]");
   if (o.mode != SparseMode::kAsync && o.mode != SparseMode::kLocked) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -40,6 +44,13 @@ absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* t
   if (!(o.weight_decay >= 0.0f) || !std::isfinite(o.weight_decay)) {
     return OutOfRange("weight_decay", o.weight_decay, "[0, float32 max]");
   }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
+  HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(o));
   if (train.size() < 1)
     return absl::InvalidArgumentError("matrix factorization: no training ratings");
   if (test != nullptr && (test->num_users != train.num_users ||
@@ -70,6 +81,28 @@ inline void MfStep(const SgdMomentumFn sgd, int k, float mean, float* p, float* 
     cpu::SharedSgdElement(sgd, e * qv[f], unused_velocity, p + f);
     cpu::SharedSgdElement(sgd, e * pv[f], unused_velocity, q + f);
   }
+}
+
+// The run's identity in a checkpoint (sparse_checkpoint.h's table).
+CheckpointSignature MfSignature(const MfOptions& o, const Ratings& train) {
+  CheckpointSignature s;
+  s.model_name = "mf";
+  s.input_shape = {train.num_users, train.num_items};
+  s.num_classes = 0;
+  s.layers = {absl::StrCat("mode=", SparseModeName(o.mode)),
+              absl::StrCat("shuffle=", o.shuffle ? 1 : 0), absl::StrCat("rank=", o.rank)};
+  s.num_params = (train.num_users + train.num_items) * o.rank;
+  s.mode = Mode::kAsync;
+  s.num_workers = o.num_workers;
+  s.batch_size = 1;
+  s.seed = o.seed;
+  s.train_examples = train.size();
+  uint32_t crc = ExtendFingerprint(0, train.users.data(), train.users.size() * 4);
+  crc = ExtendFingerprint(crc, train.items.data(), train.items.size() * 4);
+  crc = ExtendFingerprint(crc, train.values.data(), train.values.size() * 4);
+  s.dataset = DatasetId{.name = "ratings training split", .fingerprint = crc};
+  s.optimizer = "sgd";
+  return s;
 }
 
 }  // namespace
@@ -106,7 +139,19 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
     const uint64_t bits = SplitMix64(SplitMix64(options.seed) ^ static_cast<uint64_t>(j));
     shared[j] = static_cast<float>((static_cast<double>(bits >> 11) * 0x1.0p-53 * 2.0 - 1.0) * 0.1);
   }
+  const std::string& checkpoint_dir = options.checkpoint.dir;
+  const CheckpointSignature signature =
+      checkpoint_dir.empty() ? CheckpointSignature{} : MfSignature(options, train);
+  HOGWILD_ASSIGN_OR_RETURN(std::optional<SparseResumePoint> resume,
+                           PrepareSparseCheckpoint(options.checkpoint, signature, options.epochs));
   MfResult result;
+  const int64_t resumed_updates = resume ? resume->updates : 0;
+  if (resume) {
+    // CheckSignature matched num_params, so the sizes agree.
+    std::copy(resume->params.begin(), resume->params.end(), shared);
+    result.resumed_epochs = static_cast<int>(resume->epochs_done);
+    result.updates = resume->updates;
+  }
   double sum = 0.0;
   for (float v : train.values) sum += v;
   result.mean = static_cast<float>(sum / train.size());
@@ -114,7 +159,7 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
   std::vector<int64_t> order(train.size());
   std::mutex lock;
   std::vector<float> view;
-  for (int epoch = 0; epoch < options.epochs; ++epoch) {
+  for (int epoch = result.resumed_epochs; epoch < options.epochs; ++epoch) {
     std::iota(order.begin(), order.end(), int64_t{0});
     if (options.shuffle) {
       std::mt19937_64 rng(SplitMix64(options.seed) + static_cast<uint64_t>(epoch));
@@ -154,9 +199,14 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
                              .train_time_s = result.train_time_s,
                              .examples = result.updates,
                              .updates = result.updates,
+                             .run_updates = result.updates - resumed_updates,
                              .train_loss = MfRmse(mean, view, k, train.num_users, train)};
     if (test != nullptr) report.test_loss = MfRmse(mean, view, k, train.num_users, *test);
     result.epochs.push_back(report);
+    if (!checkpoint_dir.empty()) {
+      HOGWILD_RETURN_IF_ERROR(
+          WriteSparseCheckpoint(checkpoint_dir, signature, epoch + 1, result.updates, view));
+    }
     if (options.on_epoch) HOGWILD_RETURN_IF_ERROR(options.on_epoch(report));
   }
   result.factors.assign(shared, shared + num_params);

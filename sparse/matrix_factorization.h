@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "sparse/ratings.h"
+#include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_train.h"
 
 namespace hogwild::sparse {
@@ -37,6 +38,8 @@ struct MfOptions {
   float weight_decay = 0.05f;            // lambda, >= 0, finite
   uint64_t seed = 1;
   bool shuffle = true;
+  // Checkpoints after every epoch, written before on_epoch is called (sparse_checkpoint.h).
+  SparseCheckpointOptions checkpoint;
   // After each epoch, on the calling thread: train_loss and test_loss are RMSEs (accuracies 0 /
   // absent). An error stops training and is returned.
   std::function<absl::Status(const SparseEpochReport&)> on_epoch;
@@ -45,10 +48,16 @@ struct MfOptions {
 struct MfResult {
   float mean = 0.0f;           // mu
   std::vector<float> factors;  // [(U + I) * k]: p then q
-  std::vector<SparseEpochReport> epochs;
-  double train_time_s = 0.0;
-  int64_t updates = 0;  // ratings processed (one update each)
+  std::vector<SparseEpochReport> epochs;  // the epochs this call ran (after a resume: the rest)
+  int resumed_epochs = 0;     // epochs done by the checkpoint this call resumed from, or 0
+  double train_time_s = 0.0;  // SGD time of this call's epochs
+  int64_t updates = 0;        // ratings processed (one update each), the resumed epochs' included
 };
+
+// Checks the option ranges above (the data are checked by TrainMatrixFactorization): the
+// command calls it before reading the ratings. Errors: kInvalidArgument naming the flag, its
+// value and the range (or the modes offered). Pure.
+absl::Status ValidateMfOptions(const MfOptions& options);
 
 // RMSE of `factors` (+ mu) on `ratings`, in double. R >= 1.
 double MfRmse(float mean, const std::vector<float>& factors, int rank, int64_t num_users,
@@ -57,9 +66,12 @@ double MfRmse(float mean, const std::vector<float>& factors, int rank, int64_t n
 // RMSE of predicting `mean` for every rating: the baseline to beat.
 double GlobalMeanRmse(float mean, const Ratings& ratings);
 
-// Trains from the seeded initialization. `test` may be null (its U and I must equal train's:
-// SplitRatings). Errors: kInvalidArgument naming the option out of range (sync mode included)
-// or mismatched sets; kResourceExhausted when the factors cannot be allocated; an on_epoch error.
+// Trains from the seeded initialization, or from the checkpoint in options.checkpoint.dir with
+// options.checkpoint.resume (continuing with its next epoch; bitwise as the uninterrupted run
+// with one worker). `test` may be null (its U and I must equal train's: SplitRatings). Errors:
+// kInvalidArgument naming the option out of range (sync mode included) or mismatched sets;
+// PrepareSparseCheckpoint's and WriteSparseCheckpoint's; kResourceExhausted when the factors
+// cannot be allocated; an on_epoch error.
 absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, const Ratings& train,
                                                   const Ratings* test);
 

@@ -77,7 +77,14 @@ absl::StatusOr<Ratings> ParseRatingsCsv(absl::string_view text, absl::string_vie
     }
     int64_t user, item;
     if (!ParseId(fields[0], user)) {
-      if (line_number == 1) continue;  // a header
+      // A LIBSVM line ("+1 3:0.5 7:1") has no comma; read as a header it would hide the
+      // mistake until the second line's puzzling error.
+      if (line.find(',') == absl::string_view::npos && line.find(':') != absl::string_view::npos) {
+        return error(
+            "looks like LIBSVM (label index:value ...), not a user,item,rating CSV; --model=mf "
+            "reads ratings");
+      }
+      if (line_number == 1 && count == 3) continue;  // a header
       return error(absl::StrFormat("user id '%s' is not an integer", fields[0].substr(0, 40)));
     }
     if (count < 3) return error("expected user,item,rating");

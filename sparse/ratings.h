@@ -4,11 +4,12 @@
 //
 // CSV format: one rating per line, `user,item,rating[,anything else]`; user and item are
 // integer ids (any int64, remapped to dense indices in order of first appearance), rating a
-// finite decimal number; a first line whose user field is not an integer is a header
-// (`"userId","movieId","rating"`); blank lines are skipped; a line may end in \r\n; the file may
-// be gzip-compressed. Refusals are kInvalidArgument "<origin>:<line>: <reason>": fewer than 3
-// fields, a user or item id that is not an integer, a rating that is not a finite number, more
-// than 2^31 - 1 ratings, users or items, no ratings.
+// finite decimal number; a first line of three or more fields whose user field is not an
+// integer is a header (`"userId","movieId","rating"`); blank lines are skipped; a line may end
+// in \r\n; the file may be gzip-compressed. Refusals are kInvalidArgument "<origin>:<line>:
+// <reason>": a LIBSVM line (no comma, a colon: "looks like LIBSVM"), fewer than 3 fields, a user or
+// item id that is not an integer, a rating that is not a finite number, more than 2^31 - 1 ratings,
+// users or items, no ratings.
 #ifndef HOGWILD_SPARSE_RATINGS_H_
 #define HOGWILD_SPARSE_RATINGS_H_
 

@@ -12,7 +12,9 @@
 #include <random>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/mode.h"
 #include "core/splitmix64.h"
 #include "core/status_macros.h"
 #include "kernels/functors.h"
@@ -187,6 +189,30 @@ void RunSync(const Epoch& e, int w) {
   }
 }
 
+// The run's identity in a checkpoint (sparse_checkpoint.h's table).
+CheckpointSignature LinearSignature(const SparseTrainOptions& o, const SparseDataset& train) {
+  CheckpointSignature s;
+  s.model_name = o.model == LinearModel::kHinge ? "sparse_svm" : "sparse_logreg";
+  s.input_shape = {train.num_features};
+  s.num_classes = 2;
+  s.layers = {absl::StrCat("mode=", SparseModeName(o.mode)),
+              absl::StrCat("shuffle=", o.shuffle ? 1 : 0)};
+  s.num_params = train.num_features;
+  s.mode = o.mode == SparseMode::kSync ? Mode::kSync : Mode::kAsync;
+  s.num_workers = o.num_workers;
+  s.batch_size = o.batch_size;
+  s.seed = o.seed;
+  s.train_examples = train.num_examples();
+  uint32_t crc = ExtendFingerprint(0, &train.num_features, sizeof(train.num_features));
+  crc = ExtendFingerprint(crc, train.row_offsets.data(), train.row_offsets.size() * 8);
+  crc = ExtendFingerprint(crc, train.indices.data(), train.indices.size() * 4);
+  crc = ExtendFingerprint(crc, train.values.data(), train.values.size() * 4);
+  crc = ExtendFingerprint(crc, train.labels.data(), train.labels.size() * 4);
+  s.dataset = DatasetId{.name = "sparse training set", .fingerprint = crc};
+  s.optimizer = "sgd";
+  return s;
+}
+
 }  // namespace
 
 absl::StatusOr<SparseMode> ParseSparseMode(const std::string& name) {
@@ -273,12 +299,26 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
           num_workers + (sync ? 1 : 0), train.num_features, 8 * train.num_features));
     }
   }
+  const std::string& checkpoint_dir = options.checkpoint.dir;
+  const CheckpointSignature signature =
+      checkpoint_dir.empty() ? CheckpointSignature{} : LinearSignature(options, train);
+  HOGWILD_ASSIGN_OR_RETURN(std::optional<SparseResumePoint> resume,
+                           PrepareSparseCheckpoint(options.checkpoint, signature, options.epochs));
   std::mutex lock;
   StepBarrier barrier(num_workers);
   std::atomic<int64_t> updates{0};
   std::vector<int64_t> order(train.num_examples());
   SparseTrainResult result;
-  for (int epoch = 0; epoch < options.epochs; ++epoch) {
+  const int64_t resumed_updates = resume ? resume->updates : 0;
+  if (resume) {
+    // CheckSignature matched num_params = D, so the sizes agree.
+    std::copy(resume->params.begin(), resume->params.end(), store->unsafe_values().begin());
+    result.resumed_epochs = static_cast<int>(resume->epochs_done);
+    result.examples = resume->epochs_done * train.num_examples();
+    result.updates = resume->updates;
+    updates.store(resume->updates);
+  }
+  for (int epoch = result.resumed_epochs; epoch < options.epochs; ++epoch) {
     std::iota(order.begin(), order.end(), int64_t{0});
     if (options.shuffle) {
       std::mt19937_64 rng(SplitMix64(options.seed) + static_cast<uint64_t>(epoch));
@@ -329,7 +369,8 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
                              .lr = lr,
                              .train_time_s = result.train_time_s,
                              .examples = result.examples,
-                             .updates = result.updates};
+                             .updates = result.updates,
+                             .run_updates = result.updates - resumed_updates};
     const LinearEvaluation on_train = EvaluateLinear(options.model, store->unsafe_values(), train);
     report.train_loss = on_train.mean_loss;
     report.train_accuracy = on_train.accuracy;
@@ -339,6 +380,10 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
       report.test_accuracy = on_test.accuracy;
     }
     result.epochs.push_back(report);
+    if (!checkpoint_dir.empty()) {
+      HOGWILD_RETURN_IF_ERROR(WriteSparseCheckpoint(checkpoint_dir, signature, epoch + 1,
+                                                    result.updates, store->unsafe_values()));
+    }
     if (options.on_epoch) HOGWILD_RETURN_IF_ERROR(options.on_epoch(report));
   }
   const auto values = store->unsafe_values();

@@ -40,6 +40,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sparse/linear_loss.h"
+#include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_dataset.h"
 
 namespace hogwild::sparse {
@@ -56,9 +57,12 @@ absl::StatusOr<LinearModel> ParseLinearModel(const std::string& name);
 struct SparseEpochReport {
   int epoch = 0;              // 1-based: epochs done
   float lr = 0.0f;            // the epoch's learning rate
-  double train_time_s = 0.0;  // SGD time so far (all epochs, evaluations excluded)
+  double train_time_s = 0.0;  // SGD time so far in this call (evaluations excluded)
   int64_t examples = 0;       // training examples processed so far, all workers
   int64_t updates = 0;        // updates applied so far (a step's update, whatever its batch)
+  // The updates of this call's epochs (a resumed checkpoint's excluded): over train_time_s, the
+  // update rate.
+  int64_t run_updates = 0;
   double train_loss = 0.0;    // the model on the whole training set (EvaluateLinear)
   double train_accuracy = 0.0;
   std::optional<double> test_loss;  // with a test set
@@ -76,16 +80,19 @@ struct SparseTrainOptions {
   float weight_decay = 0.0f;  // >= 0, finite; on touched coordinates only (sparse_sgd.h)
   uint64_t seed = 1;
   bool shuffle = true;  // false: every epoch in index order (tests)
+  // Checkpoints after every epoch, written before on_epoch is called (sparse_checkpoint.h).
+  SparseCheckpointOptions checkpoint;
   // Called on the calling thread after each epoch; an error stops training and is returned.
   std::function<absl::Status(const SparseEpochReport&)> on_epoch;
 };
 
 struct SparseTrainResult {
   std::vector<float> weights;  // [D] float32, the final model
-  std::vector<SparseEpochReport> epochs;
-  double train_time_s = 0.0;  // SGD time of all epochs (thread start and join included)
-  int64_t examples = 0;
-  int64_t updates = 0;
+  std::vector<SparseEpochReport> epochs;  // the epochs this call ran (after a resume: the rest)
+  int resumed_epochs = 0;     // epochs done by the checkpoint this call resumed from, or 0
+  double train_time_s = 0.0;  // SGD time of this call's epochs (thread start and join included)
+  int64_t examples = 0;       // all epochs', the resumed ones included
+  int64_t updates = 0;        // all epochs', the resumed ones included
   double examples_per_s() const { return train_time_s > 0 ? examples / train_time_s : 0.0; }
 };
 
@@ -95,7 +102,10 @@ struct SparseTrainResult {
 absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const SparseDataset& train,
                                    const SparseDataset* test);
 
-// Trains from zero weights. `test` may be null. Errors: ValidateSparseOptions's;
+// Trains from zero weights, or from the checkpoint in options.checkpoint.dir with
+// options.checkpoint.resume (continuing with its next epoch; bitwise as the uninterrupted run
+// wherever the mode is deterministic: one worker, or sync). `test` may be null. Errors:
+// ValidateSparseOptions's; PrepareSparseCheckpoint's and WriteSparseCheckpoint's;
 // kResourceExhausted when the weights ([D] floats) or the per-worker gradients (8 D bytes each,
 // batch > 1, sync or round_robin only) cannot be allocated; an on_epoch error. Thread-compatible:
 // the data sets are only read, by the workers, for the duration of the call.

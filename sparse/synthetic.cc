@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <string>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "core/splitmix64.h"
+#include "core/status_macros.h"
 
 namespace hogwild::sparse {
 namespace {
@@ -37,27 +40,38 @@ uint64_t FeatureKey(uint64_t seed, int64_t j) {
   return SplitMix64(seed) ^ (2 * static_cast<uint64_t>(j) + 1);
 }
 
-absl::Status OutOfRange(const char* name, double value, const char* range) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("synthetic data: %s = %g is out of range %s", name, value, range));
+// "--flag=value" for a flag, "field = value" for a field.
+absl::Status OutOfRange(const char* name, double value, const std::string& range) {
+  const bool flag = absl::string_view(name).substr(0, 2) == "--";
+  return absl::InvalidArgumentError(absl::StrFormat("synthetic data: %s%s%g is out of range %s",
+                                                    name, flag ? "=" : " = ", value, range));
 }
 
 }  // namespace
 
-absl::StatusOr<SyntheticData> GenerateRcv1Like(const SyntheticOptions& options) {
+absl::Status ValidateSyntheticOptions(const SyntheticOptions& options,
+                                      const SyntheticOptionNames& names) {
   const int64_t n = options.num_examples;
   const int64_t d = options.num_features;
-  if (n < 1 || n >= (int64_t{1} << 31)) return OutOfRange("num_examples", n, "[1, 2^31)");
-  if (d < 1 || d > (int64_t{1} << 27)) return OutOfRange("num_features", d, "[1, 2^27]");
+  if (n < 1 || n >= (int64_t{1} << 31)) return OutOfRange(names.num_examples, n, "[1, 2^31)");
+  if (d < 1 || d > (int64_t{1} << 27)) return OutOfRange(names.num_features, d, "[1, 2^27]");
   if (options.mean_nnz < 1 || options.mean_nnz > std::max<int64_t>(1, d / 2)) {
-    return OutOfRange("mean_nnz", options.mean_nnz, "[1, num_features / 2]");
+    return OutOfRange(names.mean_nnz, options.mean_nnz,
+                      absl::StrFormat("[1, %s / 2]", names.num_features));
   }
   if (options.first_example < 0 || options.first_example > (int64_t{1} << 40)) {
-    return OutOfRange("first_example", static_cast<double>(options.first_example), "[0, 2^40]");
+    return OutOfRange(names.first_example, static_cast<double>(options.first_example), "[0, 2^40]");
   }
   if (!(options.noise_std >= 0.0 && options.noise_std <= 100.0)) {
-    return OutOfRange("noise_std", options.noise_std, "[0, 100]");
+    return OutOfRange(names.noise_std, options.noise_std, "[0, 100]");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SyntheticData> GenerateRcv1Like(const SyntheticOptions& options) {
+  HOGWILD_RETURN_IF_ERROR(ValidateSyntheticOptions(options));
+  const int64_t n = options.num_examples;
+  const int64_t d = options.num_features;
   SyntheticData out;
   out.planted_weights.resize(d);
   for (int64_t j = 0; j < d; ++j) {

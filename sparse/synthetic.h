@@ -40,7 +40,22 @@ struct SyntheticData {
   std::vector<float> planted_weights;  // [D] float32, w*
 };
 
-// Generates the set. Errors: kInvalidArgument naming the option out of its range above.
+// The names ValidateSyntheticOptions's errors give the options: the fields' by default, a
+// command's flags ("--synthetic_examples") where it passes them.
+struct SyntheticOptionNames {
+  const char* num_examples = "num_examples";
+  const char* num_features = "num_features";
+  const char* mean_nnz = "mean_nnz";
+  const char* noise_std = "noise_std";
+  const char* first_example = "first_example";
+};
+
+// OK when every option is in its range above; else kInvalidArgument naming the first one out of
+// range (as `names` spells it), its value and the range. Pure.
+absl::Status ValidateSyntheticOptions(const SyntheticOptions& options,
+                                      const SyntheticOptionNames& names = {});
+
+// Generates the set. Errors: ValidateSyntheticOptions's with the fields' names.
 // Memory: about 8 bytes per non-zero (N * mean_nnz); 61 MB for the defaults. Pure function of
 // the options; thread-safe.
 absl::StatusOr<SyntheticData> GenerateRcv1Like(const SyntheticOptions& options);

@@ -6,10 +6,15 @@
 //     --test=/data/rcv1_test.binary.gz --model=svm --lr=0.1 --lr_decay=0.9 --epochs=20 (one line)
 // One progress line per epoch on stdout, a summary at the end; --log writes the convergence log
 // (trainer/metrics/convergence_log.h's schema: a train row per epoch with the whole training
-// set's loss, worker -1; with --test, an eval row too). Bad input: one line naming the flag (or
-// the file and line), exit status 1.
+// set's loss, worker -1; with --test, an eval row too). --checkpoint_dir writes a checkpoint
+// after every epoch (sparse/sparse_checkpoint.h), --resume continues from it. SIGINT/SIGTERM:
+// the epoch under way finishes, its checkpoint is written, exit status 128 + signal. Bad input:
+// one line naming the flag (or the file and line), exit status 1.
+#include <signal.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,9 +33,12 @@
 #include "sparse/libsvm_reader.h"
 #include "sparse/matrix_factorization.h"
 #include "sparse/ratings.h"
+#include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/flags_parse.h"
+#include "trainer/cli/stop_signal.h"
 #include "trainer/metrics/convergence_log.h"
 
 ABSL_FLAG(std::string, dataset, "synthetic",
@@ -65,6 +73,11 @@ ABSL_FLAG(std::string, seed, "1",
           "seed of the data order and of the synthetic set, in [0, 2^64 - 1]");
 ABSL_FLAG(std::string, log, "", "convergence log path (CSV, or JSON Lines for .jsonl)");
 ABSL_FLAG(bool, overwrite_log, false, "replace the file at --log although it holds rows");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "write a checkpoint after every epoch into this directory (atomically); empty: none");
+ABSL_FLAG(bool, resume, false, "continue from the checkpoint in --checkpoint_dir if there is one");
+ABSL_FLAG(bool, overwrite_checkpoint, false,
+          "start afresh although --checkpoint_dir holds a checkpoint, replacing it");
 
 namespace {
 
@@ -97,11 +110,19 @@ absl::StatusOr<Data> Load(uint64_t seed) {
                                .mean_nnz = absl::GetFlag(FLAGS_synthetic_nnz),
                                .noise_std = absl::GetFlag(FLAGS_synthetic_noise),
                                .seed = seed};
+    SyntheticOptionNames names{.num_examples = "--synthetic_examples",
+                               .num_features = "--synthetic_features",
+                               .mean_nnz = "--synthetic_nnz",
+                               .noise_std = "--synthetic_noise",
+                               .first_example = "--synthetic_examples"};
+    HOGWILD_RETURN_IF_ERROR(ValidateSyntheticOptions(synthetic, names));
     HOGWILD_ASSIGN_OR_RETURN(SyntheticData train, GenerateRcv1Like(synthetic));
     out.train = std::move(train.data);
     if (const int64_t m = absl::GetFlag(FLAGS_synthetic_test_examples); m != 0) {
       synthetic.first_example = synthetic.num_examples;
       synthetic.num_examples = m;
+      names.num_examples = "--synthetic_test_examples";
+      HOGWILD_RETURN_IF_ERROR(ValidateSyntheticOptions(synthetic, names));
       HOGWILD_ASSIGN_OR_RETURN(SyntheticData test, GenerateRcv1Like(synthetic));
       out.test = std::move(test.data);
     }
@@ -129,6 +150,52 @@ absl::StatusOr<Data> Load(uint64_t seed) {
 }
 
 bool Given(const char* flag) { return absl::flags_internal::WasPresentOnCommandLine(flag); }
+
+// The checkpoint flags, with what can be checked before any data is read: the combination and a
+// writable directory (the checkpoint itself is checked against the run by the trainer).
+absl::StatusOr<SparseCheckpointOptions> CheckpointFlags() {
+  SparseCheckpointOptions options{.dir = absl::GetFlag(FLAGS_checkpoint_dir),
+                                  .resume = absl::GetFlag(FLAGS_resume),
+                                  .overwrite = absl::GetFlag(FLAGS_overwrite_checkpoint)};
+  if (options.dir.empty() && Given("checkpoint_dir")) {
+    return absl::InvalidArgumentError("--checkpoint_dir is empty");
+  }
+  if (options.dir.empty() && (options.resume || options.overwrite)) {
+    return absl::InvalidArgumentError("--resume and --overwrite_checkpoint need --checkpoint_dir");
+  }
+  if (options.resume && options.overwrite) {
+    return absl::InvalidArgumentError(
+        "--resume and --overwrite_checkpoint contradict each other: choose one");
+  }
+  if (!options.dir.empty()) HOGWILD_RETURN_IF_ERROR(CheckCheckpointDirWritable(options.dir));
+  if (options.resume && !std::filesystem::exists(CheckpointPath(options.dir))) {
+    absl::PrintF("sparse: no checkpoint in %s yet: training from the start\n", options.dir);
+  }
+  return options;
+}
+
+// SIGINT/SIGTERM: the epoch under way finishes (and its checkpoint is written), then the run
+// stops with this status, which main() turns into exit status 128 + signal.
+constexpr char kStoppedBySignal[] = "stopped by a signal";
+
+absl::Status StopIfAsked(const StopOnSignals& stop, const SparseEpochReport& r) {
+  if (!stop.stop_requested().load()) return absl::OkStatus();
+  const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  absl::PrintF("stopped early by %s after epoch %d%s\n",
+               stop.signal() == SIGINT ? "SIGINT" : "SIGTERM", r.epoch,
+               dir.empty()
+                   ? " (no --checkpoint_dir: nothing saved)"
+                   : absl::StrFormat("; the checkpoint in %s continues with --resume", dir));
+  std::fflush(stdout);
+  return absl::CancelledError(kStoppedBySignal);
+}
+
+// The summary's note on a resumed run.
+std::string ResumedNote(int resumed_epochs, const std::string& dir) {
+  if (resumed_epochs == 0) return "";
+  return absl::StrFormat(" (resumed after epoch %d from %s; the rate is this run's)",
+                         resumed_epochs, dir);
+}
 
 // --log's path checked before any data is read (empty: no log).
 absl::Status CheckLogPath() {
@@ -159,7 +226,7 @@ absl::Status WriteEpochRows(ConvergenceLog* log, const SparseEpochReport& r, dou
 }
 
 // --model=mf: matrix factorization of a ratings CSV, 90/10 split (SplitRatings with --seed).
-absl::Status RunMatrixFactorization() {
+absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   MfOptions options;
   options.rank = absl::GetFlag(FLAGS_rank);
   HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseSparseMode(absl::GetFlag(FLAGS_mode)));
@@ -182,7 +249,9 @@ absl::Status RunMatrixFactorization() {
           absl::StrFormat("--%s has no effect with --model=mf", flag));
     }
   }
+  HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(options));
   HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
   std::string path = absl::GetFlag(FLAGS_dataset);
   if (!Given("dataset") || path == "movielens") path = kMovieLensPath;
   HOGWILD_ASSIGN_OR_RETURN(Ratings all, ReadRatingsFile(path));
@@ -200,26 +269,34 @@ absl::Status RunMatrixFactorization() {
   const auto start = std::chrono::steady_clock::now();
   options.on_epoch = [&](const SparseEpochReport& r) -> absl::Status {
     absl::PrintF("epoch %d/%d | lr %g | %.0f updates/s | train RMSE %.4f | test RMSE %.4f\n",
-                 r.epoch, options.epochs, r.lr, r.updates / r.train_time_s, r.train_loss,
+                 r.epoch, options.epochs, r.lr, r.run_updates / r.train_time_s, r.train_loss,
                  *r.test_loss);
     std::fflush(stdout);
-    return WriteEpochRows(
+    HOGWILD_RETURN_IF_ERROR(WriteEpochRows(
         log.get(), r,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+    return StopIfAsked(stop, r);
   };
   HOGWILD_ASSIGN_OR_RETURN(MfResult result,
                            TrainMatrixFactorization(options, split.train, &split.test));
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
   absl::PrintF(
-      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s); test RMSE %.4f against "
+      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s%s); test RMSE %.4f against "
       "%.4f for the global mean %.3f\n",
-      options.epochs, result.updates, result.train_time_s, result.updates / result.train_time_s,
-      *result.epochs.back().test_loss, GlobalMeanRmse(result.mean, split.test), result.mean);
+      options.epochs, result.updates, result.train_time_s,
+      result.epochs.back().run_updates / result.train_time_s,
+      ResumedNote(result.resumed_epochs, options.checkpoint.dir), *result.epochs.back().test_loss,
+      GlobalMeanRmse(result.mean, split.test), result.mean);
   return absl::OkStatus();
 }
 
-absl::Status Run() {
-  if (absl::GetFlag(FLAGS_model) == "mf") return RunMatrixFactorization();
+absl::Status Run(const StopOnSignals& stop) {
+  if (const std::string model = absl::GetFlag(FLAGS_model);
+      model != "logreg" && model != "svm" && model != "mf") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--model=%s is not a sparse model: logreg, svm or mf", model));
+  }
+  if (absl::GetFlag(FLAGS_model) == "mf") return RunMatrixFactorization(stop);
   if (absl::flags_internal::WasPresentOnCommandLine("rank")) {
     return absl::InvalidArgumentError("--rank applies to --model=mf only");
   }
@@ -235,6 +312,7 @@ absl::Status Run() {
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
   HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
   const std::string log_path = absl::GetFlag(FLAGS_log);
   // The option ranges first, on a one-example stand-in, so that a typo fails before the data
   // is read (the batch size is checked against the real data below).
@@ -272,22 +350,27 @@ absl::Status Run() {
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     absl::PrintF("epoch %d/%d | lr %g | %.0f updates/s | train %s %.6f, acc %.4f%s\n", r.epoch,
-                 options.epochs, r.lr, r.updates / r.train_time_s, loss_name, r.train_loss,
+                 options.epochs, r.lr, r.run_updates / r.train_time_s, loss_name, r.train_loss,
                  r.train_accuracy,
                  r.test_loss ? absl::StrFormat(" | test %s %.6f, acc %.4f", loss_name, *r.test_loss,
                                                *r.test_accuracy)
                              : "");
     std::fflush(stdout);
-    return WriteEpochRows(log.get(), r, wall_s);
+    HOGWILD_RETURN_IF_ERROR(WriteEpochRows(log.get(), r, wall_s));
+    return StopIfAsked(stop, r);
   };
   HOGWILD_ASSIGN_OR_RETURN(SparseTrainResult result, TrainSparse(options, data.train, test));
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
   const SparseEpochReport& last = result.epochs.back();
   absl::PrintF(
-      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s); final "
+      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s%s); final "
       "train %s %.6f, accuracy %.4f%s\n",
-      options.epochs, result.updates, result.train_time_s, result.updates / result.train_time_s,
-      result.examples_per_s(), loss_name, last.train_loss, last.train_accuracy,
+      options.epochs, result.updates, result.train_time_s, last.run_updates / result.train_time_s,
+      static_cast<double>(result.examples -
+                          int64_t{result.resumed_epochs} * data.train.num_examples()) /
+          result.train_time_s,
+      ResumedNote(result.resumed_epochs, options.checkpoint.dir), loss_name, last.train_loss,
+      last.train_accuracy,
       last.test_loss ? absl::StrFormat("; test %s %.6f, accuracy %.4f", loss_name, *last.test_loss,
                                        *last.test_accuracy)
                      : "");
@@ -306,7 +389,24 @@ int main(int argc, char** argv) {
                  positional[1]);
     return 1;
   }
-  if (const absl::Status status = Run(); !status.ok()) {
+  absl::StatusOr<std::unique_ptr<StopOnSignals>> stop =
+      StopOnSignals::Install(/*exit_on_second=*/true, [](int signo) {
+        std::fprintf(
+            stderr,
+            "\nsparse: received %s; finishing the current epoch%s (send it again to "
+            "exit at once)\n",
+            signo == SIGINT ? "SIGINT" : "SIGTERM",
+            absl::GetFlag(FLAGS_checkpoint_dir).empty() ? "" : " and writing a checkpoint");
+      });
+  if (!stop.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
+    return 1;
+  }
+  if (const absl::Status status = Run(**stop); !status.ok()) {
+    if (absl::IsCancelled(status) && status.message() == kStoppedBySignal) {
+      // 128 + signal number: the shell's "ended by this signal", as //trainer:train.
+      return std::fflush(stdout) == 0 ? 128 + (*stop)->signal() : 1;
+    }
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }

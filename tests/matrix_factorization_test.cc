@@ -48,6 +48,9 @@ TEST(RatingsCsv, RefusalsNameTheLineAndTheReason) {
               {"r.csv:1:", "rating 'nan'"});
   ExpectError(ParseRatingsCsv("userId,movieId,rating\n\n", "r.csv").status(),
               absl::StatusCode::kInvalidArgument, {"r.csv", "no ratings"});
+  // A LIBSVM file is not taken for a header and a puzzling second line.
+  ExpectError(ParseRatingsCsv("+1 3:0.5 7:1\n-1 2:1\n", "r.svm").status(),
+              absl::StatusCode::kInvalidArgument, {"r.svm:1:", "looks like LIBSVM"});
   ExpectError(ReadRatingsFile("/nonexistent/ratings.csv").status(), absl::StatusCode::kNotFound,
               {"/nonexistent/ratings.csv"});
 }

@@ -84,6 +84,67 @@ expect_one_line_error "bad line" "bad.svm:2: index 2 after 3" "$train" --dataset
 expect_one_line_error "log is a directory" "--log=$dir" "$train" --log="$dir"
 expect_one_line_error "positional" "unexpected argument" "$train" extra
 expect_one_line_error "make_synthetic without --out" "--out" "$make_synthetic"
+expect_one_line_error "make_synthetic nnz" "--nnz=0" "$make_synthetic" --nnz=0 --out="$dir/x.svm"
+
+# Refusals that come before any data is read or banner printed (no stdout at all), naming the
+# flags the user typed.
+expect_no_stdout() {
+  local label="$1"
+  shift
+  local out
+  out=$("$@" 2>/dev/null) && fail "$label: exit 0"
+  [[ -z $out ]] && echo "ok:   $label: nothing on stdout" || fail "$label: stdout before: $out"
+}
+expect_one_line_error "mf rank" "--rank=0" "$train" --model=mf --dataset="$dir/ratings.csv" --rank=0
+expect_no_stdout "mf rank before loading" "$train" --model=mf --dataset="$dir/ratings.csv" --rank=0
+expect_no_stdout "mf sync before loading" "$train" --model=mf --dataset="$dir/ratings.csv" \
+  --mode=sync
+expect_one_line_error "model list" "logreg, svm or mf" "$train" --model=foo
+expect_one_line_error "synthetic flag name" "--synthetic_nnz=0" "$train" --synthetic_nnz=0
+expect_one_line_error "synthetic test flag name" "--synthetic_test_examples=-1" "$train" \
+  --synthetic_test_examples=-1
+expect_one_line_error "mf on a LIBSVM file" "test.svm:1: looks like LIBSVM" "$train" --model=mf \
+  --dataset="$dir/test.svm"
+
+# Checkpoints: 2 epochs, then --resume to 3 continues after epoch 2 and ends where 3 epochs in
+# one go end (one worker: the same final loss to the printed digit).
+ck="$dir/ck"
+one=(--dataset="$dir/test.svm" --workers=1 --lr_decay=0.9)
+out=$("$train" "${one[@]}" --epochs=3 2>&1) || fail "3 epochs: $out"
+whole=$(sed -n 's/^done: .*final train log-loss \([0-9.]*\),.*/\1/p' <<<"$out")
+out=$("$train" "${one[@]}" --epochs=2 --checkpoint_dir="$ck" --resume 2>&1) || fail "2 epochs: $out"
+grep -q "no checkpoint in $ck yet: training from the start" <<<"$out" || fail "no note: $out"
+[[ -f "$ck/checkpoint.hwckpt" ]] || fail "no checkpoint file in $ck"
+expect_one_line_error "checkpoint without --resume" "--resume" "$train" "${one[@]}" --epochs=3 \
+  --checkpoint_dir="$ck"
+expect_one_line_error "resume another mode" "mode=locked" "$train" "${one[@]}" --epochs=3 \
+  --checkpoint_dir="$ck" --resume --mode=locked
+out=$("$train" "${one[@]}" --epochs=3 --checkpoint_dir="$ck" --resume 2>&1) || fail "resume: $out"
+grep -q "^epoch 3/3" <<<"$out" && ! grep -q "^epoch [12]/3" <<<"$out" ||
+  fail "resume did not run epoch 3 alone: $out"
+grep -q "resumed after epoch 2" <<<"$out" || fail "resume not reported: $out"
+resumed=$(sed -n 's/^done: .*final train log-loss \([0-9.]*\),.*/\1/p' <<<"$out")
+[[ -n $whole && $whole == "$resumed" ]] && echo "ok:   resumed loss $resumed = uninterrupted" ||
+  fail "resumed loss '$resumed' != uninterrupted '$whole'"
+# SIGTERM: the epoch under way finishes, its checkpoint is written, exit 143; --resume continues
+# after that epoch. (SIGTERM, not SIGINT: a background job of a script starts with SIGINT
+# ignored, and keeps it so, as the shell convention wants.)
+sig="$dir/sig"
+"$train" "${one[@]}" --epochs=100000 --checkpoint_dir="$sig" >"$dir/sig.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [[ -f "$sig/checkpoint.hwckpt" ]] && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+stopped=$(sed -n 's/^stopped early by SIGTERM after epoch \([0-9]*\);.*--resume$/\1/p' "$dir/sig.out")
+[[ $rc -eq 143 && -n $stopped ]] && echo "ok:   SIGTERM stopped after epoch $stopped, exit 143" ||
+  fail "SIGTERM: exit $rc, output: $(tail -3 "$dir/sig.out")"
+out=$("$train" "${one[@]}" --epochs=$((stopped + 1)) --checkpoint_dir="$sig" --resume 2>&1) ||
+  fail "resume after SIGTERM: $out"
+grep -q "resumed after epoch $stopped " <<<"$out" || fail "resume after SIGTERM: $out"
+expect_one_line_error "resume without dir" "need --checkpoint_dir" "$train" --resume
+expect_one_line_error "checkpoint dir is a file" "not a directory" "$train" \
+  --checkpoint_dir="$dir/test.svm"
 
 if ((failures)); then
   echo "$failures failure(s)"

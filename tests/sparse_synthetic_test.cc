@@ -95,6 +95,19 @@ TEST(Synthetic, OptionsOutOfRangeAreRefusedByName) {
                        absl::StatusCode::kInvalidArgument, {"mean_nnz"});
   testing::ExpectError(GenerateRcv1Like({.noise_std = -1}).status(),
                        absl::StatusCode::kInvalidArgument, {"noise_std"});
+  // A command's flags in place of the fields: "--flag=value", ranges in the flags' terms too.
+  const SyntheticOptionNames flags{.num_examples = "--examples",
+                                   .num_features = "--features",
+                                   .mean_nnz = "--nnz",
+                                   .noise_std = "--noise",
+                                   .first_example = "--first_example"};
+  testing::ExpectError(ValidateSyntheticOptions({.num_examples = 0}, flags),
+                       absl::StatusCode::kInvalidArgument, {"--examples=0", "[1, 2^31)"});
+  testing::ExpectError(ValidateSyntheticOptions({.num_features = 10, .mean_nnz = 6}, flags),
+                       absl::StatusCode::kInvalidArgument, {"--nnz=6", "[1, --features / 2]"});
+  testing::ExpectError(ValidateSyntheticOptions({.first_example = -1}, flags),
+                       absl::StatusCode::kInvalidArgument, {"--first_example=-1"});
+  EXPECT_TRUE(ValidateSyntheticOptions({}, flags).ok());
 }
 
 }  // namespace

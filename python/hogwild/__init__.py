@@ -13,9 +13,9 @@ command line's flags, with the same defaults (README.md, "Options of //trainer:t
 import os as _os
 import re as _re
 
-from hogwild._hogwild import _train
+from hogwild._hogwild import _train, _train_mf, _train_sparse
 
-__all__ = ["TrainResult", "train"]
+__all__ = ["MfResult", "SparseTrainResult", "TrainResult", "train", "train_mf", "train_sparse"]
 
 
 class TrainResult:
@@ -299,3 +299,177 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
                     num_classes=0 if num_classes is None else num_classes, options=options,
                     on_log_row=on_log_row)
     return TrainResult(fields)
+
+
+class SparseTrainResult:
+    """What train_sparse() returns.
+
+    Attributes:
+      weights: float32 [D], the trained linear model (margin = x . weights).
+      epochs: one dict per epoch this call trained (epoch, lr, train_time_s, examples, updates,
+        train_loss, train_accuracy, test_loss, test_accuracy; the test ones None without a
+        test set); the losses are the whole set's mean log-loss (logreg) or hinge loss (svm).
+      train_time_s: seconds of SGD (the workers' start to their join; evaluation excluded).
+      examples, updates: all epochs', a resumed checkpoint's included.
+      resumed_epochs: epochs done by the checkpoint this call resumed from, or 0.
+    """
+
+    __slots__ = ("weights", "epochs", "train_time_s", "examples", "updates", "resumed_epochs")
+
+    def __init__(self, fields):
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+
+    def __repr__(self):
+        last = self.epochs[-1]
+        return (f"SparseTrainResult(epochs={last['epoch']}, train_loss={last['train_loss']:.6f}, "
+                f"train_accuracy={last['train_accuracy']:.4f}, updates={self.updates}, "
+                f"train_time_s={self.train_time_s:.3f})")
+
+
+def _csr(name, x, y, num_features):
+    """(indptr int64, indices int32, values float32, labels float32, D) of a CSR matrix: any
+    object with indptr, indices, data and shape (scipy.sparse.csr_matrix, or your own)."""
+    for attr in ("indptr", "indices", "data", "shape"):
+        if not hasattr(x, attr):
+            raise TypeError(f"{name} must be a CSR matrix (indptr, indices, data, shape), "
+                            f"e.g. scipy.sparse.csr_matrix; got {type(x).__name__}")
+    import numpy as np
+    labels = np.ascontiguousarray(y, dtype=np.float32)
+    if labels.ndim != 1 or labels.shape[0] != x.shape[0]:
+        raise ValueError(f"{name} has {x.shape[0]} rows but its labels have shape {labels.shape}")
+    return (np.ascontiguousarray(x.indptr, dtype=np.int64),
+            np.ascontiguousarray(x.indices, dtype=np.int32),
+            np.ascontiguousarray(x.data, dtype=np.float32), labels,
+            int(x.shape[1]) if num_features is None else num_features)
+
+
+def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async", workers=None,
+                 batch_size=1, epochs=5, lr=0.5, lr_decay=1.0, weight_decay=0.0, seed=1,
+                 shuffle=True, checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
+    """Trains sparse logistic regression (model="logreg") or a linear SVM ("svm") with Hogwild!
+    SGD, the library behind `bazel run //sparse:train` (README, "Sparse workloads").
+
+    x, test_x: CSR matrices [N, D] (scipy.sparse.csr_matrix or any object with indptr, indices,
+      data and shape), column indices increasing within a row; y, test_y: [N] labels, > 0 the
+      positive class, anything else the negative one.
+    mode: "async" (Hogwild!), "sync", "locked" or "round_robin"; workers: threads (default: one
+      per core); batch_size: examples per update (per worker; global in sync); lr: the first
+      epoch's step, times lr_decay after each; weight_decay: L2 on the touched coordinates.
+    checkpoint_dir, resume, overwrite_checkpoint: a checkpoint after every epoch, as the
+      command's flags. The GIL is released while training; Ctrl-C stops the run after the
+      current epoch (and its checkpoint) and raises KeyboardInterrupt.
+    Errors: TypeError (x is not a CSR matrix), ValueError (bad data or options, a checkpoint
+      that does not match), RuntimeError (the rest).
+    """
+    if _int("seed", seed) < 0:
+        raise ValueError(f"seed={seed} is out of range [0, 2^63)")
+    indptr, indices, values, labels, dim = _csr("x", x, y, None)
+    test = None
+    if test_x is not None:
+        if tuple(test_x.shape)[1] > dim:
+            raise ValueError(f"test_x has {test_x.shape[1]} columns, x {dim}; they must agree")
+        test = _csr("test_x", test_x, test_y, dim)[:4]
+    options = {
+        "model": _str("model", model), "mode": _str("mode", mode),
+        "workers": _int("workers", workers if workers is not None
+                        else max(1, _os.cpu_count() or 1)),
+        "batch_size": _int("batch_size", batch_size), "epochs": _int("epochs", epochs),
+        "lr": _float("lr", lr), "lr_decay": _float("lr_decay", lr_decay),
+        "weight_decay": _float("weight_decay", weight_decay), "seed": _int("seed", seed),
+        "shuffle": _bool("shuffle", shuffle),
+        "checkpoint_dir": _path("checkpoint_dir", checkpoint_dir),
+        "resume": _bool("resume", resume),
+        "overwrite_checkpoint": _bool("overwrite_checkpoint", overwrite_checkpoint),
+    }
+    try:
+        fields = _train_sparse(indptr, indices, values, labels, dim, test, options)
+    except ValueError as e:
+        # The library speaks in the command's flags; here they are keywords.
+        raise ValueError(_re.sub(r"--([a-z_]+)", r"\1", str(e))) from None
+    return SparseTrainResult(fields)
+
+
+class MfResult:
+    """What train_mf() returns.
+
+    Attributes:
+      mean: the training ratings' mean (the model predicts mean + user_factors[u] . item_factors[i]).
+      user_factors: float32 [U, rank]; item_factors: float32 [I, rank].
+      epochs: one dict per epoch this call trained (epoch, lr, train_time_s, updates, train_rmse,
+        test_rmse; test_rmse None without test ratings).
+      train_time_s: seconds of SGD; updates: ratings processed, a resumed checkpoint's included.
+      resumed_epochs: epochs done by the checkpoint this call resumed from, or 0.
+      global_mean_test_rmse: the test RMSE of predicting `mean` everywhere (the baseline), or None.
+    """
+
+    __slots__ = ("mean", "user_factors", "item_factors", "epochs", "train_time_s", "updates",
+                 "resumed_epochs", "global_mean_test_rmse")
+
+    def __repr__(self):
+        last = self.epochs[-1]
+        return (f"MfResult(epochs={last['epoch']}, train_rmse={last['train_rmse']:.4f}, "
+                f"test_rmse={last['test_rmse']}, updates={self.updates})")
+
+
+def _ratings(name, users, items, ratings):
+    import numpy as np
+    arrays = [np.asarray(a) for a in (users, items, ratings)]
+    if any(a.ndim != 1 for a in arrays) or len({a.shape[0] for a in arrays}) != 1:
+        raise ValueError(f"{name}: users, items and ratings must be 1-D arrays of one length; "
+                         f"got shapes {[a.shape for a in arrays]}")
+    for label, a in zip(("users", "items"), arrays[:2]):
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"{name}: {label} must be integers (indices from 0), got {a.dtype}")
+        if a.size and (a.min() < 0 or a.max() >= 2**31 - 1):
+            raise ValueError(f"{name}: {label} must be in [0, 2^31 - 1), got {a.min()} to "
+                             f"{a.max()}")
+    return (np.ascontiguousarray(arrays[0], dtype=np.int32),
+            np.ascontiguousarray(arrays[1], dtype=np.int32),
+            np.ascontiguousarray(arrays[2], dtype=np.float32))
+
+
+def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers=None,
+             epochs=20, lr=0.02, lr_decay=1.0, weight_decay=0.05, seed=1, shuffle=True,
+             checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
+    """Low-rank matrix factorization by per-rating Hogwild! SGD, the library behind
+    `bazel run //sparse:train -- --model=mf` (README, "Sparse workloads").
+
+    users, items: integer arrays [R], indices from 0 (U = the largest user index + 1 of the
+      training and test ratings, I likewise); ratings: [R] numbers. test: None or a tuple
+      (users, items, ratings) of held-out ratings in the same index space.
+    mode: "async" (Hogwild!) or "locked"; the other keywords are the command's flags, with its
+      defaults for mf. The GIL is released while training; Ctrl-C stops the run after the current
+      epoch (and its checkpoint) and raises KeyboardInterrupt.
+    Errors: TypeError (non-integer indices), ValueError (bad arrays or options, a checkpoint that
+      does not match), RuntimeError (the rest).
+    """
+    if _int("seed", seed) < 0:
+        raise ValueError(f"seed={seed} is out of range [0, 2^63)")
+    train = _ratings("ratings", users, items, ratings)
+    held_out = None if test is None else _ratings("test", *test)
+    sets = [train] + ([held_out] if held_out is not None else [])
+    num_users = max(int(t[0].max()) + 1 if t[0].size else 0 for t in sets)
+    num_items = max(int(t[1].max()) + 1 if t[1].size else 0 for t in sets)
+    options = {
+        "rank": _int("rank", rank), "mode": _str("mode", mode),
+        "workers": _int("workers", workers if workers is not None
+                        else max(1, _os.cpu_count() or 1)),
+        "epochs": _int("epochs", epochs), "lr": _float("lr", lr),
+        "lr_decay": _float("lr_decay", lr_decay),
+        "weight_decay": _float("weight_decay", weight_decay), "seed": _int("seed", seed),
+        "shuffle": _bool("shuffle", shuffle),
+        "checkpoint_dir": _path("checkpoint_dir", checkpoint_dir),
+        "resume": _bool("resume", resume),
+        "overwrite_checkpoint": _bool("overwrite_checkpoint", overwrite_checkpoint),
+    }
+    try:
+        fields = _train_mf(*train, num_users, num_items, held_out, options)
+    except ValueError as e:
+        raise ValueError(_re.sub(r"--([a-z_]+)", r"\1", str(e))) from None
+    result = MfResult()
+    factors = fields.pop("factors").reshape(num_users + num_items, options["rank"])
+    result.user_factors, result.item_factors = factors[:num_users], factors[num_users:]
+    for name, value in fields.items():
+        setattr(result, name, value)
+    return result

@@ -1,0 +1,187 @@
+"""hogwild.train_sparse() and hogwild.train_mf(): sparse logistic regression and SVM on CSR
+arrays, and matrix factorization on rating arrays, from Python: they learn planted models, are
+deterministic where the mode is, resume from a checkpoint bitwise, and refuse bad input with a
+Python exception naming it."""
+
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+import hogwild
+import python_testing as testing
+
+
+class Csr:
+    """A minimal CSR matrix (what scipy.sparse.csr_matrix offers), so the test needs no SciPy."""
+
+    def __init__(self, indptr, indices, data, shape):
+        self.indptr, self.indices, self.data, self.shape = indptr, indices, data, shape
+
+
+def planted(n=2000, dim=300, nnz=10, seed=0):
+    """n rows of nnz distinct features each, labels the sign of a planted linear model."""
+    rng = np.random.default_rng(seed)
+    w = np.random.default_rng(99).standard_normal(dim)
+    indices = np.concatenate([np.sort(rng.choice(dim, nnz, replace=False)) for _ in range(n)])
+    data = rng.standard_normal(n * nnz).astype(np.float32)
+    indptr = np.arange(0, n * nnz + 1, nnz)
+    margins = (data * w[indices]).reshape(n, nnz).sum(axis=1)
+    return Csr(indptr, indices, data, (n, dim)), np.where(margins > 0, 1.0, -1.0)
+
+
+class TrainSparse(unittest.TestCase):
+
+    def setUp(self):
+        testing.fail_if_hung()
+        self.x, self.y = planted()
+
+    def test_learns_the_planted_model_in_every_mode(self):
+        test_x, test_y = planted(n=500, seed=1)
+        for model in ("logreg", "svm"):
+            for mode in ("async", "sync", "locked", "round_robin"):
+                with self.subTest(model=model, mode=mode):
+                    r = hogwild.train_sparse(self.x, self.y, test_x, test_y, model=model,
+                                             mode=mode, workers=2, epochs=3, lr=0.1,
+                                             batch_size=4 if mode == "sync" else 1)
+                    self.assertEqual(r.weights.dtype, np.float32)
+                    self.assertEqual(r.weights.shape, (300,))
+                    self.assertEqual([e["epoch"] for e in r.epochs], [1, 2, 3])
+                    self.assertEqual(r.examples, 3 * 2000)
+                    self.assertGreater(r.epochs[-1]["test_accuracy"], 0.85)
+                    self.assertLess(r.epochs[-1]["train_loss"], r.epochs[0]["train_loss"] + 1e-9)
+                    # The weights are the model the library evaluated: recompute the accuracy.
+                    m = (self.x.data * r.weights[self.x.indices]).reshape(2000, 10).sum(axis=1)
+                    self.assertAlmostEqual(float(np.mean(np.sign(m) == self.y)),
+                                           r.epochs[-1]["train_accuracy"], delta=2e-3)
+
+    def test_one_worker_and_sync_are_deterministic(self):
+        for mode, workers in (("async", 1), ("sync", 2)):
+            with self.subTest(mode=mode):
+                a = hogwild.train_sparse(self.x, self.y, mode=mode, workers=workers, epochs=2)
+                b = hogwild.train_sparse(self.x, self.y, mode=mode, workers=workers, epochs=2)
+                np.testing.assert_array_equal(a.weights, b.weights)
+                c = hogwild.train_sparse(self.x, self.y, mode=mode, workers=workers, epochs=2,
+                                         seed=2)
+                self.assertFalse(np.array_equal(a.weights, c.weights))
+
+    def test_resume_from_a_checkpoint_is_bitwise_the_whole_run(self):
+        whole = hogwild.train_sparse(self.x, self.y, mode="sync", workers=2, batch_size=8,
+                                     epochs=4, lr_decay=0.8)
+        with tempfile.TemporaryDirectory() as d:
+            hogwild.train_sparse(self.x, self.y, mode="sync", workers=2, batch_size=8, epochs=2,
+                                 lr_decay=0.8, checkpoint_dir=d)
+            self.assertTrue(os.path.exists(os.path.join(d, "checkpoint.hwckpt")))
+            with self.assertRaises(ValueError) as caught:
+                hogwild.train_sparse(self.x, self.y, mode="sync", workers=2, batch_size=8,
+                                     epochs=4, checkpoint_dir=d)
+            self.assertIn("use resume to continue", str(caught.exception))
+            rest = hogwild.train_sparse(self.x, self.y, mode="sync", workers=2, batch_size=8,
+                                        epochs=4, lr_decay=0.8, checkpoint_dir=d, resume=True)
+        self.assertEqual(rest.resumed_epochs, 2)
+        self.assertEqual([e["epoch"] for e in rest.epochs], [3, 4])
+        self.assertEqual(rest.updates, whole.updates)
+        np.testing.assert_array_equal(rest.weights, whole.weights)
+
+    def test_bad_input_is_an_exception_naming_it(self):
+        with self.assertRaises(TypeError) as caught:
+            hogwild.train_sparse(np.zeros((3, 3), np.float32), [1, 0, 1])
+        self.assertIn("x must be a CSR matrix", str(caught.exception))
+        bad = Csr(self.x.indptr, self.x.indices.copy(), self.x.data, (2000, 300))
+        bad.indices[5] = 300
+        with self.assertRaises(ValueError):
+            hogwild.train_sparse(bad, self.y, epochs=1, workers=1)
+        with self.assertRaises(ValueError) as caught:
+            hogwild.train_sparse(self.x, self.y, lr=-1.0)
+        self.assertIn("lr=-1", str(caught.exception))
+        self.assertNotIn("--", str(caught.exception))
+        for keywords, needle in (({"mode": "hogwild"}, "mode=hogwild"),
+                                 ({"model": "mf"}, "model=mf"),
+                                 ({"workers": 0}, "workers=0"),
+                                 ({"workers": 2**40}, "workers=1099511627776"),
+                                 ({"seed": -1}, "seed=-1")):
+            with self.subTest(**{k: str(v) for k, v in keywords.items()}):
+                with self.assertRaises(ValueError) as caught:
+                    hogwild.train_sparse(self.x, self.y, epochs=1, **keywords)
+                self.assertIn(needle, str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            hogwild.train_sparse(self.x, self.y[:10])
+        self.assertIn("2000 rows", str(caught.exception))
+        # Still usable afterwards.
+        self.assertEqual(hogwild.train_sparse(self.x, self.y, epochs=1, workers=1).examples, 2000)
+
+    def test_scipy_csr_matrix(self):
+        try:
+            import scipy.sparse
+        except ImportError:
+            self.skipTest("SciPy is not installed (python3-scipy; tools/setup.sh --bench)")
+        x = scipy.sparse.csr_matrix((self.x.data, self.x.indices, self.x.indptr),
+                                    shape=self.x.shape)
+        a = hogwild.train_sparse(x, self.y, workers=1, epochs=1)
+        b = hogwild.train_sparse(self.x, self.y, workers=1, epochs=1)
+        np.testing.assert_array_equal(a.weights, b.weights)
+
+
+class TrainMf(unittest.TestCase):
+
+    def setUp(self):
+        testing.fail_if_hung()
+        # 60 users x 50 items of a planted rank-2 matrix, 40% observed, 10% of those held out.
+        rng = np.random.default_rng(5)
+        a, b = rng.standard_normal((60, 2)), rng.standard_normal((50, 2))
+        u, i = np.nonzero(rng.random((60, 50)) < 0.4)
+        r = 3 + (a[u] * b[i]).sum(axis=1)
+        held = rng.random(u.size) < 0.1
+        self.train = (u[~held], i[~held], r[~held])
+        self.test = (u[held], i[held], r[held])
+
+    def test_learns_the_planted_matrix_and_beats_the_global_mean(self):
+        for mode in ("async", "locked"):
+            with self.subTest(mode=mode):
+                result = hogwild.train_mf(*self.train, test=self.test, rank=4, mode=mode,
+                                          workers=2, epochs=60, lr=0.05, weight_decay=0.01)
+                self.assertEqual(result.user_factors.shape, (60, 4))
+                self.assertEqual(result.item_factors.shape, (50, 4))
+                self.assertEqual(len(result.epochs), 60)
+                self.assertLess(result.epochs[-1]["test_rmse"],
+                                0.8 * result.global_mean_test_rmse)
+                # The factors are the model the library evaluated: recompute the training RMSE.
+                u, i, r = self.train
+                pred = result.mean + (result.user_factors[u] * result.item_factors[i]).sum(axis=1)
+                self.assertAlmostEqual(float(np.sqrt(np.mean((pred - r) ** 2))),
+                                       result.epochs[-1]["train_rmse"], places=4)
+
+    def test_resume_is_bitwise_the_whole_run_with_one_worker(self):
+        whole = hogwild.train_mf(*self.train, rank=3, workers=1, epochs=6)
+        with tempfile.TemporaryDirectory() as d:
+            hogwild.train_mf(*self.train, rank=3, workers=1, epochs=4, checkpoint_dir=d)
+            rest = hogwild.train_mf(*self.train, rank=3, workers=1, epochs=6, checkpoint_dir=d,
+                                    resume=True)
+            with self.assertRaises(ValueError) as caught:
+                hogwild.train_mf(*self.train, rank=5, workers=1, epochs=8, checkpoint_dir=d,
+                                 resume=True)
+            self.assertIn("rank=3", str(caught.exception))
+        self.assertEqual(rest.resumed_epochs, 4)
+        np.testing.assert_array_equal(rest.user_factors, whole.user_factors)
+        np.testing.assert_array_equal(rest.item_factors, whole.item_factors)
+
+    def test_bad_input(self):
+        u, i, r = self.train
+        with self.assertRaises(TypeError):
+            hogwild.train_mf(u.astype(np.float64), i, r)
+        with self.assertRaises(ValueError) as caught:
+            hogwild.train_mf(u - 1, i, r)
+        self.assertIn("users must be in", str(caught.exception))
+        with self.assertRaises(ValueError):
+            hogwild.train_mf(u, i[:-1], r)
+        for keywords, needle in (({"mode": "sync"}, "mode=sync is not offered"),
+                                 ({"rank": 0}, "rank=0"), ({"lr": 0.0}, "lr=0")):
+            with self.subTest(**{k: str(v) for k, v in keywords.items()}):
+                with self.assertRaises(ValueError) as caught:
+                    hogwild.train_mf(u, i, r, epochs=1, **keywords)
+                self.assertIn(needle, str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
