@@ -52,7 +52,8 @@ expect_error "--lr_reference_batch=0 is out of range; it must be >= 1" --lr_scal
 expect_error "--lr_reference_batch=512 has no effect with --lr_scaling=none" --lr_reference_batch=512
 expect_error "--optimizer_state=shared has no effect with optimizer sgd without momentum" --optimizer_state=shared
 expect_error "--lr_schedule=cosine" --lr_schedule=cosine
-expect_error "--dataset=cifar10" --dataset=cifar10
+expect_error "--dataset=imagenet is unknown; use fashion_mnist, mnist or cifar10" --dataset=imagenet
+expect_error "$empty_dir/data_batch_1.bin: missing CIFAR-10 data" --dataset=cifar10 --workers=1
 expect_error "--train_examples=-1" --train_examples=-1
 # Valid flags and no data: the missing file and the command that installs it.
 expect_error "$empty_dir" --workers=1

@@ -106,5 +106,14 @@ int main(int argc, char** argv) {
   Write(dir / "libsvm/syntax.svm", libsvm);
   Write(dir / "libsvm/two_lines.svm", "1 1:1 2:1\n-1 3:0.5\n");
   WriteGzip(dir / "libsvm/syntax.svm.gz", libsvm);
+  // CIFAR-10: two records (labels 3 and 9; 3072 pixel bytes each), and one cut inside its
+  // second record.
+  std::string cifar;
+  for (const char label : {3, 9}) {
+    cifar.push_back(label);
+    for (int i = 0; i < 3072; ++i) cifar.push_back(static_cast<char>(i * 7 + label));
+  }
+  Write(dir / "cifar10/two_records.bin", cifar);
+  Write(dir / "cifar10/truncated.bin", cifar.substr(0, 3073 + 10));
   return 0;
 }

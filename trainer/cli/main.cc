@@ -1,5 +1,5 @@
-// The `train` command: trains a model on an MNIST-format dataset with one worker thread per
-// core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
+// The `train` command: trains a model on an MNIST-format or CIFAR-10 dataset with one worker thread
+// per core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
 // (--//sync:mode=async|sync|ssp|backup|local_sgd, alias --config=sync). The same file is `train`
 // (CPU trainer only) and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU
 // runs (trainer/cli/gpu_handoff.h).
@@ -65,9 +65,12 @@ int DefaultWorkers() {
 }
 }  // namespace
 
-ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
+ABSL_FLAG(std::string, dataset, "fashion_mnist",
+          "fashion_mnist, mnist or cifar10 (the binary version's data_batch_*.bin and "
+          "test_batch.bin; 3x32x32 images, for --model=cnn)");
 ABSL_FLAG(std::string, data_dir, "",
-          "directory with the IDX files; default: where tools/setup.sh installs the dataset");
+          "directory with the dataset's files (IDX, or CIFAR-10's .bin); default: where "
+          "tools/setup.sh installs the dataset");
 ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn (LeNet-style conv net for images)");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
 ABSL_FLAG(int32_t, workers, DefaultWorkers(),
