@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -380,11 +381,26 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   spec.num_classes = train.num_classes;
   HOGWILD_ASSIGN_OR_RETURN(auto model, Model::Create(spec));
   if (speaks) {
-    absl::PrintF("hogwild: %s mode, %s%d workers on %s, %s (%d train / %d test examples)\n%s\n",
-                 ModeName(options.mode),
-                 num_ranks > 1 ? absl::StrFormat("%d processes x ", num_ranks) : "",
-                 WorkerCount(options), DevicesToString(options.devices), info.name, train.size(),
-                 test.size(), model->Describe());
+    // The optimizer, and its state's kind where it is not the default (per worker).
+    const std::string optimizer =
+        absl::StrCat(OptimizerName(options.sgd.optimizer),
+                     options.sgd.shared_optimizer_state ? " (shared state)" : "");
+    absl::PrintF(
+        "hogwild: %s mode, %s%d workers on %s, optimizer %s, %s (%d train / %d test examples)\n"
+        "%s\n",
+        ModeName(options.mode), num_ranks > 1 ? absl::StrFormat("%d processes x ", num_ranks) : "",
+        WorkerCount(options), DevicesToString(options.devices), optimizer, info.name, train.size(),
+        test.size(), model->Describe());
+    // Said before training starts, so the progress line's epochs read as the checkpoint's
+    // position onwards (Train() reads the checkpoint again, and reports a damaged one).
+    if (options.resume) {
+      const absl::StatusOr<std::optional<Checkpoint>> found =
+          ReadLatestCheckpoint(options.checkpoint_dir);
+      if (found.ok() && found->has_value()) {
+        absl::PrintF("hogwild: resumed from the checkpoint at global step %d (epoch %d) in %s\n",
+                     (*found)->global_step, (*found)->epoch, options.checkpoint_dir);
+      }
+    }
   }
   std::fflush(stdout);
   return Train(options, train, test);
@@ -551,10 +567,6 @@ int main(int argc, char** argv) {
   if (several && cluster->rank() != 0) return CheckedExit(0);
   std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  if (result->resumed_from_step >= 0) {
-    std::printf("resumed from the checkpoint at global step %ld in %s\n",
-                static_cast<long>(result->resumed_from_step), dir.c_str());
-  }
   if (result->last_checkpoint_step >= 0) {
     std::printf("checkpoint: global step %ld in %s\n",
                 static_cast<long>(result->last_checkpoint_step), dir.c_str());
