@@ -224,6 +224,50 @@ absl::Status ParseOptimizerFlags(hogwild::SgdOptions& sgd) {
   return absl::OkStatus();
 }
 
+// The optimizer's and EMA's flags typed where nothing reads them, the default value included
+// (ValidateOptions refuses only values other than the library's defaults, since it cannot see
+// what was typed): e.g. --adam_beta1=0.9 with sgd, or --optimizer_state with one worker.
+absl::Status CheckTypedFlagsHaveEffect(const hogwild::TrainerOptions& options) {
+  using namespace hogwild;
+  const OptimizerKind kind = options.sgd.optimizer;
+  const bool adam = kind == OptimizerKind::kAdam || kind == OptimizerKind::kAdamW;
+  const bool rmsprop = kind == OptimizerKind::kRmsprop;
+  const std::string with = absl::StrFormat("with optimizer %s", OptimizerName(kind));
+  const bool hogwild_updates = options.mode == Mode::kAsync || options.mode == Mode::kSsp;
+  const bool stateless = kind == OptimizerKind::kSgd && options.sgd.momentum == 0.0f;
+  std::string state_where;
+  if (!hogwild_updates) {
+    state_where = absl::StrFormat(
+        "in %s mode (one optimizer state per replica); it is for async "
+        "and ssp modes",
+        ModeName(options.mode));
+  } else if (WorkerCount(options) == 1) {
+    state_where = "with 1 worker (its state is the only one); it needs 2 or more workers";
+  } else if (stateless) {
+    state_where = "with optimizer sgd without momentum (it has no state)";
+  }
+  for (const auto& [flag, used, where] : std::initializer_list<FlagUse>{
+           {"adam_beta1", adam, with + "; it is read by adam, adamw"},
+           {"adam_beta2", adam, with + "; it is read by adam, adamw"},
+           {"rmsprop_alpha", rmsprop, with + "; it is read by rmsprop"},
+           {"eps", adam || rmsprop || kind == OptimizerKind::kAdagrad,
+            with + "; it is read by adam, adamw, rmsprop and adagrad"},
+           {"momentum", !adam && kind != OptimizerKind::kAdagrad,
+            with + "; it is read by sgd, momentum, nesterov and rmsprop"},
+           {"optimizer_state", state_where.empty(), state_where},
+           {"lr_reference_batch", options.lr.scaling != LrSchedule::Scaling::kNone,
+            "with --lr_scaling=none; it is the batch --lr_scaling=linear or sqrt scales from"},
+           {"ema_num_updates", options.ema_decay != 0.0f, "without --ema_decay (no EMA)"},
+           {"weight_decay_biases", options.sgd.weight_decay != 0.0f,
+            "without --weight_decay (nothing decays)"}}) {
+    if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s=%s has no effect %s", flag, FlagText(flag), where));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested,
                                          hogwild::Cluster* cluster) {
   using namespace hogwild;
@@ -345,6 +389,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   }
   // Check the options before the (slower) dataset load, so a bad flag fails at once.
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
+  HOGWILD_RETURN_IF_ERROR(CheckTypedFlagsHaveEffect(options));
   // With one worker nobody can run ahead: the bound would change nothing (the library accepts
   // it, since a 1-worker run is the policy's reference; a typed flag is a mistake).
   if (WorkerCount(options) == 1 &&
