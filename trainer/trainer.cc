@@ -254,6 +254,13 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                                       : MakeSignature(*model, options.mode, options.num_workers,
                                                       options.batch_size, options.seed, train);
   signature.optimizer = OptimizerName(options.sgd.optimizer);
+  signature.constants = OptimizerConstants{.momentum = options.sgd.momentum,
+                                           .beta1 = options.sgd.beta1,
+                                           .beta2 = options.sgd.beta2,
+                                           .alpha = options.sgd.alpha,
+                                           .eps = options.sgd.eps,
+                                           .weight_decay = options.sgd.weight_decay,
+                                           .ema_decay = options.ema_decay};
 
   PolicyPlacement placement{.num_cpu_workers = options.num_workers,
                             .force_host_master = options.force_host_master};

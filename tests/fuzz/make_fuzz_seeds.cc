@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
   adam.optimizer_state.emplace_back(16, 0.75f);
   adam.optimizer_steps = {3, 4};
   adam.ema.assign(16, 0.0625f);
+  adam.signature.constants =
+      hogwild::OptimizerConstants{.beta1 = 0.8f, .eps = 1e-8f, .ema_decay = 0.999f};
   Write(dir / "checkpoint/valid_async_adam.hwckpt", hogwild::SerializeCheckpoint(adam));
   Write(dir / "checkpoint/valid_sync_plain.hwckpt",
         hogwild::SerializeCheckpoint(Small(hogwild::Mode::kSync, 3, false)));
