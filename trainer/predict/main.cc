@@ -20,7 +20,7 @@ ABSL_FLAG(std::string, data_dir, "",
           "directory with the dataset's files (the training split too: it gives the "
           "standardization); default: where tools/setup.sh installs the checkpoint's dataset");
 ABSL_FLAG(std::string, dataset, "",
-          "fashion_mnist or mnist; default: the dataset the checkpoint was trained on");
+          "fashion_mnist, mnist or cifar10; default: the dataset the checkpoint was trained on");
 ABSL_FLAG(std::string, weights, "raw",
           "raw (the trained weights) | ema (their moving average; runs with --ema_decay)");
 ABSL_FLAG(std::string, split, "test",
