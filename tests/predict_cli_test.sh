@@ -32,6 +32,35 @@ if [[ -e $out ]]; then
   failures=$((failures + 1))
 fi
 
+# CIFAR-10 files the test writes (4 records per batch, the pixels of label l all 60 l plus noise
+# in the first row): a cnn checkpoint's accuracy reproduced.
+cifar="$tmp/cifar"
+mkdir -p "$cifar"
+for f in data_batch_1.bin data_batch_2.bin data_batch_3.bin data_batch_4.bin data_batch_5.bin \
+  test_batch.bin; do
+  for label in 1 2 3 4; do
+    printf "\\x0$label"
+    head -c 32 /dev/urandom
+    head -c 3040 /dev/zero | tr '\000' "\\$(printf %03o $((label * 60)))"
+  done >"$cifar/$f"
+done
+if ! "$train" --dataset=cifar10 --data_dir="$cifar" --model=cnn --epochs=3 --workers=1 \
+  --batch_size=4 --lr=0.01 --checkpoint_dir="$tmp/cifar_ckpt" >"$tmp/cifar_train.txt" 2>&1; then
+  echo "FAIL: train on CIFAR-10 files:"
+  cat "$tmp/cifar_train.txt"
+  failures=$((failures + 1))
+else
+  want=$(sed -n 's/.*final test accuracy \([0-9.]*%\).*/\1/p' "$tmp/cifar_train.txt")
+  got=$("$predict" --checkpoint_dir="$tmp/cifar_ckpt" --data_dir="$cifar" 2>&1 >/dev/null |
+    sed -n 's/.*: accuracy \([0-9.]*%\).*/\1/p')
+  if [[ -z $want || $got != "$want" ]]; then
+    echo "FAIL: cifar10 cnn: predict says '$got', train said '$want'"
+    failures=$((failures + 1))
+  else
+    echo "ok:   cifar10 cnn: accuracy $got, as train reported"
+  fi
+fi
+
 data=/usr/share/datasets/fashion-mnist
 if [[ ! -e $data/train-images-idx3-ubyte && ! -e $data/train-images-idx3-ubyte.gz ]]; then
   echo "SKIP the end-to-end cases: Fashion-MNIST is not installed (sudo apt-get install" \
@@ -78,6 +107,8 @@ else
     "$predict" --checkpoint_dir="$tmp/no_ema" --weights=ema --output="$tmp/x.csv"
   expect_one_line_error "missing data files" "$tmp/empty" \
     "$predict" --checkpoint_dir="$ckpt" --data_dir="$tmp/empty" --output="$tmp/x.csv"
+  expect_one_line_error "images of another shape" "examples of shape 1x28x28; the checkpoint's model cnn takes 3x32x32" \
+    "$predict" --checkpoint_dir="$tmp/cifar_ckpt" --dataset=fashion_mnist --output="$tmp/x.csv"
   if [[ -e $tmp/x.csv ]]; then
     echo "FAIL: a refused run wrote $tmp/x.csv"
     failures=$((failures + 1))
