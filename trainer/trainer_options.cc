@@ -317,8 +317,8 @@ absl::Status CheckWarmupFitsTheRun(const TrainerOptions& o, int64_t train_exampl
   if (o.lr.warmup_steps > run_steps) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "LrSchedule::warmup_steps=%d is longer than the whole run (at most %d global steps: %d "
-        "epochs of %d), so the learning rate would never reach its base value; give at most %d",
-        o.lr.warmup_steps, run_steps, o.epochs, per_epoch, run_steps));
+        "epoch%s of %d), so the learning rate would never reach its base value; give at most %d",
+        o.lr.warmup_steps, run_steps, o.epochs, o.epochs == 1 ? "" : "s", per_epoch, run_steps));
   }
   return absl::OkStatus();
 }
