@@ -286,6 +286,10 @@ TEST(Resume, ForeignCheckpointsAreRefusedNamingTheField) {
       {"batch size differs", [](TrainerOptions& t) { t.batch_size = 11; }},
       {"seed differs", [](TrainerOptions& t) { t.seed = 12; }},
       {"optimizer state differs", [](TrainerOptions& t) { t.sgd.momentum = 0.0f; }},
+      {"--momentum differs: the checkpoint has 0.9, this run 0.5",
+       [](TrainerOptions& t) { t.sgd.momentum = 0.5f; }},
+      {"--weight_decay differs: the checkpoint has 0.0001, this run 0.001",
+       [](TrainerOptions& t) { t.sgd.weight_decay = 1e-3f; }},
       {"optimizer differs",
        [](TrainerOptions& t) {
          t.sgd.optimizer = OptimizerKind::kAdam;

@@ -35,7 +35,8 @@ Checkpoint SmallCheckpoint(int workers = 2, bool momentum = true) {
                           .batch_size = 8,
                           .seed = 42,
                           .train_examples = 100,
-                          .dataset = DatasetId{.name = "fashion_mnist", .fingerprint = 0x1234abcd}};
+                          .dataset = DatasetId{.name = "fashion_mnist", .fingerprint = 0x1234abcd},
+                          .constants = OptimizerConstants{.momentum = 0.9f, .weight_decay = 1e-4f}};
   c.global_step = 123;
   c.epoch = 3;
   for (int w = 0; w < workers; ++w) c.next_step.push_back(60 + w);
@@ -56,6 +57,7 @@ void ExpectEqual(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.optimizer_steps, b.optimizer_steps);
   EXPECT_EQ(a.ema, b.ema);
   EXPECT_EQ(a.signature.optimizer, b.signature.optimizer);
+  EXPECT_EQ(a.signature.constants, b.signature.constants);
 }
 
 std::string TempDir(const std::string& name) {
@@ -178,6 +180,24 @@ TEST(Checkpoint, Version1FilesAreStillReadWithoutADataset) {
   EXPECT_EQ(SerializeCheckpoint(*parsed), bytes);
 }
 
+TEST(Checkpoint, Version3FilesAreStillReadWithoutOptimizerConstants) {
+  // A file of the previous format (version 3), kept in the fuzz corpus: it loads with its
+  // optimizer state, and a resume of it cannot compare the constants (nor refuse them).
+  auto old = ReadCheckpointFile(RunfilePath("tests/fuzz/corpus/checkpoint/v3_async_adam.hwckpt"));
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->format_version, 3u);
+  EXPECT_EQ(old->signature.optimizer, "adam");
+  EXPECT_FALSE(old->signature.constants.has_value());
+  CheckpointSignature now = old->signature;
+  now.constants = OptimizerConstants{.beta1 = 0.5f};
+  EXPECT_TRUE(CheckSignature(now, old->signature, "c").ok());
+  // A momentum or EMA on one side only is the state checks' to refuse (they say it is missing).
+  CheckpointSignature with = SmallCheckpoint().signature, without = with;
+  without.constants->momentum = 0.0f;
+  without.constants->ema_decay = 0.99f;
+  EXPECT_TRUE(CheckSignature(with, without, "c").ok());
+}
+
 TEST(Checkpoint, DatasetIsPartOfTheSignature) {
   const CheckpointSignature base = SmallCheckpoint().signature;
   CheckpointSignature other = base;
@@ -212,7 +232,10 @@ TEST(Checkpoint, SignatureMismatchNamesTheField) {
   };
   const Case cases[] = {
       {"model differs", [](CheckpointSignature& s) { s.model_name = "logreg"; }},
-      {"input shape differs", [](CheckpointSignature& s) { s.input_shape = {1, 3, 2}; }},
+      {"input shape differs",
+       [](CheckpointSignature& s) {
+         s.input_shape = {1, 3, 2};
+       }},
       {"number of classes differs", [](CheckpointSignature& s) { s.num_classes = 5; }},
       {"layers differs", [](CheckpointSignature& s) { s.layers[0] = "dense 6->7"; }},
       {"parameter count differs", [](CheckpointSignature& s) { s.num_params = 60; }},
@@ -221,12 +244,26 @@ TEST(Checkpoint, SignatureMismatchNamesTheField) {
       {"batch size differs", [](CheckpointSignature& s) { s.batch_size = 9; }},
       {"seed differs", [](CheckpointSignature& s) { s.seed = 43; }},
       {"training-set size differs", [](CheckpointSignature& s) { s.train_examples = 99; }},
+      // Format version 4: the optimizer's constants, named by their flags with both values.
+      {"--momentum differs: the checkpoint has 0.5, this run 0.9",
+       [](CheckpointSignature& s) { s.constants->momentum = 0.5f; }},
+      {"--adam_beta1 differs: the checkpoint has 0.8, this run 0.9",
+       [](CheckpointSignature& s) { s.constants->beta1 = 0.8f; }},
+      {"--adam_beta2 differs", [](CheckpointSignature& s) { s.constants->beta2 = 0.99f; }},
+      {"--rmsprop_alpha differs", [](CheckpointSignature& s) { s.constants->alpha = 0.9f; }},
+      {"--eps differs: the checkpoint has 1e-06, this run 0",
+       [](CheckpointSignature& s) { s.constants->eps = 1e-6f; }},
+      {"--weight_decay differs", [](CheckpointSignature& s) { s.constants->weight_decay = 0.0f; }},
+      {"--ema_decay differs: the checkpoint has 0.99, this run 0.999",
+       [](CheckpointSignature& s) { s.constants->ema_decay = 0.99f; }},
   };
   EXPECT_TRUE(CheckSignature(base, base, "c").ok());
   for (const Case& c : cases) {
-    CheckpointSignature other = base;
+    CheckpointSignature expected = base;
+    expected.constants->ema_decay = 0.999f;  // so that a changed EMA decay is not a missing one
+    CheckpointSignature other = expected;
     c.change(other);
-    const absl::Status s = CheckSignature(base, other, "dir/checkpoint.hwckpt");
+    const absl::Status s = CheckSignature(expected, other, "dir/checkpoint.hwckpt");
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << c.field;
     EXPECT_NE(s.message().find(c.field), std::string::npos) << s;
     EXPECT_NE(s.message().find("dir/checkpoint.hwckpt"), std::string::npos) << s;

@@ -51,8 +51,22 @@ expect_error "--lr_scaling=cubic is unknown; use none, linear or sqrt" --lr_scal
 expect_error "--lr_reference_batch=0 is out of range; it must be >= 1" --lr_scaling=linear --lr_reference_batch=0
 expect_error "--lr_reference_batch=512 has no effect with --lr_scaling=none" --lr_reference_batch=512
 expect_error "--optimizer_state=shared has no effect with optimizer sgd without momentum" --optimizer_state=shared
+# Typed without effect, at the default value too (issue 15's tryout).
+expect_error "--adam_beta1=0.9 has no effect with optimizer sgd; it is read by adam, adamw" --adam_beta1=0.9
+expect_error "--adam_beta2=0.999 has no effect with optimizer rmsprop" --optimizer=rmsprop --adam_beta2=0.999
+expect_error "--rmsprop_alpha=0.99 has no effect with optimizer adam; it is read by rmsprop" --optimizer=adam --rmsprop_alpha=0.99
+expect_error "--eps=0 has no effect with optimizer nesterov" --optimizer=nesterov --momentum=0.9 --eps=0
+expect_error "--momentum=0 has no effect with optimizer adagrad" --optimizer=adagrad --momentum=0
+expect_error "--optimizer_state=per_worker has no effect with 1 worker" --optimizer=adam --workers=1 --optimizer_state=per_worker
+expect_error "--optimizer_state=per_worker has no effect with optimizer sgd without momentum" --workers=2 --optimizer_state=per_worker
+expect_error "--lr_reference_batch=256 has no effect with --lr_scaling=none" --lr_reference_batch=256
+expect_error "--ema_num_updates=true has no effect without --ema_decay" --ema_num_updates
+expect_error "--weight_decay_biases=true has no effect without --weight_decay" --weight_decay_biases
+# ... and where they are read, they pass (to the missing data).
+expect_error "$empty_dir" --workers=2 --optimizer=adam --adam_beta1=0.9 --eps=1e-8 --optimizer_state=per_worker --lr_scaling=linear --lr_reference_batch=64 --ema_decay=0.99 --ema_num_updates
 expect_error "--lr_schedule=cosine" --lr_schedule=cosine
-expect_error "--dataset=cifar10" --dataset=cifar10
+expect_error "--dataset=imagenet is unknown; use fashion_mnist, mnist or cifar10" --dataset=imagenet
+expect_error "$empty_dir/data_batch_1.bin: missing CIFAR-10 data" --dataset=cifar10 --workers=1
 expect_error "--train_examples=-1" --train_examples=-1
 # Valid flags and no data: the missing file and the command that installs it.
 expect_error "$empty_dir" --workers=1

@@ -37,6 +37,7 @@ TEST(FuzzRegression, EveryCorpusAndRegressionInputIsHandled) {
       fuzz::FuzzIdx(data, bytes.size());
       fuzz::FuzzCheckpoint(data, bytes.size());
       fuzz::FuzzLibsvm(data, bytes.size());
+      fuzz::FuzzCifar10(data, bytes.size());
       ++inputs;
     }
   }
@@ -54,6 +55,11 @@ TEST(FuzzRegression, ValidSeedsAreAccepted) {
   EXPECT_TRUE(ParseIdx(ReadFile(root / "idx/images_2x3x2.idx3"), 3, "images").ok());
   EXPECT_TRUE(ParseIdx(ReadFile(root / "idx/labels_3.idx1"), 1, "labels").ok());
   EXPECT_TRUE(ReadIdxFile((root / "idx/images_2x3x2.idx3.gz").string(), 3).ok());
+  Dataset cifar;
+  cifar.example_shape = {3, 32, 32};
+  cifar.num_classes = 10;
+  EXPECT_TRUE(ParseCifar10Records(ReadFile(root / "cifar10/two_records.bin"), "seed", cifar).ok());
+  EXPECT_EQ(cifar.size(), 2);
   for (const char* name : {"libsvm/syntax.svm", "libsvm/two_lines.svm", "libsvm/syntax.svm.gz"}) {
     EXPECT_TRUE(sparse::ReadLibsvmFile((root / name).string(), {}).ok()) << name;
   }

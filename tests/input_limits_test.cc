@@ -89,6 +89,26 @@ TEST(BatchVersusData, AsyncBatchLargerThanAWorkersShareIsRefused) {
   EXPECT_TRUE(ValidateOptionsForDataset(o, data.size()).ok());
 }
 
+// 100 examples in batches of 10 for 2 epochs: 20 global steps in sync mode, and in async mode
+// with 2 workers (5 steps each per epoch); a warm-up of 21 steps would never end.
+TEST(BatchVersusData, AWarmupLongerThanTheRunIsRefused) {
+  const Dataset data = testing::SyntheticDataset(100, 4, 3, 1);
+  for (Mode mode : {Mode::kSync, Mode::kAsync}) {
+    TrainerOptions o = SmallOptions();
+    o.mode = mode;
+    o.num_workers = 2;
+    o.batch_size = 10;
+    o.epochs = 2;
+    o.lr.warmup_steps = 21;
+    ExpectError(ValidateOptionsForDataset(o, data.size()), absl::StatusCode::kInvalidArgument,
+                {"LrSchedule::warmup_steps=21", "at most 20 global steps", "2 epochs of 10"});
+    ExpectError(Train(o, data, Dataset()).status(), absl::StatusCode::kInvalidArgument,
+                {"LrSchedule::warmup_steps=21"});
+    o.lr.warmup_steps = 20;  // the last step runs at the base rate
+    EXPECT_TRUE(ValidateOptionsForDataset(o, data.size()).ok()) << ModeName(mode);
+  }
+}
+
 TEST(BatchVersusData, AHeadLargerThanTheDatasetIsRefusedNotCut) {
   Dataset data = testing::SyntheticDataset(50, 4, 3, 1);
   data.name = "synthetic";

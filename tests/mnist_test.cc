@@ -25,8 +25,8 @@ using testing::Pixels;
 using testing::WriteFile;
 
 TEST(LookupDataset, UnknownDatasetIsRejectedByName) {
-  ExpectError(LookupDataset("cifar10").status(), absl::StatusCode::kInvalidArgument,
-              {"--dataset=cifar10", "fashion_mnist", "mnist"});
+  ExpectError(LookupDataset("imagenet").status(), absl::StatusCode::kInvalidArgument,
+              {"--dataset=imagenet", "fashion_mnist", "mnist", "cifar10"});
 }
 
 // ---- LoadMnistSplit -----------------------------------------------------------------------------

@@ -166,6 +166,26 @@ class Train(unittest.TestCase):
         self.assertGreater(elapsed, 0.2, "training too short to tell")
         self.assertGreater(len(during), 20, f"{len(during)} ticks in {elapsed:.2f} s")
 
+    def test_cifar10_files_train_a_cnn_on_3x32x32_images(self):
+        # Small CIFAR-10 binary batches (2 records each): label byte, then 3072 pixel bytes.
+        with tempfile.TemporaryDirectory() as data_dir:
+            rng = np.random.default_rng(0)
+            for name in [f"data_batch_{b}.bin" for b in range(1, 6)] + ["test_batch.bin"]:
+                records = [bytes([label]) + rng.integers(0, 256, 3072, np.uint8).tobytes()
+                           for label in (3, 7)]
+                with open(f"{data_dir}/{name}", "wb") as f:
+                    f.write(b"".join(records))
+            result = hogwild.train(dataset="cifar10", data_dir=data_dir, model="cnn",
+                                   workers=1, epochs=1, batch_size=2)
+            self.assertEqual(result.examples, 10)
+            # conv 3->32, conv 32->64, dense 64x8x8->256, dense 256->10
+            self.assertEqual(result.params.shape, (1105098,))
+            with open(f"{data_dir}/test_batch.bin", "ab") as f:
+                f.write(b"\x01")
+            with self.assertRaisesRegex(ValueError, "test_batch.bin: record 2 is truncated"):
+                hogwild.train(dataset="cifar10", data_dir=data_dir, model="cnn", workers=1,
+                              epochs=1, batch_size=2)
+
     def test_same_options_give_the_command_lines_run(self):
         testing.skip_without_fashion_mnist(self)
         options = ["--train_examples=2000", "--epochs=1", "--workers=1", "--log_every=5",

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 shift || true
 fuzzers=("$@")
-((${#fuzzers[@]})) || fuzzers=(idx checkpoint libsvm)
+((${#fuzzers[@]})) || fuzzers=(idx checkpoint libsvm cifar10)
 out="${FUZZ_OUT:-${TMPDIR:-/tmp}/hogwild-fuzz}"
 mkdir -p "$out/bin" "$out/artifacts"
 
@@ -36,11 +36,12 @@ declare -A sources=(
   [idx]="tests/fuzz/idx_fuzzer.cc trainer/data/idx_reader.cc"
   [checkpoint]="tests/fuzz/checkpoint_fuzzer.cc trainer/checkpoint/checkpoint.cc trainer/checkpoint/checkpoint_file.cc core/mode.cc"
   [libsvm]="tests/fuzz/libsvm_fuzzer.cc sparse/libsvm_reader.cc sparse/sparse_dataset.cc"
+  [cifar10]="tests/fuzz/cifar10_fuzzer.cc trainer/data/cifar10.cc"
 )
 
 status=0
 for f in "${fuzzers[@]}"; do
-  [[ -n "${sources[$f]:-}" ]] || { echo "fuzz: unknown fuzzer '$f' (idx, checkpoint, libsvm)" >&2; exit 2; }
+  [[ -n "${sources[$f]:-}" ]] || { echo "fuzz: unknown fuzzer '$f' (idx, checkpoint, libsvm, cifar10)" >&2; exit 2; }
   bin="$out/bin/${f}_fuzzer"
   echo "fuzz: building $bin"
   # shellcheck disable=SC2086

@@ -254,6 +254,13 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                                       : MakeSignature(*model, options.mode, options.num_workers,
                                                       options.batch_size, options.seed, train);
   signature.optimizer = OptimizerName(options.sgd.optimizer);
+  signature.constants = OptimizerConstants{.momentum = options.sgd.momentum,
+                                           .beta1 = options.sgd.beta1,
+                                           .beta2 = options.sgd.beta2,
+                                           .alpha = options.sgd.alpha,
+                                           .eps = options.sgd.eps,
+                                           .weight_decay = options.sgd.weight_decay,
+                                           .ema_decay = options.ema_decay};
 
   PolicyPlacement placement{.num_cpu_workers = options.num_workers,
                             .force_host_master = options.force_host_master};
@@ -317,11 +324,18 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                                    .total_workers = num_ranks * options.num_workers};
   if (resumed) pipeline_options.start_step = resumed->next_step;
   InputPipeline pipeline(&train, pipeline_options);
+  // Epochs trained before this run (the progress line counts from there): the checkpoint's share
+  // of every worker's batches.
+  double start_epoch = 0.0;
   if (resumed) {
     bool left = false;
+    int64_t done = 0, per_epoch = 0;
     for (int w = 0; w < options.num_workers; ++w) {
       left |= resumed->next_step[w] < pipeline.plan().StepsPerEpoch(w) * options.epochs;
+      done += resumed->next_step[w];
+      per_epoch += pipeline.plan().StepsPerEpoch(w);
     }
+    if (per_epoch > 0) start_epoch = static_cast<double>(done) / static_cast<double>(per_epoch);
     if (!left) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "%s is at the end of the run (global step %d, epoch %d): with "
@@ -406,7 +420,10 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   });
   workers.Start(options.num_workers, [&](int w) { return RunWorker(w, context); });
   workers.Wait(options.progress ? options.progress_period : absl::Seconds(1), [&] {
-    if (options.progress) options.progress({.metrics = metrics.Get(), .epochs = options.epochs});
+    if (options.progress) {
+      options.progress(
+          {.metrics = metrics.Get(), .epochs = options.epochs, .start_epoch = start_epoch});
+    }
   });
   absl::Status status = workers.first_error();
   // An orderly stop releases the sync peers by cancellation: their kCancelled is not an error.
@@ -476,7 +493,8 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   }
   if (options.progress) {
     // The training-time snapshot, so the last report agrees with the summary's examples/s.
-    ProgressReport last{.metrics = snapshot, .epochs = options.epochs, .final = true};
+    ProgressReport last{
+        .metrics = snapshot, .epochs = options.epochs, .start_epoch = start_epoch, .final = true};
     last.metrics.last_eval =
         EvalResult{.loss = result.final_test_loss, .accuracy = result.final_test_accuracy};
     options.progress(last);

@@ -297,12 +297,41 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   return ValidateOptionsInEffect(o);
 }
 
+namespace {
+
+// A warm-up longer than the whole run would never reach the base rate: the run's global steps
+// are at most ceil(N / B) per epoch in sync mode and every worker's ceil(shard / B) in async mode
+// (an upper bound: the shards are ceil(N / W) at most). Checked in those two modes on one process;
+// the others count their steps differently.
+absl::Status CheckWarmupFitsTheRun(const TrainerOptions& o, int64_t train_examples) {
+  if (o.lr.warmup_steps == 0 || o.cluster != nullptr || o.batch_size < 1 ||
+      (o.mode != Mode::kAsync && o.mode != Mode::kSync)) {
+    return absl::OkStatus();
+  }
+  const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  const int64_t workers = WorkerCount(o);
+  const int64_t per_epoch =
+      o.mode == Mode::kSync ? ceil_div(train_examples, o.batch_size)
+                            : workers * ceil_div(ceil_div(train_examples, workers), o.batch_size);
+  const int64_t run_steps = per_epoch * o.epochs;
+  if (o.lr.warmup_steps > run_steps) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "LrSchedule::warmup_steps=%d is longer than the whole run (at most %d global steps: %d "
+        "epoch%s of %d), so the learning rate would never reach its base value; give at most %d",
+        o.lr.warmup_steps, run_steps, o.epochs, o.epochs == 1 ? "" : "s", per_epoch, run_steps));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateOptionsForDataset(const TrainerOptions& o, int64_t train_examples) {
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(o));
   if (train_examples < 1) {
     return absl::InvalidArgumentError("the training set is empty");
   }
   const int workers = WorkerCount(o);
+  HOGWILD_RETURN_IF_ERROR(CheckWarmupFitsTheRun(o, train_examples));
   if (SplitsGlobalBatch(o.mode)) {
     if (o.batch_size > train_examples) {
       return absl::InvalidArgumentError(absl::StrFormat(

@@ -177,7 +177,9 @@ absl::Status ValidateOptions(const TrainerOptions& options);
 // the batch must fit in the data a worker draws from, the global training set in sync mode and
 // the largest worker shard (ceil(train_examples / workers)) in async and ssp modes, since a larger
 // one would be cut to that size without a word. Errors: kInvalidArgument naming
-// `TrainerOptions::batch_size`, the batch and the number of examples. Pure.
+// `TrainerOptions::batch_size`, the batch and the number of examples; in async and sync modes on
+// one process, a warm-up (lr.warmup_steps) longer than the run's global steps, naming
+// `LrSchedule::warmup_steps` and the run's length. Pure.
 absl::Status ValidateOptionsForDataset(const TrainerOptions& options, int64_t train_examples);
 
 }  // namespace hogwild

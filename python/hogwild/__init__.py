@@ -133,8 +133,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
       y: integer labels [N] (any NumPy integer dtype) in [0, num_classes).
       test_x, test_y: the same for the test set (examples of x's shape), or None: no
         evaluation (final_test_* are 0).
-      dataset: "fashion_mnist" or "mnist" instead of arrays: loaded from data_dir (default:
-        where tools/setup.sh installs it), both splits standardized with the training set's
+      dataset: "fashion_mnist", "mnist" or "cifar10" (the binary version's .bin files) instead
+        of arrays: loaded from data_dir (default: where tools/setup.sh installs it), both splits standardized with the training set's
         mean and deviation, exactly as `//trainer:train` does.
       train_examples: train on the first N examples only (0: all).
       num_classes: default: the largest label of y and test_y + 1.

@@ -4,7 +4,9 @@
 // that a correct parser has: an accepted IDX array is exactly as large as its dimensions say,
 // and the streaming file reader accepts and reads exactly what the in-memory parser does; an
 // accepted checkpoint serializes back to the same bytes; an accepted LIBSVM text is a valid
-// sparse data set, read identically from a file.
+// sparse data set, read identically from a file; an accepted CIFAR-10 batch has one example per
+// 3073-byte record, labels in [0, 9] and pixels in [0, 1], and a refused one leaves the data set
+// unchanged.
 #ifndef HOGWILD_TESTS_FUZZ_FUZZ_TARGETS_H_
 #define HOGWILD_TESTS_FUZZ_FUZZ_TARGETS_H_
 
@@ -21,6 +23,7 @@
 
 #include "sparse/libsvm_reader.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/data/cifar10.h"
 #include "trainer/data/idx_reader.h"
 
 namespace hogwild::fuzz {
@@ -129,6 +132,28 @@ inline void FuzzLibsvm(const uint8_t* data, size_t size) {
     Check(parsed->num_features <= sparse::kMaxLibsvmFeatures, "feature limit");
     Check(num_features == 0 || parsed->num_features == num_features, "given D is kept");
   }
+}
+
+inline void FuzzCifar10(const uint8_t* data, size_t size) {
+  const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  Dataset dataset;
+  dataset.example_shape = {3, 32, 32};
+  dataset.num_classes = 10;
+  dataset.labels = {4};  // one example already there, as after a previous batch
+  dataset.features.assign(3072, 0.5f);
+  const absl::Status status = ParseCifar10Records(bytes, "fuzz", dataset);
+  if (!status.ok()) {
+    Check(status.message().find('\n') == absl::string_view::npos, "error of one line");
+    Check(dataset.labels.size() == 1 && dataset.features.size() == 3072,
+          "a refused batch leaves the data set unchanged");
+    return;
+  }
+  const size_t records = size / kCifar10RecordBytes;
+  Check(size % kCifar10RecordBytes == 0, "accepted batch is whole records");
+  Check(dataset.labels.size() == 1 + records, "one example per record");
+  Check(dataset.features.size() == 3072 * (1 + records), "3072 features per example");
+  for (int32_t label : dataset.labels) Check(label >= 0 && label < 10, "label in [0, 9]");
+  for (float x : dataset.features) Check(x >= 0.0f && x <= 1.0f, "pixel in [0, 1]");
 }
 
 }  // namespace hogwild::fuzz

@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
   adam.optimizer_state.emplace_back(16, 0.75f);
   adam.optimizer_steps = {3, 4};
   adam.ema.assign(16, 0.0625f);
+  adam.signature.constants =
+      hogwild::OptimizerConstants{.beta1 = 0.8f, .eps = 1e-8f, .ema_decay = 0.999f};
   Write(dir / "checkpoint/valid_async_adam.hwckpt", hogwild::SerializeCheckpoint(adam));
   Write(dir / "checkpoint/valid_sync_plain.hwckpt",
         hogwild::SerializeCheckpoint(Small(hogwild::Mode::kSync, 3, false)));
@@ -106,5 +108,14 @@ int main(int argc, char** argv) {
   Write(dir / "libsvm/syntax.svm", libsvm);
   Write(dir / "libsvm/two_lines.svm", "1 1:1 2:1\n-1 3:0.5\n");
   WriteGzip(dir / "libsvm/syntax.svm.gz", libsvm);
+  // CIFAR-10: two records (labels 3 and 9; 3072 pixel bytes each), and one cut inside its
+  // second record.
+  std::string cifar;
+  for (const char label : {3, 9}) {
+    cifar.push_back(label);
+    for (int i = 0; i < 3072; ++i) cifar.push_back(static_cast<char>(i * 7 + label));
+  }
+  Write(dir / "cifar10/two_records.bin", cifar);
+  Write(dir / "cifar10/truncated.bin", cifar.substr(0, 3073 + 10));
   return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <zlib.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -128,6 +129,19 @@ class Reader {
   absl::string_view origin_;
 };
 
+// The constants in file order, with the flag that sets each (for CheckSignature's messages).
+constexpr const char* kConstantFlags[] = {"--momentum",      "--adam_beta1", "--adam_beta2",
+                                          "--rmsprop_alpha", "--eps",        "--weight_decay",
+                                          "--ema_decay"};
+
+std::array<float, 7> ConstantValues(const OptimizerConstants& c) {
+  return {c.momentum, c.beta1, c.beta2, c.alpha, c.eps, c.weight_decay, c.ema_decay};
+}
+
+std::array<float*, 7> ConstantFields(OptimizerConstants& c) {
+  return {&c.momentum, &c.beta1, &c.beta2, &c.alpha, &c.eps, &c.weight_decay, &c.ema_decay};
+}
+
 void WriteSignature(const CheckpointSignature& s, uint32_t version, Writer& w) {
   w.Str(s.model_name);
   w.Pod<uint32_t>(static_cast<uint32_t>(s.input_shape.size()));
@@ -149,6 +163,12 @@ void WriteSignature(const CheckpointSignature& s, uint32_t version, Writer& w) {
     }
   }
   if (version >= 3) w.Str(s.optimizer);
+  if (version >= 4) {
+    w.Pod<uint8_t>(s.constants.has_value() ? 1 : 0);
+    if (s.constants) {
+      for (float v : ConstantValues(*s.constants)) w.Pod<float>(v);
+    }
+  }
 }
 
 absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) {
@@ -186,6 +206,19 @@ absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) 
   }
   if (s->optimizer.empty() || s->optimizer.size() > 32) {
     return r.Corrupt("optimizer", absl::StrFormat("%d characters", s->optimizer.size()));
+  }
+  uint8_t has_constants = 0;
+  if (version >= 4) HOGWILD_RETURN_IF_ERROR(r.Pod("has_constants", &has_constants));
+  if (has_constants > 1) {
+    return r.Corrupt("has_constants", absl::StrFormat("%d is neither 0 nor 1", has_constants));
+  }
+  if (has_constants == 1) {
+    OptimizerConstants c;
+    for (float* v : ConstantFields(c)) {
+      HOGWILD_RETURN_IF_ERROR(r.Pod("optimizer_constants", v));
+      if (!std::isfinite(*v)) return r.Corrupt("optimizer_constants", "a non-finite value");
+    }
+    s->constants = c;
   }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
   // Only async and sync runs write checkpoints (core/mode.h SupportsCheckpoints).
@@ -405,6 +438,20 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   if (f.optimizer != e.optimizer) {
     return differs("optimizer", f.optimizer, e.optimizer,
                    "resume with the checkpoint's --optimizer or use another --checkpoint_dir");
+  }
+  if (f.constants && e.constants) {
+    const std::array<float, 7> found = ConstantValues(*f.constants);
+    const std::array<float, 7> expected = ConstantValues(*e.constants);
+    for (size_t i = 0; i < found.size(); ++i) {
+      if (found[i] == expected[i]) continue;
+      // Momentum or an EMA on one side only: the state checks say the state is missing.
+      const bool presence = i == 0 || i == 6;
+      if (presence && (found[i] == 0.0f || expected[i] == 0.0f)) continue;
+      return differs(kConstantFlags[i], absl::StrFormat("%g", found[i]),
+                     absl::StrFormat("%g", expected[i]),
+                     "the optimizer's state was built with the checkpoint's value; resume with "
+                     "it or use another --checkpoint_dir");
+    }
   }
   if (f.mode != e.mode) {
     return differs("mode", ModeName(f.mode), ModeName(e.mode),

@@ -1,7 +1,7 @@
 // Training checkpoints: a versioned binary file that holds everything needed to continue a run
 // exactly where it stopped, written so that a crash at any moment leaves a loadable checkpoint.
 //
-// File layout (little-endian; format version 3):
+// File layout (little-endian; format version 4):
 //
 //   offset  size  field
 //        0     8  magic "HWCKPT\r\n" (the \r\n catches text-mode mangling, as PNG's magic does)
@@ -17,6 +17,8 @@
 //                     u8 has_dataset (0 or 1), and if 1: str dataset_name,
 //                     u32 dataset_fingerprint                 (version >= 2)
 //                     str optimizer                          (version >= 3)
+//                     u8 has_constants (0 or 1), and if 1: 7×f32 momentum, beta1, beta2,
+//                     alpha, eps, weight_decay, ema_decay    (version >= 4)
 //                   state: i64 global_step, i64 epoch, u32 W + W×i64 next_step,
 //                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) optimizer_state,
 //                     u32 m + m×u64 optimizer_steps,         (version >= 3)
@@ -26,7 +28,9 @@
 // Versions: 2 added the dataset (name and fingerprint of the train split) to the signature; 3
 // the optimizer's name (kernels/optimizer_name.h), the step counts of Adam's bias correction and
 // the weights' moving average
-// (version 1 and 2 files read as "sgd", whose state is the momentum buffers, without counts).
+// (version 1 and 2 files read as "sgd", whose state is the momentum buffers, without counts); 4
+// the optimizer's constants and the EMA's decay (OptimizerConstants; older files have none, and a
+// resume of them cannot check the constants).
 // Version 1 files are still read (the migration): their signature has no dataset
 // (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
 // them with a one-line warning, and its next save writes version 2 with the dataset. (Train()
@@ -60,7 +64,7 @@
 
 namespace hogwild {
 
-inline constexpr uint32_t kCheckpointVersion = 3;
+inline constexpr uint32_t kCheckpointVersion = 4;
 // The oldest format version ParseCheckpoint still reads.
 inline constexpr uint32_t kOldestCheckpointVersion = 1;
 inline constexpr char kCheckpointFileName[] = "checkpoint.hwckpt";
@@ -74,6 +78,21 @@ struct DatasetId {
   uint32_t fingerprint = 0;
 
   bool operator==(const DatasetId&) const = default;
+};
+
+// The constants of a run's update rule that a resume must not change (SgdOptions and
+// TrainerOptions::ema_decay, as given: eps 0 is "the optimizer's default"): the state in the
+// checkpoint was built with them.
+struct OptimizerConstants {
+  float momentum = 0.0f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float alpha = 0.99f;
+  float eps = 0.0f;
+  float weight_decay = 0.0f;
+  float ema_decay = 0.0f;
+
+  bool operator==(const OptimizerConstants&) const = default;
 };
 
 // What a checkpoint must match to be resumed: the model (name, input shape, classes, layers,
@@ -97,6 +116,9 @@ struct CheckpointSignature {
   std::optional<DatasetId> dataset;
   // OptimizerName of the run's optimizer ("sgd", "adam", ...): its state is in the checkpoint.
   std::string optimizer = "sgd";
+  // Always set by Train(); std::nullopt in a file of version 3 or older (or a hand-made
+  // signature), where CheckSignature cannot compare them.
+  std::optional<OptimizerConstants> constants;
 };
 
 struct Checkpoint {
@@ -139,7 +161,11 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
 // otherwise kFailedPrecondition naming the first field that differs and both values, e.g.
 // "…: model differs: checkpoint has mlp, this run mlp… ; use another --checkpoint_dir", or
 // "…: dataset differs: the checkpoint has fashion_mnist (fingerprint 0x…), this run mnist (…)".
-// The dataset is compared only when both signatures have one (not for a version-1 file).
+// The dataset is compared only when both signatures have one (not for a version-1 file); so are
+// the optimizer's constants (not for a file of version 3 or older): "--adam_beta1 differs: the
+// checkpoint has 0.9, this run 0.8; ...", naming the flag. A momentum or EMA decay of 0 on one
+// side only is left to the state checks (UpdatePolicy::RestoreState, Train()), which say that the
+// state is missing.
 absl::Status CheckSignature(const CheckpointSignature& expected,
                             const CheckpointSignature& found, absl::string_view origin);
 

@@ -1,5 +1,5 @@
-// The `train` command: trains a model on an MNIST-format dataset with one worker thread per
-// core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
+// The `train` command: trains a model on an MNIST-format or CIFAR-10 dataset with one worker thread
+// per core or per GPU (--devices, --workers_per_device), in the mode chosen at build time
 // (--//sync:mode=async|sync|ssp|backup|local_sgd, alias --config=sync). The same file is `train`
 // (CPU trainer only) and `train_gpu` (linked with //trainer:gpu); `train` execs `train_gpu` for GPU
 // runs (trainer/cli/gpu_handoff.h).
@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,9 +66,12 @@ int DefaultWorkers() {
 }
 }  // namespace
 
-ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
+ABSL_FLAG(std::string, dataset, "fashion_mnist",
+          "fashion_mnist, mnist or cifar10 (the binary version's data_batch_*.bin and "
+          "test_batch.bin; 3x32x32 images, for --model=cnn)");
 ABSL_FLAG(std::string, data_dir, "",
-          "directory with the IDX files; default: where tools/setup.sh installs the dataset");
+          "directory with the dataset's files (IDX, or CIFAR-10's .bin); default: where "
+          "tools/setup.sh installs the dataset");
 ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn (LeNet-style conv net for images)");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
 ABSL_FLAG(int32_t, workers, DefaultWorkers(),
@@ -220,6 +224,50 @@ absl::Status ParseOptimizerFlags(hogwild::SgdOptions& sgd) {
   return absl::OkStatus();
 }
 
+// The optimizer's and EMA's flags typed where nothing reads them, the default value included
+// (ValidateOptions refuses only values other than the library's defaults, since it cannot see
+// what was typed): e.g. --adam_beta1=0.9 with sgd, or --optimizer_state with one worker.
+absl::Status CheckTypedFlagsHaveEffect(const hogwild::TrainerOptions& options) {
+  using namespace hogwild;
+  const OptimizerKind kind = options.sgd.optimizer;
+  const bool adam = kind == OptimizerKind::kAdam || kind == OptimizerKind::kAdamW;
+  const bool rmsprop = kind == OptimizerKind::kRmsprop;
+  const std::string with = absl::StrFormat("with optimizer %s", OptimizerName(kind));
+  const bool hogwild_updates = options.mode == Mode::kAsync || options.mode == Mode::kSsp;
+  const bool stateless = kind == OptimizerKind::kSgd && options.sgd.momentum == 0.0f;
+  std::string state_where;
+  if (!hogwild_updates) {
+    state_where = absl::StrFormat(
+        "in %s mode (one optimizer state per replica); it is for async "
+        "and ssp modes",
+        ModeName(options.mode));
+  } else if (WorkerCount(options) == 1) {
+    state_where = "with 1 worker (its state is the only one); it needs 2 or more workers";
+  } else if (stateless) {
+    state_where = "with optimizer sgd without momentum (it has no state)";
+  }
+  for (const auto& [flag, used, where] : std::initializer_list<FlagUse>{
+           {"adam_beta1", adam, with + "; it is read by adam, adamw"},
+           {"adam_beta2", adam, with + "; it is read by adam, adamw"},
+           {"rmsprop_alpha", rmsprop, with + "; it is read by rmsprop"},
+           {"eps", adam || rmsprop || kind == OptimizerKind::kAdagrad,
+            with + "; it is read by adam, adamw, rmsprop and adagrad"},
+           {"momentum", !adam && kind != OptimizerKind::kAdagrad,
+            with + "; it is read by sgd, momentum, nesterov and rmsprop"},
+           {"optimizer_state", state_where.empty(), state_where},
+           {"lr_reference_batch", options.lr.scaling != LrSchedule::Scaling::kNone,
+            "with --lr_scaling=none; it is the batch --lr_scaling=linear or sqrt scales from"},
+           {"ema_num_updates", options.ema_decay != 0.0f, "without --ema_decay (no EMA)"},
+           {"weight_decay_biases", options.sgd.weight_decay != 0.0f,
+            "without --weight_decay (nothing decays)"}}) {
+    if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s=%s has no effect %s", flag, FlagText(flag), where));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested,
                                          hogwild::Cluster* cluster) {
   using namespace hogwild;
@@ -341,6 +389,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   }
   // Check the options before the (slower) dataset load, so a bad flag fails at once.
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
+  HOGWILD_RETURN_IF_ERROR(CheckTypedFlagsHaveEffect(options));
   // With one worker nobody can run ahead: the bound would change nothing (the library accepts
   // it, since a 1-worker run is the policy's reference; a typed flag is a mistake).
   if (WorkerCount(options) == 1 &&
@@ -377,11 +426,26 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   spec.num_classes = train.num_classes;
   HOGWILD_ASSIGN_OR_RETURN(auto model, Model::Create(spec));
   if (speaks) {
-    absl::PrintF("hogwild: %s mode, %s%d workers on %s, %s (%d train / %d test examples)\n%s\n",
-                 ModeName(options.mode),
-                 num_ranks > 1 ? absl::StrFormat("%d processes x ", num_ranks) : "",
-                 WorkerCount(options), DevicesToString(options.devices), info.name, train.size(),
-                 test.size(), model->Describe());
+    // The optimizer, and its state's kind where it is not the default (per worker).
+    const std::string optimizer =
+        absl::StrCat(OptimizerName(options.sgd.optimizer),
+                     options.sgd.shared_optimizer_state ? " (shared state)" : "");
+    absl::PrintF(
+        "hogwild: %s mode, %s%d workers on %s, optimizer %s, %s (%d train / %d test examples)\n"
+        "%s\n",
+        ModeName(options.mode), num_ranks > 1 ? absl::StrFormat("%d processes x ", num_ranks) : "",
+        WorkerCount(options), DevicesToString(options.devices), optimizer, info.name, train.size(),
+        test.size(), model->Describe());
+    // Said before training starts, so the progress line's epochs read as the checkpoint's
+    // position onwards (Train() reads the checkpoint again, and reports a damaged one).
+    if (options.resume) {
+      const absl::StatusOr<std::optional<Checkpoint>> found =
+          ReadLatestCheckpoint(options.checkpoint_dir);
+      if (found.ok() && found->has_value()) {
+        absl::PrintF("hogwild: resumed from the checkpoint at global step %d (epoch %d) in %s\n",
+                     (*found)->global_step, (*found)->epoch, options.checkpoint_dir);
+      }
+    }
   }
   std::fflush(stdout);
   return Train(options, train, test);
@@ -548,10 +612,6 @@ int main(int argc, char** argv) {
   if (several && cluster->rank() != 0) return CheckedExit(0);
   std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  if (result->resumed_from_step >= 0) {
-    std::printf("resumed from the checkpoint at global step %ld in %s\n",
-                static_cast<long>(result->resumed_from_step), dir.c_str());
-  }
   if (result->last_checkpoint_step >= 0) {
     std::printf("checkpoint: global step %ld in %s\n",
                 static_cast<long>(result->last_checkpoint_step), dir.c_str());

@@ -22,8 +22,9 @@ ProgressSink MakeProgressLine(std::FILE* out) {
         s.last_eval ? absl::StrFormat("%.2f%%", 100.0 * s.last_eval->accuracy) : "-";
     const std::string line = absl::StrFormat(
         "epoch %.2f/%d | %.0f examples/s | train loss %.4f | test acc %s | staleness %.2f",
-        s.epoch, report.epochs, s.wall_time_s > 0 ? s.examples_seen / s.wall_time_s : 0.0,
-        s.recent_train_loss, acc, s.staleness_mean);
+        report.start_epoch + s.epoch, report.epochs,
+        s.wall_time_s > 0 ? s.examples_seen / s.wall_time_s : 0.0, s.recent_train_loss, acc,
+        s.staleness_mean);
     if (tty) {
       absl::FPrintF(out, "\r\033[K%s%s", line, report.final ? "\n" : "");
     } else {

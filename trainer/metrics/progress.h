@@ -13,6 +13,9 @@ namespace hogwild {
 struct ProgressReport {
   TrainingMetrics::Snapshot metrics;  // counters since training (or the resume) started
   int64_t epochs = 0;                 // epochs the run was asked for
+  // Epochs trained before this run started (a resumed run: the checkpoint's position, e.g. 2.0);
+  // start_epoch + metrics.epoch is the run's position out of `epochs`.
+  double start_epoch = 0.0;
   // The last report: training has ended and metrics.last_eval is the final evaluation.
   bool final = false;
 };

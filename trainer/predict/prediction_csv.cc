@@ -1,0 +1,67 @@
+#include "trainer/predict/prediction_csv.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_format.h"
+#include "core/output_path.h"
+#include "core/status_macros.h"
+
+namespace hogwild {
+namespace {
+
+absl::Status WriteError(absl::string_view what) {
+  return absl::InternalError(absl::StrFormat("cannot write %s (%s)", what, std::strerror(errno)));
+}
+
+}  // namespace
+
+absl::Status CheckPredictionOutput(absl::string_view name, const std::string& path,
+                                   bool overwrite) {
+  HOGWILD_RETURN_IF_ERROR(CheckOutputFilePath(std::string(name), path));
+  std::error_code ec;
+  if (!overwrite && std::filesystem::exists(path, ec)) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("%s=%s exists; pass --overwrite to replace it", name, path));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WritePredictionsCsv(const Predictions& predictions, std::FILE* out) {
+  const int64_t classes = predictions.num_classes;
+  std::string line = "index,predicted_class";
+  for (int64_t k = 0; k < classes; ++k) absl::StrAppendFormat(&line, ",p%d", k);
+  line += '\n';
+  if (std::fputs(line.c_str(), out) < 0) return WriteError("the predictions");
+  for (int64_t i = 0; i < predictions.size(); ++i) {
+    line = absl::StrFormat("%d,%d", i, predictions.predicted[i]);
+    const float* p = predictions.probabilities.data() + i * classes;
+    for (int64_t k = 0; k < classes; ++k) absl::StrAppendFormat(&line, ",%.9g", p[k]);
+    line += '\n';
+    if (std::fputs(line.c_str(), out) < 0) return WriteError("the predictions");
+  }
+  if (std::fflush(out) != 0 || std::ferror(out)) return WriteError("the predictions");
+  return absl::OkStatus();
+}
+
+absl::Status WritePredictionsFile(const Predictions& predictions, const std::string& path,
+                                  bool overwrite) {
+  HOGWILD_RETURN_IF_ERROR(CheckPredictionOutput("--output", path, overwrite));
+  const std::string tmp = path + ".tmp";
+  std::FILE* file = std::fopen(tmp.c_str(), "w");
+  if (file == nullptr) return WriteError(tmp);
+  absl::Status status = WritePredictionsCsv(predictions, file);
+  if (status.ok() && ::fsync(fileno(file)) != 0) status = WriteError(tmp);
+  if (std::fclose(file) != 0 && status.ok()) status = WriteError(tmp);
+  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) status = WriteError(path);
+  if (!status.ok()) {
+    std::remove(tmp.c_str());
+    return absl::InternalError(absl::StrFormat("%s: %s", path, status.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hogwild
