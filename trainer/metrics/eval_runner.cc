@@ -62,11 +62,12 @@ absl::Status EvalRunner::Submit(const TrainingMetrics::PendingEval& pending,
     return status;
   }
   std::unique_lock<std::mutex> lock(mu_);
-  if (absl::Status status = WaitIdleLocked(lock); !status.ok() || stopping_) {
+  absl::Status status = WaitIdleLocked(lock);
+  if (status.ok() && stopping_) status = absl::FailedPreconditionError("Submit after Finish");
+  if (!status.ok()) {
     lock.unlock();
     // Nobody will evaluate it: close the row so the rows held behind it are written.
-    (void)metrics_->FinishEval(pending,
-                               status.ok() ? absl::CancelledError("evaluator stopped") : status);
+    (void)metrics_->FinishEval(pending, status);
     return status;
   }
   job_ = std::move(job);

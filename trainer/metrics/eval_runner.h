@@ -69,7 +69,8 @@ class EvalRunner {
   // EMA's shadow), and closes `pending` with the results (TrainingMetrics::FinishEval). Inline:
   // on this thread, returning that status. Background: hands them to the evaluator thread
   // after waiting as WaitIdle() does and returns at once (the first error so far, or OK); after
-  // an error or Cancel() it closes `pending` with that status itself, so no row stays held.
+  // an error, Cancel() or Finish() (kFailedPrecondition) it closes `pending` with that status
+  // itself, so no row stays held.
   absl::Status Submit(const TrainingMetrics::PendingEval& pending, std::vector<float> params,
                       std::vector<float> ema_params);
 
