@@ -183,7 +183,8 @@ void BM_Conv2ForwardGrouped(benchmark::State& state) {
   const int ld = group * kCols;
   for (auto _ : state) {
     for (int g0 = 0; g0 < kB; g0 += group) {
-      for (int g = 0; g < group; ++g) Im2ColStrided(x.data() + (g0 + g) * kC * kCols, col.data() + g * kCols, ld);
+      for (int g = 0; g < group; ++g)
+        Im2ColStrided(x.data() + (g0 + g) * kC * kCols, col.data() + g * kCols, ld);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kF, ld, kRows, 1.0f, w.data(), kRows,
                   col.data(), ld, 0.0f, tmp.data(), ld);
       for (int g = 0; g < group; ++g) {
@@ -200,7 +201,12 @@ void BM_Conv2ForwardGrouped(benchmark::State& state) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
   state.SetItemsProcessed(state.iterations() * kB);
 }
-BENCHMARK(BM_Conv2ForwardGrouped)->ArgName("group")->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Conv2ForwardGrouped)
+    ->ArgName("group")
+    ->Arg(1)
+    ->Arg(8)
+    ->Arg(64)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Conv2Gemm(benchmark::State& state) {
   const std::vector<float> col = Random(kRows * kCols, 1), w = Random(kF * kRows, 2);
