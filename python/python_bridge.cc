@@ -32,6 +32,9 @@ py::dict PythonBridge::RowToDict(const LogRow& row) {
       row.remote_staleness_mean ? py::object(py::float_(*row.remote_staleness_mean)) : py::none();
   d["remote_staleness_max"] =
       row.remote_staleness_max ? py::object(py::int_(*row.remote_staleness_max)) : py::none();
+  d["ema_test_accuracy"] =
+      row.ema_test_accuracy ? py::object(py::float_(*row.ema_test_accuracy)) : py::none();
+  d["eval_seconds"] = row.eval_seconds;
   return d;
 }
 

@@ -20,7 +20,7 @@ TRAIN_BINARY = None  # the `train` command, from the command line
 
 ROW_KEYS = {"wall_time_s", "kind", "epoch", "step", "examples_seen", "worker", "train_loss",
             "test_loss", "test_accuracy", "staleness_mean", "staleness_max", "lr", "delay_s",
-            "remote_staleness_mean", "remote_staleness_max"}
+            "remote_staleness_mean", "remote_staleness_max", "ema_test_accuracy", "eval_seconds"}
 
 
 class Train(unittest.TestCase):

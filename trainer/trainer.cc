@@ -23,6 +23,7 @@
 #include "trainer/gpu_runtime.h"
 #include "trainer/memory_estimate.h"
 #include "trainer/metrics/convergence_log.h"
+#include "trainer/metrics/eval_runner.h"
 #include "trainer/metrics/evaluator.h"
 #include "trainer/metrics/training_metrics.h"
 #include "trainer/weight_ema.h"
@@ -371,7 +372,12 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   context.ema = ema.get();
   context.max_batch = options.batch_size;
   // Periodic evaluations on rank 0 only (every rank's parameters are the same in sync mode).
-  context.evaluator = rank == 0 ? evaluator.get() : nullptr;
+  std::unique_ptr<EvalRunner> eval_runner;
+  if (rank == 0 && evaluator != nullptr) {
+    eval_runner =
+        std::make_unique<EvalRunner>(evaluator.get(), &metrics, options.eval_in_background);
+  }
+  context.eval_runner = eval_runner.get();
   context.eval_every_steps =
       options.eval_every_epochs > 0
           ? std::max<int64_t>(1, std::llround(options.eval_every_epochs *
@@ -417,6 +423,9 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     pipeline.Cancel();
     boundary.Cancel();
     delay_gate.Cancel();
+    // An orderly stop (the boundary's cancel releases the sync peers) lets the evaluation in
+    // flight finish and log its row, as an inline one would have; an error cancels it.
+    if (eval_runner != nullptr && !boundary.stopped()) eval_runner->Cancel();
   });
   workers.Start(options.num_workers, [&](int w) { return RunWorker(w, context); });
   workers.Wait(options.progress ? options.progress_period : absl::Seconds(1), [&] {
@@ -426,6 +435,16 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     }
   });
   absl::Status status = workers.first_error();
+  if (eval_runner != nullptr) {
+    // The evaluation in flight ends (and writes its row) before the last rows and the final
+    // evaluation, which uses the same Evaluator. Its error is the run's unless a worker's came
+    // first (a cancelled evaluation is the consequence of that error, not a cause).
+    const absl::Status evaluated = eval_runner->Finish();
+    if (!evaluated.ok() && evaluated.code() != absl::StatusCode::kCancelled &&
+        (status.ok() || status.code() == absl::StatusCode::kCancelled)) {
+      status = evaluated;
+    }
+  }
   // An orderly stop releases the sync peers by cancellation: their kCancelled is not an error.
   if (boundary.stopped() && status.code() == absl::StatusCode::kCancelled) {
     status = absl::OkStatus();
@@ -466,24 +485,28 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   }
   result.resumed_from_step = resumed ? resumed->global_step : -1;
   result.last_checkpoint_step = boundary.last_checkpoint_step();
+  result.periodic_evals = snapshot.evals;
+  result.eval_seconds = snapshot.eval_seconds;
+  if (ema != nullptr) {
+    result.ema_params.resize(result.params.size());
+    ema->Read(absl::MakeSpan(result.ema_params));
+  }
   if (evaluator != nullptr) {
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.params));
+    std::optional<EvalResult> ema_eval;
+    if (ema != nullptr) {
+      HOGWILD_ASSIGN_OR_RETURN(ema_eval, evaluator->Evaluate(result.ema_params));
+      result.final_ema_test_loss = ema_eval->loss;
+      result.final_ema_test_accuracy = ema_eval->accuracy;
+    }
     // A periodic evaluation may already have logged exactly these parameters.
     if (metrics.last_eval_step() != result.steps) {
-      const absl::Status logged = metrics.RecordEval(eval, result.steps, lr.At(result.steps));
+      const absl::Status logged =
+          metrics.RecordEval(eval, result.steps, lr.At(result.steps), ema_eval);
       if (!logged.ok()) return WithLastCheckpoint(logged, options, result.last_checkpoint_step);
     }
     result.final_test_loss = eval.loss;
     result.final_test_accuracy = eval.accuracy;
-  }
-  if (ema != nullptr) {
-    result.ema_params.resize(result.params.size());
-    ema->Read(absl::MakeSpan(result.ema_params));
-    if (evaluator != nullptr) {
-      HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.ema_params));
-      result.final_ema_test_loss = eval.loss;
-      result.final_ema_test_accuracy = eval.accuracy;
-    }
   }
   if (log != nullptr) {
     // The last rows are on disk only once the log is synced and closed: a run whose log cannot
@@ -537,6 +560,11 @@ std::string FormatSummary(const TrainResult& r) {
   if (!r.ema_params.empty()) {
     absl::StrAppendFormat(&summary, "\nEMA weights: test accuracy %.2f%% | test loss %.4f",
                           100.0 * r.final_ema_test_accuracy, r.final_ema_test_loss);
+  }
+  if (r.periodic_evals > 0) {
+    absl::StrAppendFormat(&summary,
+                          "\nperiodic evaluations %d: %.2f s (wall time without them %.2f s)",
+                          r.periodic_evals, r.eval_seconds, r.wall_time_s - r.eval_seconds);
   }
   return summary;
 }

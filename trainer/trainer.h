@@ -58,6 +58,12 @@ struct TrainResult {
   std::vector<float> ema_params;
   double final_ema_test_loss = 0.0;
   double final_ema_test_accuracy = 0.0;
+  // The periodic evaluations during training (the final one excluded) and their wall time,
+  // summed (TrainingMetrics::Snapshot, the log's eval_seconds): inline on worker 0
+  // (TrainerOptions::eval_in_background false) wall_time_s - eval_seconds is the run's time
+  // without them; on the evaluator thread they overlap the training.
+  int64_t periodic_evals = 0;
+  double eval_seconds = 0.0;
   bool stopped_early = false;        // a stop was requested (stop_requested) and honoured
   int64_t resumed_from_step = -1;    // the checkpoint's global step, or -1 (not resumed)
   int64_t last_checkpoint_step = -1; // global step of the last checkpoint written, or -1

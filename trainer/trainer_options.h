@@ -71,6 +71,10 @@ struct TrainerOptions {
   // if eval_every_epochs > 0, every that many epochs (converted to global steps). Both >= 0.
   int64_t eval_every_steps = 0;
   double eval_every_epochs = 1.0;
+  // Periodic evaluations on an evaluator thread of their own (worker 0 only copies the
+  // parameters and goes on; trainer/metrics/eval_runner.h), or, false, inline on worker 0 (it
+  // stalls for each one). The log's rows are the same either way.
+  bool eval_in_background = true;
   int64_t log_every_steps = 100;  // convergence-log rows per worker, >= 1
   std::string log_path;           // convergence log (CSV, or JSON Lines if *.jsonl); "" = none
   // Replace a non-empty regular file at log_path. Without it, Train() refuses to start rather
@@ -81,7 +85,8 @@ struct TrainerOptions {
   // Receives every convergence-log row (trainer/metrics/convergence_log.h: LogRow, the README's
   // schema), whether or not there is a log_path: the same rows, in the same order, each once,
   // after the log got it. Empty: none. Thread-safety: called from the worker threads (train
-  // rows, periodic evaluations) and from the thread that called Train() (the last rows), one
+  // rows, periodic evaluations), the evaluator thread (periodic evaluations and the rows held
+  // behind them) and from the thread that called Train() (the last rows), one
   // call at a time: calls are serialized under the lock that orders the rows, so `step` never
   // decreases from one call to the next. Every worker that finishes a step meanwhile waits for
   // the call, so keep it short, and never call into this run from it. A non-OK status stops

@@ -4,6 +4,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -117,8 +118,10 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
                                                     stats.applied_lr, global_step + 1,
                                                     absl::ToDoubleSeconds(delay),
                                                     stats.remote_staleness));
-    if (worker == 0 && ctx.evaluator != nullptr && ctx.eval_every_steps > 0 &&
+    if (worker == 0 && ctx.eval_runner != nullptr && ctx.eval_every_steps > 0 &&
         global_step + 1 >= next_eval) {
+      // At most one evaluation in flight: wait for the previous one before holding rows back.
+      HOGWILD_RETURN_IF_ERROR(ctx.eval_runner->WaitIdle());
       // Sync: all slices are updated (the closing barrier passed) and the others only read the
       // parameters until worker 0 reaches the next barrier, so this is the exact step-boundary
       // state. Async: a consistent-enough snapshot, as any Hogwild reader sees.
@@ -127,12 +130,16 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
       // The row's counters are those of the moment the parameters are read; rows the other
       // workers record meanwhile wait for it, so the log's step stays monotonic.
       const TrainingMetrics::PendingEval pending = ctx.metrics->BeginEval(global_step + 1, lr);
-      auto evaluate = [&]() -> absl::StatusOr<EvalResult> {
-        std::vector<float> snapshot(static_cast<size_t>(ctx.policy->num_params()));
-        HOGWILD_RETURN_IF_ERROR(ctx.policy->ReadParams(absl::MakeSpan(snapshot)));
-        return ctx.evaluator->Evaluate(snapshot);
-      };
-      HOGWILD_RETURN_IF_ERROR(ctx.metrics->FinishEval(pending, evaluate()));
+      std::vector<float> snapshot(static_cast<size_t>(ctx.policy->num_params()));
+      std::vector<float> ema_snapshot;
+      absl::Status read = ctx.policy->ReadParams(absl::MakeSpan(snapshot));
+      if (read.ok() && ctx.ema != nullptr) {
+        ema_snapshot.resize(snapshot.size());
+        ctx.ema->Read(absl::MakeSpan(ema_snapshot));
+      }
+      if (!read.ok()) return ctx.metrics->FinishEval(pending, read);
+      HOGWILD_RETURN_IF_ERROR(
+          ctx.eval_runner->Submit(pending, std::move(snapshot), std::move(ema_snapshot)));
       while (next_eval <= global_step + 1) next_eval += ctx.eval_every_steps;
     }
   }

@@ -4,7 +4,8 @@
 // to the update policy, and receives its batches in that backend's memory (trainer/batch_feed.h):
 //   batch <- feed.Next(); params <- policy.BeginStep(w);
 //   loss, grad <- tower.ForwardBackward(params, batch, 1 / batch.global_size);
-//   policy.FinishStep(w, grad, lr(step)); metrics; (worker 0) evaluation when due.
+//   policy.FinishStep(w, grad, lr(step)); metrics; (worker 0) a snapshot for the evaluation
+//   when due.
 #ifndef HOGWILD_TRAINER_WORKER_H_
 #define HOGWILD_TRAINER_WORKER_H_
 
@@ -17,7 +18,7 @@
 #include "trainer/checkpoint/step_boundary.h"
 #include "trainer/data/input_pipeline.h"
 #include "trainer/device.h"
-#include "trainer/metrics/evaluator.h"
+#include "trainer/metrics/eval_runner.h"
 #include "trainer/metrics/training_metrics.h"
 #include "trainer/model/lr_schedule.h"
 #include "trainer/model/model.h"
@@ -34,8 +35,10 @@ struct WorkerContext {
   TrainingMetrics* metrics = nullptr;
   LrSchedule lr;
   int64_t max_batch = 1;
-  // Worker 0 evaluates when the global step reaches a multiple of eval_every_steps (0: never).
-  Evaluator* evaluator = nullptr;
+  // Worker 0 takes a snapshot of the parameters (and of the EMA's) when the global step reaches
+  // a multiple of eval_every_steps (0: never) and hands it to the runner, which evaluates it
+  // inline or on its own thread (trainer/metrics/eval_runner.h).
+  EvalRunner* eval_runner = nullptr;
   int64_t eval_every_steps = 0;
   std::function<absl::Status(int, int64_t)> step_hook;
   // worker_devices[w]: the device of worker w. Empty: every worker on the CPU.

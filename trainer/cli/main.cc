@@ -157,6 +157,9 @@ ABSL_FLAG(int64_t, average_every, 8,
 ABSL_FLAG(std::string, seed, "1", "seed of initialization and data order, in [0, 2^64 - 1]");
 ABSL_FLAG(std::string, eval_every, "1epoch",
           "test-set evaluation period: N (global steps), Nepoch(s), or 0 for only at the end");
+ABSL_FLAG(bool, eval_in_background, true,
+          "periodic evaluations on an evaluator thread (worker 0 only copies the parameters); "
+          "--noeval_in_background: inline on worker 0, which stalls for each");
 ABSL_FLAG(std::string, log, "",
           "convergence log path: CSV, or JSON Lines when it ends in .jsonl (schema: README)");
 ABSL_FLAG(std::string, stragglers, "",
@@ -353,6 +356,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
   options.eval_every_steps = eval_every.steps;
   options.eval_every_epochs = eval_every.epochs;
+  options.eval_in_background = absl::GetFlag(FLAGS_eval_in_background);
   options.log_path = absl::GetFlag(FLAGS_log);
   options.overwrite_log = absl::GetFlag(FLAGS_overwrite_log);
   options.log_every_steps = absl::GetFlag(FLAGS_log_every);

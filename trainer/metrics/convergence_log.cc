@@ -17,7 +17,8 @@ namespace hogwild {
 
 const char* ConvergenceLog::Header() {
   return "wall_time_s,kind,epoch,step,examples_seen,worker,train_loss,test_loss,test_accuracy,"
-         "staleness_mean,staleness_max,lr,delay_s,remote_staleness_mean,remote_staleness_max";
+         "staleness_mean,staleness_max,lr,delay_s,remote_staleness_mean,remote_staleness_max,"
+         "ema_test_accuracy,eval_seconds";
 }
 
 absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::string& path) {
@@ -128,19 +129,21 @@ absl::Status ConvergenceLog::Write(const LogRow& r) {
         "\"examples_seen\":%d,\"worker\":%d,\"train_loss\":%.6g,\"test_loss\":%s,"
         "\"test_accuracy\":%s,\"staleness_mean\":%.4g,\"staleness_max\":%d,"
         "\"lr\":%.6g,\"delay_s\":%.6g,\"remote_staleness_mean\":%s,"
-        "\"remote_staleness_max\":%s}\n",
+        "\"remote_staleness_max\":%s,\"ema_test_accuracy\":%s,\"eval_seconds\":%.4f}\n",
         r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker, r.train_loss,
         opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr, r.delay_s,
-        opt(r.remote_staleness_mean), opt_int(r.remote_staleness_max, "null"));
+        opt(r.remote_staleness_mean), opt_int(r.remote_staleness_max, "null"),
+        opt(r.ema_test_accuracy), r.eval_seconds);
   } else {
     auto opt = [](const std::optional<double>& v) {
       return v ? absl::StrFormat("%.6g", *v) : std::string();
     };
-    line = absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g,%.6g,%s,%s\n",
+    line = absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g,%.6g,%s,%s,%s,%.4f\n",
                            r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker,
                            r.train_loss, opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean,
                            r.staleness_max, r.lr, r.delay_s, opt(r.remote_staleness_mean),
-                           opt_int(r.remote_staleness_max, ""));
+                           opt_int(r.remote_staleness_max, ""), opt(r.ema_test_accuracy),
+                           r.eval_seconds);
   }
   std::lock_guard<std::mutex> lock(mu_);
   return AppendLocked(line);

@@ -21,6 +21,12 @@
 //                   async across processes (mpi/sharded_hogwild.h): remote staleness of the
 //                   exchanges with the other ranks that the window's steps made (eval rows: all
 //                   exchanges so far); empty / null when there was none (always in one process)
+//   ema_test_accuracy
+//                   eval rows of a run with a weight EMA (trainer/weight_ema.h): the test
+//                   accuracy of the moving average at the row's step; empty / null otherwise
+//   eval_seconds    wall seconds the periodic evaluations finished before the row took, summed
+//                   (trainer/metrics/eval_runner.h): wall_time_s - eval_seconds is the row's
+//                   time without evaluations when they run inline on worker 0
 //
 // Write errors are never ignored: each row is one write(2), checked, so once Write() returns OK
 // the row is in the kernel's hands and a crash of this process keeps it; Close() checks the
@@ -63,6 +69,8 @@ struct LogRow {
   double delay_s = 0.0;
   std::optional<double> remote_staleness_mean;
   std::optional<int64_t> remote_staleness_max;
+  std::optional<double> ema_test_accuracy;
+  double eval_seconds = 0.0;
 };
 
 // Receives convergence-log rows as they are written, e.g. to plot a run live or to hand the

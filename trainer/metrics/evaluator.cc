@@ -24,7 +24,8 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(const Model* model,
   return e;
 }
 
-absl::StatusOr<EvalResult> Evaluator::Evaluate(absl::Span<const float> params) {
+absl::StatusOr<EvalResult> Evaluator::Evaluate(absl::Span<const float> params,
+                                               const std::atomic<bool>* cancelled) {
   HOGWILD_RETURN_IF_ERROR(backend_->CopyToDevice(params_.data(), params.data(), params_.bytes()));
   const int64_t n = dataset_->size();
   const int64_t dim = dataset_->feature_dim();
@@ -32,6 +33,9 @@ absl::StatusOr<EvalResult> Evaluator::Evaluate(absl::Span<const float> params) {
   double loss_sum = 0.0;
   int64_t correct = 0;
   for (int64_t lo = 0; lo < n; lo += batch_) {
+    if (cancelled != nullptr && cancelled->load(std::memory_order_acquire)) {
+      return absl::CancelledError("evaluation cancelled");
+    }
     const int64_t b = std::min(batch_, n - lo);
     HOGWILD_RETURN_IF_ERROR(backend_->CopyToDevice(
         features_.data(), dataset_->features.data() + lo * dim, b * dim * sizeof(float)));

@@ -4,6 +4,7 @@
 #ifndef HOGWILD_TRAINER_METRICS_EVALUATOR_H_
 #define HOGWILD_TRAINER_METRICS_EVALUATOR_H_
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -30,8 +31,11 @@ class Evaluator {
                                                            const Dataset* dataset,
                                                            Backend* backend, int64_t batch = 1000);
 
-  // params: [P] float32 host memory.
-  absl::StatusOr<EvalResult> Evaluate(absl::Span<const float> params);
+  // params: [P] float32 host memory. `cancelled` (may be null) is read between chunks: once it
+  // is true, Evaluate returns kCancelled within one chunk's forward pass, so a cancelled run
+  // does not wait for a whole test-set pass (trainer/metrics/eval_runner.h).
+  absl::StatusOr<EvalResult> Evaluate(absl::Span<const float> params,
+                                      const std::atomic<bool>* cancelled = nullptr);
 
  private:
   Evaluator() = default;

@@ -80,16 +80,17 @@ absl::Status TrainingMetrics::CloseWindowLocked(int worker, float lr) {
   Window& w = windows_[worker];
   const double mean_loss = w.examples > 0 ? w.loss_sum / w.examples : 0.0;
   LogRow row{.wall_time_s = ElapsedSeconds(),
-                   .eval = false,
-                   .epoch = static_cast<double>(examples_seen_) / train_size_,
-                   .step = last_global_step_,
-                   .examples_seen = examples_seen_,
-                   .worker = worker,
-                   .train_loss = mean_loss,
-                   .staleness_mean = w.staleness_sum / w.steps,
-                   .staleness_max = w.staleness_max,
-                   .lr = lr,
-                   .delay_s = w.delay_s};
+             .eval = false,
+             .epoch = static_cast<double>(examples_seen_) / train_size_,
+             .step = last_global_step_,
+             .examples_seen = examples_seen_,
+             .worker = worker,
+             .train_loss = mean_loss,
+             .staleness_mean = w.staleness_sum / w.steps,
+             .staleness_max = w.staleness_max,
+             .lr = lr,
+             .delay_s = w.delay_s,
+             .eval_seconds = eval_seconds_};
   if (w.exchanges > 0) {
     row.remote_staleness_mean = static_cast<double>(w.remote_sum) / w.exchanges;
     row.remote_staleness_max = w.remote_max;
@@ -128,16 +129,19 @@ TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, flo
   std::lock_guard<std::mutex> lock(mu_);
   last_global_step_ = std::max(last_global_step_, global_step);
   eval_pending_ = true;
-  PendingEval pending{.row = LogRow{.wall_time_s = ElapsedSeconds(),
-                                   .eval = true,
-                                   .epoch = static_cast<double>(examples_seen_) / train_size_,
-                                   .step = last_global_step_,
-                                   .examples_seen = examples_seen_,
-                                   .worker = -1,
-                                   .train_loss = RecentLossLocked(),
-                                   .staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
-                                   .staleness_max = staleness_max_,
-                                   .lr = lr}};
+  PendingEval pending{
+      .row = LogRow{.wall_time_s = ElapsedSeconds(),
+                    .eval = true,
+                    .epoch = static_cast<double>(examples_seen_) / train_size_,
+                    .step = last_global_step_,
+                    .examples_seen = examples_seen_,
+                    .worker = -1,
+                    .train_loss = RecentLossLocked(),
+                    .staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
+                    .staleness_max = staleness_max_,
+                    .lr = lr,
+                    .eval_seconds = eval_seconds_},
+      .started = absl::Now()};
   if (exchanges_ > 0) {
     pending.row.remote_staleness_mean = static_cast<double>(remote_sum_) / exchanges_;
     pending.row.remote_staleness_max = remote_max_;
@@ -146,9 +150,12 @@ TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, flo
 }
 
 absl::Status TrainingMetrics::FinishEval(const PendingEval& pending,
-                                         const absl::StatusOr<EvalResult>& eval) {
+                                         const absl::StatusOr<EvalResult>& eval,
+                                         const std::optional<EvalResult>& ema) {
   std::lock_guard<std::mutex> lock(mu_);
   eval_pending_ = false;
+  ++evals_;
+  eval_seconds_ += absl::ToDoubleSeconds(absl::Now() - pending.started);
   absl::Status status = eval.status();
   if (eval.ok()) {
     last_eval_ = *eval;
@@ -156,6 +163,7 @@ absl::Status TrainingMetrics::FinishEval(const PendingEval& pending,
     LogRow row = pending.row;
     row.test_loss = eval->loss;
     row.test_accuracy = eval->accuracy;
+    if (ema) row.ema_test_accuracy = ema->accuracy;
     status = WriteLocked(row);
   }
   std::vector<LogRow> held;
@@ -170,8 +178,9 @@ absl::Status TrainingMetrics::FinishEval(const PendingEval& pending,
   return status;
 }
 
-absl::Status TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step, float lr) {
-  return FinishEval(BeginEval(global_step, lr), eval);
+absl::Status TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step, float lr,
+                                         const std::optional<EvalResult>& ema) {
+  return FinishEval(BeginEval(global_step, lr), eval, ema);
 }
 
 TrainingMetrics::Snapshot TrainingMetrics::Get() const {
@@ -185,6 +194,8 @@ TrainingMetrics::Snapshot TrainingMetrics::Get() const {
   s.last_eval = last_eval_;
   s.staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0;
   s.staleness_max = staleness_max_;
+  s.evals = evals_;
+  s.eval_seconds = eval_seconds_;
   return s;
 }
 

@@ -50,6 +50,8 @@ class TrainingMetrics {
     std::optional<EvalResult> last_eval;
     double staleness_mean = 0.0;   // over all updates
     uint64_t staleness_max = 0;
+    int64_t evals = 0;          // periodic and final evaluations finished (FinishEval calls)
+    double eval_seconds = 0.0;  // their wall time, BeginEval to FinishEval, summed
   };
 
   // log may be null (no convergence log); sink may be empty (no row sink). log_every >= 1.
@@ -68,17 +70,23 @@ class TrainingMetrics {
   // An evaluation in two halves, so its row has the counters of the instant the parameters
   // were read. BeginEval (call it just before reading them): the row's counters now, with step
   // max(global_step, the largest step recorded); until FinishEval, later rows are held back.
-  // FinishEval writes the evaluation row (if `eval` is OK), then the held rows, and returns
-  // the first error of `eval` and the log. At most one evaluation at a time (the trainer
-  // evaluates from worker 0 only, and once more after every worker has stopped).
+  // FinishEval writes the evaluation row (if `eval` is OK; with `ema`, the weight EMA's result,
+  // its ema_test_accuracy too), then the held rows, adds the time since BeginEval to
+  // eval_seconds (the column of every later row), and returns the first error of `eval` and
+  // the log. FinishEval may run on another thread than BeginEval (the evaluator thread,
+  // trainer/metrics/eval_runner.h). At most one evaluation at a time (the trainer evaluates
+  // from worker 0 only, and once more after every worker and the evaluator have stopped).
   struct PendingEval {
     LogRow row;
+    absl::Time started;
   };
   PendingEval BeginEval(int64_t global_step, float lr);
-  absl::Status FinishEval(const PendingEval& pending, const absl::StatusOr<EvalResult>& eval);
+  absl::Status FinishEval(const PendingEval& pending, const absl::StatusOr<EvalResult>& eval,
+                          const std::optional<EvalResult>& ema = std::nullopt);
 
   // Both halves at once, for parameters that no longer change (after training).
-  absl::Status RecordEval(const EvalResult& eval, int64_t global_step, float lr);
+  absl::Status RecordEval(const EvalResult& eval, int64_t global_step, float lr,
+                          const std::optional<EvalResult>& ema = std::nullopt);
 
   // The global step of the last RecordEval, or -1.
   int64_t last_eval_step() const;
@@ -140,6 +148,8 @@ class TrainingMetrics {
   int64_t last_eval_step_ = -1;
   int64_t last_global_step_ = 0;
   bool eval_pending_ = false;
+  int64_t evals_ = 0;
+  double eval_seconds_ = 0.0;  // of the finished evaluations
   std::vector<LogRow> held_;  // rows recorded while eval_pending_, in order
   absl::Status sink_status_;  // the sink's first error
 };
