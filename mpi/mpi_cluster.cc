@@ -102,6 +102,35 @@ absl::StatusOr<int64_t> MpiCluster::SumOverRanks(int64_t value) {
   return sum;
 }
 
+absl::StatusOr<int> MpiCluster::MaxOverRanks(int value) {
+  int max = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&value, &max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  return max;
+}
+
+absl::StatusOr<uint32_t> MpiCluster::OrOverRanks(uint32_t bits) {
+  uint32_t all = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&bits, &all, 1, MPI_UINT32_T, MPI_BOR, MPI_COMM_WORLD));
+  return all;
+}
+
+absl::Status MpiCluster::AgreeOnStatus(const absl::Status& mine) {
+  // The lowest failing rank (num_ranks_ when none) tells every rank its code and message.
+  const int failed = mine.ok() ? num_ranks_ : rank_;
+  int first = num_ranks_;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&failed, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (first == num_ranks_) return absl::OkStatus();
+  int code = static_cast<int>(mine.code());
+  std::string message(mine.message());
+  int length = static_cast<int>(message.size());
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(&code, 1, MPI_INT, first, MPI_COMM_WORLD));
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(&length, 1, MPI_INT, first, MPI_COMM_WORLD));
+  message.resize(static_cast<size_t>(length));
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(message.data(), length, MPI_CHAR, first, MPI_COMM_WORLD));
+  if (first != 0) message = absl::StrFormat("rank %d of %d: %s", first, num_ranks_, message);
+  return MarkJobWide(absl::Status(static_cast<absl::StatusCode>(code), message));
+}
+
 absl::Status MpiCluster::CheckSameArguments(const std::vector<std::string>& args) {
   // Rank 0's arguments, NUL-separated, broadcast; every rank compares its own.
   std::string own;

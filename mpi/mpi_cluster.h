@@ -60,11 +60,17 @@ class MpiCluster final : public Cluster {
   absl::Status FinishTraining(UpdatePolicy& policy) override;
   ExchangeStats exchange_stats() const override;
   absl::StatusOr<int64_t> SumOverRanks(int64_t value) override;
+  absl::StatusOr<uint32_t> OrOverRanks(uint32_t bits) override;
+  absl::Status AgreeOnStatus(const absl::Status& mine) override;
 
   // Collective: checks that every rank was given the same command line `args` (the flags, in
   // order). Errors: kInvalidArgument on every rank, naming the first rank whose argument differs
   // from rank 0's, and both arguments.
   absl::Status CheckSameArguments(const std::vector<std::string>& args);
+
+  // The largest `value` over all ranks (e.g. the signal that stopped the job, 0 on a rank that
+  // received none). Collective.
+  absl::StatusOr<int> MaxOverRanks(int value);
 
   // Ends every rank of the job (MPI_Abort on MPI_COMM_WORLD) with exit code `code`. Never
   // returns.

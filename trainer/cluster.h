@@ -18,7 +18,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "core/mode.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
@@ -64,7 +66,35 @@ class Cluster {
 
   // The sum of `value` over all ranks (examples trained, for the summary). Collective.
   virtual absl::StatusOr<int64_t> SumOverRanks(int64_t value) = 0;
+
+  // The bitwise OR of `bits` over all ranks: the job's decision at a sync step boundary
+  // (trainer/checkpoint/step_boundary.h: stop, checkpoint due), the same on every rank.
+  // Collective; unlike the other collectives it is called from worker 0's thread while training
+  // (between two steps of the sync policy, which makes its calls from that thread too).
+  virtual absl::StatusOr<uint32_t> OrOverRanks(uint32_t bits) = 0;
+
+  // Every rank passes the outcome of its own checks (a refused flag, an unusable checkpoint);
+  // returns OK on every rank when every rank's was OK, else on every rank the error of the
+  // lowest failing rank (its code and message), marked with MarkJobWide. Collective. Errors:
+  // communication errors (not marked).
+  virtual absl::Status AgreeOnStatus(const absl::Status& mine) = 0;
 };
+
+// The payload that marks an error every rank of the job returned together (AgreeOnStatus): the
+// program may let one rank report it and end every rank normally (MPI_Finalize, exit status 1)
+// instead of aborting the job, since no peer is left waiting in a collective.
+inline constexpr char kJobWideErrorUrl[] = "hogwild/job-wide-error";
+
+// `status` marked as job-wide. OK stays OK.
+inline absl::Status MarkJobWide(absl::Status status) {
+  if (!status.ok()) status.SetPayload(kJobWideErrorUrl, absl::Cord("1"));
+  return status;
+}
+
+// Whether `status` came from AgreeOnStatus (every rank has it).
+inline bool IsJobWide(const absl::Status& status) {
+  return status.GetPayload(kJobWideErrorUrl).has_value();
+}
 
 }  // namespace hogwild
 

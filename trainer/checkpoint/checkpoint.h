@@ -1,7 +1,7 @@
 // Training checkpoints: a versioned binary file that holds everything needed to continue a run
 // exactly where it stopped, written so that a crash at any moment leaves a loadable checkpoint.
 //
-// File layout (little-endian; format version 3):
+// File layout (little-endian; format version 4):
 //
 //   offset  size  field
 //        0     8  magic "HWCKPT\r\n" (the \r\n catches text-mode mangling, as PNG's magic does)
@@ -17,7 +17,8 @@
 //                     u8 has_dataset (0 or 1), and if 1: str dataset_name,
 //                     u32 dataset_fingerprint                 (version >= 2)
 //                     str optimizer                          (version >= 3)
-//                   state: i64 global_step, i64 epoch, u32 W + W×i64 next_step,
+//                     i32 num_ranks R                        (version >= 4; else 1)
+//                   state: i64 global_step, i64 epoch, u32 R·W + R·W×i64 next_step,
 //                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) optimizer_state,
 //                     u32 m + m×u64 optimizer_steps,         (version >= 3)
 //                     u64 E + E×f32 ema (E = 0 or P)         (version >= 3)
@@ -25,7 +26,8 @@
 //
 // Versions: 2 added the dataset (name and fingerprint of the train split) to the signature; 3
 // the optimizer's name (kernels/optimizer_name.h), the step counts of Adam's bias correction and
-// the weights' moving average
+// the weights' moving average; 4 the rank count of a job of several processes (trainer/cluster.h),
+// whose checkpoint holds the data position of every worker of every rank
 // (version 1 and 2 files read as "sgd", whose state is the momentum buffers, without counts).
 // Version 1 files are still read (the migration): their signature has no dataset
 // (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
@@ -60,7 +62,7 @@
 
 namespace hogwild {
 
-inline constexpr uint32_t kCheckpointVersion = 3;
+inline constexpr uint32_t kCheckpointVersion = 4;
 // The oldest format version ParseCheckpoint still reads.
 inline constexpr uint32_t kOldestCheckpointVersion = 1;
 inline constexpr char kCheckpointFileName[] = "checkpoint.hwckpt";
@@ -77,7 +79,7 @@ struct DatasetId {
 };
 
 // What a checkpoint must match to be resumed: the model (name, input shape, classes, layers,
-// parameter count), the training mode and worker count (the optimizer state and data
+// parameter count), the training mode, rank and worker counts (the optimizer state and data
 // positions are per worker), what fixes the data order (batch size, seed, training-set
 // size) and the training set itself. The number of epochs may differ: a run can be resumed
 // with more epochs.
@@ -88,7 +90,7 @@ struct CheckpointSignature {
   std::vector<std::string> layers;   // Layer::name() of each layer, e.g. "dense 784->256"
   int64_t num_params = 0;            // P
   Mode mode = Mode::kAsync;          // stored as its ModeName, "async" or "sync"
-  int32_t num_workers = 0;           // W
+  int32_t num_workers = 0;           // W, per rank
   int64_t batch_size = 0;
   uint64_t seed = 0;
   int64_t train_examples = 0;        // N
@@ -97,13 +99,17 @@ struct CheckpointSignature {
   std::optional<DatasetId> dataset;
   // OptimizerName of the run's optimizer ("sgd", "adam", ...): its state is in the checkpoint.
   std::string optimizer = "sgd";
+  // R: the processes of the job (trainer/cluster.h), 1 for a run of one process. A job's
+  // checkpoint holds the whole job's state, so it resumes only with the same R.
+  int32_t num_ranks = 1;
 };
 
 struct Checkpoint {
   CheckpointSignature signature;
   int64_t global_step = 0;  // updates applied to the parameters (the store's version)
   int64_t epoch = 0;        // epochs completed by every worker (informational)
-  // [W]: the index, in worker w's BatchPlan sequence, of the next batch it will train on.
+  // [R·W]: the index, in worker w's BatchPlan sequence, of the next batch it will train on,
+  // rank-major (the job's worker r·W + w; [W] for one process).
   std::vector<int64_t> next_step;
   std::vector<float> params;  // [P]
   // The optimizer-state buffers, each [P] (sync/update_policy.h PolicyState): owners x slots,
@@ -130,9 +136,9 @@ std::string SerializeCheckpoint(const Checkpoint& checkpoint);
 // kUnimplemented for a newer format version; one line naming `origin` and the field): wrong
 // magic, header or payload checksum mismatch, truncated or trailing bytes, a count larger than
 // the bytes that remain (checked before anything is allocated), sizes that disagree with each
-// other (W next steps, P params, 0/1/2/W/2W optimizer_state, 0/1/W optimizer_steps), an unknown
-// mode, negative steps, a
-// non-finite parameter. Pure function, thread-safe; this is the fuzzing entry point.
+// other (R·W next steps, P params, 0/1/2/R·W/2R·W optimizer_state, 0/1/W optimizer_steps), an
+// unknown mode, negative steps, a non-finite parameter. Pure function, thread-safe; this is the
+// fuzzing entry point.
 absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string_view origin);
 
 // OK when `found` (a checkpoint's signature) matches `expected` (the run about to resume);

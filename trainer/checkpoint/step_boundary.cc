@@ -59,6 +59,13 @@ absl::Status StepBoundary::WriteLocked(std::unique_lock<std::mutex>& lock) {
   return status;
 }
 
+void StepBoundary::SkipWriteLocked(int64_t global_step) {
+  // The writing rank saved this very state: keep the same schedule as it does.
+  last_checkpoint_time_ = std::chrono::steady_clock::now();
+  next_due_step_ = global_step + options_.every_steps;
+  if (global_step != options_.start_global_step) last_checkpoint_step_ = global_step;
+}
+
 absl::StatusOr<bool> StepBoundary::AtBoundary(int worker, int64_t next_step,
                                               int64_t global_step) {
   if (options_.mode == Mode::kAsync) return AsyncBoundary(worker, next_step, global_step);
@@ -74,9 +81,23 @@ absl::StatusOr<bool> StepBoundary::SyncBoundary(int64_t next_step, int64_t globa
   if (cancelled_) return absl::CancelledError("training was cancelled");
   // All towers of a sync run are at the same step.
   next_step_.assign(options_.num_workers, next_step);
-  const bool stop = StopRequested();
-  if ((stop && !options_.checkpoint_dir.empty()) || DueLocked(global_step)) {
-    HOGWILD_RETURN_IF_ERROR(WriteLocked(lock));
+  bool stop = StopRequested();
+  bool due = DueLocked(global_step);
+  if (options_.agree) {
+    const uint32_t mine = (stop ? kStopBit : 0) | (due ? kDueBit : 0);
+    lock.unlock();
+    absl::StatusOr<uint32_t> job = options_.agree(mine);
+    lock.lock();
+    HOGWILD_RETURN_IF_ERROR(job.status());
+    stop = (*job & kStopBit) != 0;
+    due = (*job & kDueBit) != 0;
+  }
+  if ((stop && !options_.checkpoint_dir.empty()) || due) {
+    if (options_.writes_checkpoints) {
+      HOGWILD_RETURN_IF_ERROR(WriteLocked(lock));
+    } else {
+      SkipWriteLocked(global_step);
+    }
   }
   if (!stop) return false;
   stopped_ = true;
@@ -165,6 +186,8 @@ int64_t StepBoundary::last_checkpoint_step() const {
 absl::Status StepBoundary::WriteFinal() {
   std::unique_lock<std::mutex> lock(mu_);
   if (options_.checkpoint_dir.empty() || stopped_ || cancelled_) return absl::OkStatus();
+  // The writing rank saves the same final state (sync: every rank ends with the same one).
+  if (!options_.writes_checkpoints) return absl::OkStatus();
   return WriteLocked(lock);
 }
 
