@@ -553,12 +553,16 @@ int main(int argc, char** argv) {
   // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.
   absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop =
       hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [cluster](int signo) {
-        // mpirun forwards a signal to every rank: rank 0 says it for the job.
+        // mpirun forwards a signal to every rank: rank 0 says it for the job. mpirun also sends
+        // SIGTERM when it ends a job after another rank failed: the line says both.
         if (cluster != nullptr && cluster->rank() != 0) return;
+        const bool job = cluster != nullptr && cluster->num_ranks() > 1;
         std::fprintf(stderr,
-                     "\nhogwild: received %s; finishing the current step%s (send it again to "
+                     "\nhogwild: %s %s%s; finishing the current step%s (send it again to "
                      "exit at once)\n",
-                     signo == SIGINT ? "SIGINT" : "SIGTERM",
+                     job ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
+                     job ? " (a signal to the job, or mpirun ending it after another rank failed)"
+                         : "",
                      absl::GetFlag(FLAGS_checkpoint_dir).empty() ? ""
                                                                  : " and writing a checkpoint");
       });
