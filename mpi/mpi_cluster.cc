@@ -78,6 +78,8 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> MpiCluster::CreateUpdatePolicy(
 }
 
 absl::Status MpiCluster::FinishTraining(UpdatePolicy& policy) {
+  // The step boundaries' last round (started before the end of the data was seen).
+  HOGWILD_RETURN_IF_ERROR(FinishOrOverRanks().status());
   if (&policy == async_policy_) return async_policy_->Finish();
   return absl::OkStatus();  // sync: every rank applied the same updates already
 }
@@ -108,10 +110,21 @@ absl::StatusOr<int> MpiCluster::MaxOverRanks(int value) {
   return max;
 }
 
-absl::StatusOr<uint32_t> MpiCluster::OrOverRanks(uint32_t bits) {
-  uint32_t all = 0;
-  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&bits, &all, 1, MPI_UINT32_T, MPI_BOR, MPI_COMM_WORLD));
-  return all;
+absl::Status MpiCluster::StartOrOverRanks(uint32_t bits) {
+  HOGWILD_RETURN_IF_ERROR(FinishOrOverRanks().status());  // one round at a time
+  or_mine_ = bits;
+  or_all_ = 0;
+  // Non-blocking: it completes inside the step's own collectives (MpiTowerAverage), so the
+  // decision costs no rendezvous of its own.
+  HOGWILD_MPI_RETURN_IF_ERROR(
+      MPI_Iallreduce(&or_mine_, &or_all_, 1, MPI_UINT32_T, MPI_BOR, MPI_COMM_WORLD, &or_request_));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> MpiCluster::FinishOrOverRanks() {
+  if (or_request_ == MPI_REQUEST_NULL) return 0u;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Wait(&or_request_, MPI_STATUS_IGNORE));
+  return or_all_;
 }
 
 absl::Status MpiCluster::AgreeOnStatus(const absl::Status& mine) {

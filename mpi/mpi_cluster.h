@@ -60,7 +60,8 @@ class MpiCluster final : public Cluster {
   absl::Status FinishTraining(UpdatePolicy& policy) override;
   ExchangeStats exchange_stats() const override;
   absl::StatusOr<int64_t> SumOverRanks(int64_t value) override;
-  absl::StatusOr<uint32_t> OrOverRanks(uint32_t bits) override;
+  absl::Status StartOrOverRanks(uint32_t bits) override;
+  absl::StatusOr<uint32_t> FinishOrOverRanks() override;
   absl::Status AgreeOnStatus(const absl::Status& mine) override;
 
   // Collective: checks that every rank was given the same command line `args` (the flags, in
@@ -85,6 +86,10 @@ class MpiCluster final : public Cluster {
   // run; its stats are read through these).
   class MpiTowerAverage* sync_policy_ = nullptr;
   class ShardedHogwild* async_policy_ = nullptr;
+  // The pending round of StartOrOverRanks (MPI_REQUEST_NULL: none) and its buffers.
+  MPI_Request or_request_ = MPI_REQUEST_NULL;
+  uint32_t or_mine_ = 0;
+  uint32_t or_all_ = 0;
 };
 
 }  // namespace hogwild

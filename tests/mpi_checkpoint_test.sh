@@ -28,12 +28,12 @@ mpi_run 2 "$probe" "${common[@]}" --epochs=4 --checkpoint_dir="$tmp/a" --stop_ra
   --stop_step=77 >"$tmp/stop.log" 2>&1
 check "stopped run" test $? -eq 0
 check "both ranks stopped at the same step" \
-  test "$(grep -c '^rank [01] .* steps 78 stopped$' "$tmp/stop.log")" -eq 2
+  test "$(grep -c '^rank [01] .* steps 79 stopped$' "$tmp/stop.log")" -eq 2
 check "rank 0 wrote the checkpoint" test -s "$tmp/a/checkpoint.hwckpt"
 mpi_run 2 "$probe" "${common[@]}" --epochs=4 --checkpoint_dir="$tmp/a" --resume \
   --params_out="$tmp/resumed" >"$tmp/resume.log" 2>&1
 check "resumed run" test $? -eq 0
-check "stopped at step 78 + resumed == uninterrupted, bitwise" cmp -s "$tmp/full" "$tmp/resumed"
+check "stopped at step 79 + resumed == uninterrupted, bitwise" cmp -s "$tmp/full" "$tmp/resumed"
 
 # Interrupted at the end of epoch 2 (the final checkpoint), resumed for 2 more epochs.
 mpi_run 2 "$probe" "${common[@]}" --epochs=2 --checkpoint_dir="$tmp/b" >"$tmp/two.log" 2>&1

@@ -67,11 +67,16 @@ class Cluster {
   // The sum of `value` over all ranks (examples trained, for the summary). Collective.
   virtual absl::StatusOr<int64_t> SumOverRanks(int64_t value) = 0;
 
-  // The bitwise OR of `bits` over all ranks: the job's decision at a sync step boundary
-  // (trainer/checkpoint/step_boundary.h: stop, checkpoint due), the same on every rank.
-  // Collective; unlike the other collectives it is called from worker 0's thread while training
-  // (between two steps of the sync policy, which makes its calls from that thread too).
-  virtual absl::StatusOr<uint32_t> OrOverRanks(uint32_t bits) = 0;
+  // The job's decision at sync step boundaries (trainer/checkpoint/step_boundary.h: stop,
+  // checkpoint due), in rounds that overlap the next step's compute and exchange instead of
+  // adding a rendezvous per step: StartOrOverRanks(bits) starts the bitwise OR of `bits` over
+  // all ranks and returns at once; FinishOrOverRanks() waits for the round started last and
+  // returns its OR, the same on every rank (0 when no round is pending). Collective, in the
+  // same order on every rank; called from worker 0's thread while training (between two steps
+  // of the sync policy, which makes its calls from that thread too). A round still pending
+  // when training ends is completed by FinishTraining.
+  virtual absl::Status StartOrOverRanks(uint32_t bits) = 0;
+  virtual absl::StatusOr<uint32_t> FinishOrOverRanks() = 0;
 
   // Every rank passes the outcome of its own checks (a refused flag, an unusable checkpoint);
   // returns OK on every rank when every rank's was OK, else on every rank the error of the

@@ -417,9 +417,10 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       .start_next_step = start_step};
   if (cluster != nullptr) {
     // Sync across processes (CheckClusterOptions): the ranks decide together, rank 0 writes.
-    boundary_options.agree = [cluster](uint32_t requests) {
-      return cluster->OrOverRanks(requests);
+    boundary_options.start_agreement = [cluster](uint32_t requests) {
+      return cluster->StartOrOverRanks(requests);
     };
+    boundary_options.finish_agreement = [cluster] { return cluster->FinishOrOverRanks(); };
     boundary_options.writes_checkpoints = rank == 0;
   }
   StepBoundary boundary(

@@ -15,13 +15,15 @@
 //   bitwise equal to the uninterrupted run; with several, the continuation interleaves
 //   differently (as two async runs with the same seed do), so only the state is exact.
 //
-// sync mode across processes (Options::agree set): worker 0 of every rank calls AtBoundary before
-//   every step and the ranks decide together: agree() ORs each rank's requests (a stop, a
-//   checkpoint due), so every rank checkpoints or stops at the same step boundary whoever saw
-//   the signal or the clock first. Sync ranks hold the same parameters and momentum after each
-//   step, and every worker of the job is at the same step, so the rank with
-//   Options::writes_checkpoints (rank 0) writes the whole job's checkpoint from its own state;
-//   the others only take part in the decision.
+// sync mode across processes (Options::start_agreement set): worker 0 of every rank calls
+//   AtBoundary before every step and the ranks decide together: at boundary k each rank starts
+//   a round with its requests (a stop, a checkpoint due), and at boundary k+1 every rank acts on
+//   that round's OR before starting the next. So every rank checkpoints or stops after the same
+//   step, whoever saw the signal or the clock first, one step after the request (the round
+//   overlaps the step instead of adding a rendezvous per step). Sync ranks hold the same
+//   parameters and momentum after each step and every worker of the job is at the same step, so
+//   the rank with Options::writes_checkpoints (rank 0) writes the whole job's checkpoint from
+//   its own state; the others only take part in the decision.
 // The modes without checkpoints (core/mode.h SupportsCheckpoints; checkpoint_dir must be empty):
 //   only orderly stops: the first worker that finds a stop requested returns true and releases
 //   its peers through `release_peers`, whatever they wait on (the ssp bound, a barrier).
@@ -64,11 +66,13 @@ class StepBoundary {
     // written, so it can never replace a checkpoint that holds training.
     int64_t start_global_step = 0;
     std::vector<int64_t> start_next_step;  // [W]: each worker's first step index
-    // sync mode in a job of several processes: the job's decision from this rank's request
-    // bits (kStopBit, kDueBit), i.e. their OR over all ranks. Collective: called by worker 0
-    // once per boundary (and never with mu_ held); an error fails worker 0's step. Null: one
-    // process.
-    std::function<absl::StatusOr<uint32_t>(uint32_t requests)> agree;
+    // sync mode in a job of several processes (both set, or neither): start_agreement(requests)
+    // starts the job's round with this rank's request bits (kStopBit, kDueBit);
+    // finish_agreement() waits for the round started last and returns the OR of every rank's
+    // bits (0 when none is pending). Collective: worker 0 calls them at every boundary (never
+    // with mu_ held); an error fails worker 0's step. Null: one process.
+    std::function<absl::Status(uint32_t requests)> start_agreement;
+    std::function<absl::StatusOr<uint32_t>()> finish_agreement;
     // false on the ranks that take part in the job's checkpoints without writing them.
     bool writes_checkpoints = true;
   };
@@ -109,6 +113,8 @@ class StepBoundary {
  private:
   absl::StatusOr<bool> SyncBoundary(int64_t next_step, int64_t global_step);
   absl::StatusOr<bool> AsyncBoundary(int worker, int64_t next_step, int64_t global_step);
+  // SyncBoundary across processes (Options::start_agreement). Requires mu_ (held on return).
+  absl::StatusOr<bool> AgreedSyncBoundary(std::unique_lock<std::mutex>& lock, int64_t global_step);
   absl::StatusOr<bool> StopOnlyBoundary();
   bool StopRequested() const;
   bool DueLocked(int64_t global_step) const;  // requires mu_
