@@ -47,7 +47,7 @@ Checkpoint Snapshot(int64_t global_step, const std::vector<int64_t>& next_step) 
 
 struct Rank {
   std::atomic<bool> stop{false};
-  std::vector<uint32_t> asked;     // what this rank started a round with, per boundary
+  std::vector<uint32_t> asked;    // what this rank started a round with, per boundary
   std::optional<uint32_t> round;  // the pending round's OR over the job
   int snapshots = 0;
 };
@@ -139,8 +139,8 @@ TEST(StepBoundaryAcrossRanks, ACheckpointDueElsewhereIsWrittenWithoutStopping) {
 
 TEST(StepBoundaryAcrossRanks, AFailedAgreementFailsTheStep) {
   Rank rank;
-  StepBoundary boundary = MakeBoundary(rank, FreshDir("error"), true, 0,
-                                       absl::InternalError("MPI_Iallreduce failed"));
+  StepBoundary boundary =
+      MakeBoundary(rank, FreshDir("error"), true, 0, absl::InternalError("MPI_Iallreduce failed"));
   absl::StatusOr<bool> stop = boundary.AtBoundary(0, 1, 1);
   EXPECT_EQ(stop.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ(rank.snapshots, 0);

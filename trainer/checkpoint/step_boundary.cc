@@ -96,7 +96,7 @@ absl::StatusOr<bool> StepBoundary::SyncBoundary(int64_t next_step, int64_t globa
 }
 
 absl::StatusOr<bool> StepBoundary::AgreedSyncBoundary(std::unique_lock<std::mutex>& lock,
-                                                       int64_t global_step) {
+                                                      int64_t global_step) {
   // The job's decision on the requests of the previous boundary, the same on every rank.
   lock.unlock();
   absl::StatusOr<uint32_t> job = options_.finish_agreement();

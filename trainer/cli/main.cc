@@ -557,14 +557,13 @@ int main(int argc, char** argv) {
         // SIGTERM when it ends a job after another rank failed: the line says both.
         if (cluster != nullptr && cluster->rank() != 0) return;
         const bool job = cluster != nullptr && cluster->num_ranks() > 1;
-        std::fprintf(stderr,
-                     "\nhogwild: %s %s%s; finishing the current step%s (send it again to "
-                     "exit at once)\n",
-                     job ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
-                     job ? " (a signal to the job, or mpirun ending it after another rank failed)"
-                         : "",
-                     absl::GetFlag(FLAGS_checkpoint_dir).empty() ? ""
-                                                                 : " and writing a checkpoint");
+        std::fprintf(
+            stderr,
+            "\nhogwild: %s %s%s; finishing the current step%s (send it again to "
+            "exit at once)\n",
+            job ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
+            job ? " (a signal to the job, or mpirun ending it after another rank failed)" : "",
+            absl::GetFlag(FLAGS_checkpoint_dir).empty() ? "" : " and writing a checkpoint");
       });
   if (!stop.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
