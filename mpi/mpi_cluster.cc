@@ -78,6 +78,8 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> MpiCluster::CreateUpdatePolicy(
 }
 
 absl::Status MpiCluster::FinishTraining(UpdatePolicy& policy) {
+  // The step boundaries' last round (started before the end of the data was seen).
+  HOGWILD_RETURN_IF_ERROR(FinishOrOverRanks().status());
   if (&policy == async_policy_) return async_policy_->Finish();
   return absl::OkStatus();  // sync: every rank applied the same updates already
 }
@@ -100,6 +102,46 @@ absl::StatusOr<int64_t> MpiCluster::SumOverRanks(int64_t value) {
   int64_t sum = 0;
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&value, &sum, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
   return sum;
+}
+
+absl::StatusOr<int> MpiCluster::MaxOverRanks(int value) {
+  int max = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&value, &max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  return max;
+}
+
+absl::Status MpiCluster::StartOrOverRanks(uint32_t bits) {
+  HOGWILD_RETURN_IF_ERROR(FinishOrOverRanks().status());  // one round at a time
+  or_mine_ = bits;
+  or_all_ = 0;
+  // Non-blocking: it completes inside the step's own collectives (MpiTowerAverage), so the
+  // decision costs no rendezvous of its own.
+  HOGWILD_MPI_RETURN_IF_ERROR(
+      MPI_Iallreduce(&or_mine_, &or_all_, 1, MPI_UINT32_T, MPI_BOR, MPI_COMM_WORLD, &or_request_));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> MpiCluster::FinishOrOverRanks() {
+  if (or_request_ == MPI_REQUEST_NULL) return 0u;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Wait(&or_request_, MPI_STATUS_IGNORE));
+  return or_all_;
+}
+
+absl::Status MpiCluster::AgreeOnStatus(const absl::Status& mine) {
+  // The lowest failing rank (num_ranks_ when none) tells every rank its code and message.
+  const int failed = mine.ok() ? num_ranks_ : rank_;
+  int first = num_ranks_;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&failed, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (first == num_ranks_) return absl::OkStatus();
+  int code = static_cast<int>(mine.code());
+  std::string message(mine.message());
+  int length = static_cast<int>(message.size());
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(&code, 1, MPI_INT, first, MPI_COMM_WORLD));
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(&length, 1, MPI_INT, first, MPI_COMM_WORLD));
+  message.resize(static_cast<size_t>(length));
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Bcast(message.data(), length, MPI_CHAR, first, MPI_COMM_WORLD));
+  if (first != 0) message = absl::StrFormat("rank %d of %d: %s", first, num_ranks_, message);
+  return MarkJobWide(absl::Status(static_cast<absl::StatusCode>(code), message));
 }
 
 absl::Status MpiCluster::CheckSameArguments(const std::vector<std::string>& args) {

@@ -60,11 +60,18 @@ class MpiCluster final : public Cluster {
   absl::Status FinishTraining(UpdatePolicy& policy) override;
   ExchangeStats exchange_stats() const override;
   absl::StatusOr<int64_t> SumOverRanks(int64_t value) override;
+  absl::Status StartOrOverRanks(uint32_t bits) override;
+  absl::StatusOr<uint32_t> FinishOrOverRanks() override;
+  absl::Status AgreeOnStatus(const absl::Status& mine) override;
 
   // Collective: checks that every rank was given the same command line `args` (the flags, in
   // order). Errors: kInvalidArgument on every rank, naming the first rank whose argument differs
   // from rank 0's, and both arguments.
   absl::Status CheckSameArguments(const std::vector<std::string>& args);
+
+  // The largest `value` over all ranks (e.g. the signal that stopped the job, 0 on a rank that
+  // received none). Collective.
+  absl::StatusOr<int> MaxOverRanks(int value);
 
   // Ends every rank of the job (MPI_Abort on MPI_COMM_WORLD) with exit code `code`. Never
   // returns.
@@ -79,6 +86,10 @@ class MpiCluster final : public Cluster {
   // run; its stats are read through these).
   class MpiTowerAverage* sync_policy_ = nullptr;
   class ShardedHogwild* async_policy_ = nullptr;
+  // The pending round of StartOrOverRanks (MPI_REQUEST_NULL: none) and its buffers.
+  MPI_Request or_request_ = MPI_REQUEST_NULL;
+  uint32_t or_mine_ = 0;
+  uint32_t or_all_ = 0;
 };
 
 }  // namespace hogwild

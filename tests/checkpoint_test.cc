@@ -188,6 +188,12 @@ TEST(Checkpoint, Version3FilesAreStillReadWithoutOptimizerConstants) {
   EXPECT_EQ(old->format_version, 3u);
   EXPECT_EQ(old->signature.optimizer, "adam");
   EXPECT_FALSE(old->signature.constants.has_value());
+  // Version 4 (the constants, before the rank count) is one process's, constants included.
+  auto v4 = ReadCheckpointFile(RunfilePath("tests/fuzz/corpus/checkpoint/v4_async_adam.hwckpt"));
+  ASSERT_TRUE(v4.ok()) << v4.status();
+  EXPECT_EQ(v4->format_version, 4u);
+  EXPECT_TRUE(v4->signature.constants.has_value());
+  EXPECT_EQ(v4->signature.num_ranks, 1);
   CheckpointSignature now = old->signature;
   now.constants = OptimizerConstants{.beta1 = 0.5f};
   EXPECT_TRUE(CheckSignature(now, old->signature, "c").ok());
@@ -224,6 +230,30 @@ TEST(Checkpoint, DatasetIsPartOfTheSignature) {
   EXPECT_EQ(parsed->signature.dataset, base.dataset);
 }
 
+TEST(Checkpoint, AJobsCheckpointHoldsEveryRanksDataPositions) {
+  // 2 ranks x 2 workers: 4 data positions, rank-major; the rank count round-trips.
+  Checkpoint job = SmallCheckpoint();
+  job.signature.num_ranks = 2;
+  job.next_step.assign(2 * static_cast<size_t>(job.signature.num_workers), 0);
+  for (size_t i = 0; i < job.next_step.size(); ++i) job.next_step[i] = 10 + static_cast<int64_t>(i);
+  auto parsed = ParseCheckpoint(SerializeCheckpoint(job), "job");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->signature.num_ranks, 2);
+  EXPECT_EQ(parsed->next_step, job.next_step);
+  // One rank's worth of positions for 2 ranks is a corrupt file, named by field.
+  Checkpoint short_job = job;
+  short_job.next_step.resize(static_cast<size_t>(job.signature.num_workers));
+  auto refused = ParseCheckpoint(SerializeCheckpoint(short_job), "short");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(refused.status().message().find("next_step"), std::string::npos) << refused.status();
+  // A version-4 file (before jobs of several processes) is one process's.
+  Checkpoint v3 = SmallCheckpoint();
+  v3.format_version = 4;
+  auto old = ParseCheckpoint(SerializeCheckpoint(v3), "v3");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->signature.num_ranks, 1);
+}
+
 TEST(Checkpoint, SignatureMismatchNamesTheField) {
   const CheckpointSignature base = SmallCheckpoint().signature;
   struct Case {
@@ -241,6 +271,7 @@ TEST(Checkpoint, SignatureMismatchNamesTheField) {
       {"parameter count differs", [](CheckpointSignature& s) { s.num_params = 60; }},
       {"mode differs", [](CheckpointSignature& s) { s.mode = Mode::kSync; }},
       {"worker count differs", [](CheckpointSignature& s) { s.num_workers = 3; }},
+      {"the checkpoint has 3, this run 1", [](CheckpointSignature& s) { s.num_ranks = 3; }},
       {"batch size differs", [](CheckpointSignature& s) { s.batch_size = 9; }},
       {"seed differs", [](CheckpointSignature& s) { s.seed = 43; }},
       {"training-set size differs", [](CheckpointSignature& s) { s.train_examples = 99; }},

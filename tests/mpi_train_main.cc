@@ -10,8 +10,12 @@
 // examples) or fashion_mnist (the
 // first --train_examples images). Prints, on rank 0, "accuracy A" and the summary; every rank
 // prints "rank R examples E params H" (H: a hash of its final parameters).
-// Exit codes: 0 ok; 1 a failed run (the job is aborted when it has several ranks); 2 a
-// comparison beyond the tolerance.
+// Checkpoints and stops: --checkpoint_dir, --resume, --checkpoint_every_steps as the train
+// command's; --stop_rank=R --stop_step=S: rank R alone asks for an orderly stop before its step S;
+// --stop_on_signals: SIGINT/SIGTERM ask for one (exit status 128 + signal).
+// Exit codes: 0 ok; 1 a failed run (the job is aborted when it has several ranks, unless every
+// rank refused together); 2 a comparison beyond the tolerance; 130/143 stopped by a signal.
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -29,6 +33,7 @@
 #include "mpi/mpi_cluster.h"
 #include "mpi/mpi_status.h"
 #include "tests/test_data.h"
+#include "trainer/cli/stop_signal.h"
 #include "trainer/data/mnist.h"
 #include "trainer/trainer.h"
 
@@ -49,6 +54,16 @@ ABSL_FLAG(int64_t, fail_step, 10, "see --fail_rank");
 ABSL_FLAG(int32_t, bad_mpi_call_rank, -1,
           "this rank makes an invalid MPI call (MPI_Bcast from a root outside the job) before "
           "training, to show how MPI errors are reported");
+ABSL_FLAG(std::string, checkpoint_dir, "", "as the train command's (sync across processes)");
+ABSL_FLAG(bool, resume, false, "continue from --checkpoint_dir's checkpoint");
+ABSL_FLAG(int64_t, checkpoint_every_steps, 0, "a checkpoint every N global steps (0: none)");
+ABSL_FLAG(int32_t, stop_rank, -1,
+          "this rank alone asks for an orderly stop before its step --stop_step (as a SIGTERM "
+          "reaching one rank first would)");
+ABSL_FLAG(int64_t, stop_step, 10, "see --stop_rank");
+ABSL_FLAG(bool, stop_on_signals, false,
+          "SIGINT/SIGTERM ask for an orderly stop, as in the train command; the exit status is "
+          "then 128 + the signal");
 ABSL_FLAG(std::string, compare, "", "A,B: compare two parameter files and exit");
 ABSL_FLAG(double, tolerance, 0.0, "largest allowed |A - B| for --compare");
 
@@ -88,7 +103,10 @@ absl::Status BadMpiCall(int num_ranks) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TrainResult> Run(Cluster* cluster) {
+// The stop request of --stop_rank, or of a signal (--stop_on_signals).
+std::atomic<bool> stop_requested{false};
+
+absl::StatusOr<TrainResult> Run(Cluster* cluster, const std::atomic<bool>* signal_stop) {
   if (cluster != nullptr && cluster->rank() == absl::GetFlag(FLAGS_bad_mpi_call_rank)) {
     HOGWILD_RETURN_IF_ERROR(BadMpiCall(cluster->num_ranks()));
   }
@@ -118,14 +136,22 @@ absl::StatusOr<TrainResult> Run(Cluster* cluster) {
   options.eval_every_epochs = 0;
   options.log_path = absl::GetFlag(FLAGS_log);
   options.log_every_steps = 10;
+  options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  options.resume = absl::GetFlag(FLAGS_resume);
+  options.checkpoint_every_steps = absl::GetFlag(FLAGS_checkpoint_every_steps);
+  options.checkpoint_every_seconds = 0;
+  options.stop_requested = signal_stop != nullptr ? signal_stop : &stop_requested;
   const int rank = cluster != nullptr ? cluster->rank() : 0;
   const int fail_rank = absl::GetFlag(FLAGS_fail_rank);
   const int64_t fail_step = absl::GetFlag(FLAGS_fail_step);
-  if (fail_rank == rank) {
-    options.step_hook = [fail_step](int worker, int64_t step) {
-      if (worker == 0 && step == fail_step) {
+  const bool stops = absl::GetFlag(FLAGS_stop_rank) == rank;
+  const int64_t stop_step = absl::GetFlag(FLAGS_stop_step);
+  if (fail_rank == rank || stops) {
+    options.step_hook = [=](int worker, int64_t step) {
+      if (worker == 0 && step == fail_step && fail_rank == rank) {
         return absl::DataLossError(absl::StrFormat("injected failure at step %d", step));
       }
+      if (worker == 0 && step == stop_step && stops) stop_requested.store(true);
       return absl::OkStatus();
     };
   }
@@ -149,7 +175,25 @@ int main(int argc, char** argv) {
   hogwild::MpiCluster* cluster = mpi->get();
   const int rank = cluster != nullptr ? cluster->rank() : 0;
   const bool several = cluster != nullptr && cluster->num_ranks() > 1;
-  absl::StatusOr<hogwild::TrainResult> result = hogwild::Run(cluster);
+  std::unique_ptr<hogwild::StopOnSignals> signals;
+  if (absl::GetFlag(FLAGS_stop_on_signals)) {
+    absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> installed =
+        hogwild::StopOnSignals::Install(/*exit_on_second=*/true, nullptr);
+    if (!installed.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(installed.status().message()).c_str());
+      return 1;
+    }
+    signals = std::move(*installed);
+  }
+  absl::StatusOr<hogwild::TrainResult> result =
+      hogwild::Run(cluster, signals != nullptr ? &signals->stop_requested() : nullptr);
+  if (!result.ok() && several && hogwild::IsJobWide(result.status())) {
+    // Refused together on every rank (Cluster::AgreeOnStatus): rank 0 says it once.
+    if (rank == 0) {
+      std::fprintf(stderr, "error: %s\n", std::string(result.status().message()).c_str());
+    }
+    return 1;
+  }
   if (!result.ok()) {
     std::fprintf(stderr, "error: rank %d: %s\n", rank,
                  std::string(result.status().message()).c_str());
@@ -163,8 +207,9 @@ int main(int argc, char** argv) {
     const auto* bytes = reinterpret_cast<const unsigned char*>(&x);
     for (size_t i = 0; i < sizeof(x); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
   }
-  std::printf("rank %d examples %ld params %016lx\n", rank, static_cast<long>(result->examples),
-              static_cast<unsigned long>(hash));
+  std::printf("rank %d examples %ld params %016lx steps %ld%s\n", rank,
+              static_cast<long>(result->examples), static_cast<unsigned long>(hash),
+              static_cast<long>(result->steps), result->stopped_early ? " stopped" : "");
   if (rank == 0) {
     std::printf("accuracy %.4f\n%s\n", result->final_test_accuracy,
                 hogwild::FormatSummary(*result).c_str());
@@ -179,5 +224,15 @@ int main(int argc, char** argv) {
     }
   }
   std::fflush(stdout);
+  if (result->stopped_early && signals != nullptr) {
+    // The signal any rank received: every rank of the job ends alike.
+    int signo = signals->signal();
+    if (several) {
+      const absl::StatusOr<int> job_signal = cluster->MaxOverRanks(signo);
+      if (!job_signal.ok()) cluster->Abort(1);
+      signo = *job_signal;
+    }
+    return 128 + signo;
+  }
   return 0;
 }

@@ -18,7 +18,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "core/mode.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
@@ -64,7 +66,40 @@ class Cluster {
 
   // The sum of `value` over all ranks (examples trained, for the summary). Collective.
   virtual absl::StatusOr<int64_t> SumOverRanks(int64_t value) = 0;
+
+  // The job's decision at sync step boundaries (trainer/checkpoint/step_boundary.h: stop,
+  // checkpoint due), in rounds that overlap the next step's compute and exchange instead of
+  // adding a rendezvous per step: StartOrOverRanks(bits) starts the bitwise OR of `bits` over
+  // all ranks and returns at once; FinishOrOverRanks() waits for the round started last and
+  // returns its OR, the same on every rank (0 when no round is pending). Collective, in the
+  // same order on every rank; called from worker 0's thread while training (between two steps
+  // of the sync policy, which makes its calls from that thread too). A round still pending
+  // when training ends is completed by FinishTraining.
+  virtual absl::Status StartOrOverRanks(uint32_t bits) = 0;
+  virtual absl::StatusOr<uint32_t> FinishOrOverRanks() = 0;
+
+  // Every rank passes the outcome of its own checks (a refused flag, an unusable checkpoint);
+  // returns OK on every rank when every rank's was OK, else on every rank the error of the
+  // lowest failing rank (its code and message), marked with MarkJobWide. Collective. Errors:
+  // communication errors (not marked).
+  virtual absl::Status AgreeOnStatus(const absl::Status& mine) = 0;
 };
+
+// The payload that marks an error every rank of the job returned together (AgreeOnStatus): the
+// program may let one rank report it and end every rank normally (MPI_Finalize, exit status 1)
+// instead of aborting the job, since no peer is left waiting in a collective.
+inline constexpr char kJobWideErrorUrl[] = "hogwild/job-wide-error";
+
+// `status` marked as job-wide. OK stays OK.
+inline absl::Status MarkJobWide(absl::Status status) {
+  if (!status.ok()) status.SetPayload(kJobWideErrorUrl, absl::Cord("1"));
+  return status;
+}
+
+// Whether `status` came from AgreeOnStatus (every rank has it).
+inline bool IsJobWide(const absl::Status& status) {
+  return status.GetPayload(kJobWideErrorUrl).has_value();
+}
 
 }  // namespace hogwild
 

@@ -55,10 +55,22 @@ int64_t StepsPerEpoch(const InputPipeline& pipeline, Mode mode, int num_workers)
   return steps;
 }
 
-// What a job of several processes (TrainerOptions::cluster, R > 1 ranks of W workers) cannot
-// do, or needs of the options beyond ValidateOptionsForDataset.
-absl::Status CheckMultiProcess(const TrainerOptions& options, int64_t train_examples,
-                               int num_ranks) {
+// The part of CheckClusterOptions that needs the training set's size.
+absl::Status CheckMultiProcessData(const TrainerOptions& options, int64_t train_examples,
+                                   int num_ranks) {
+  const int64_t total_workers = static_cast<int64_t>(num_ranks) * WorkerCount(options);
+  const int64_t largest_shard = (train_examples + total_workers - 1) / total_workers;
+  if (options.mode == Mode::kAsync && options.batch_size > largest_shard) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::batch_size=%d is larger than a worker's shard (%d of %d examples over "
+        "%d ranks x %d workers)",
+        options.batch_size, largest_shard, train_examples, num_ranks, WorkerCount(options)));
+  }
+  return absl::OkStatus();
+}
+
+// CheckClusterOptions' checks (the public function is outside the anonymous namespace).
+absl::Status ClusterOptionsStatus(const TrainerOptions& options, int num_ranks) {
   if (options.mode != Mode::kAsync && options.mode != Mode::kSync) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::mode=%s does not run across processes yet (%d ranks); use async or "
@@ -71,11 +83,12 @@ absl::Status CheckMultiProcess(const TrainerOptions& options, int64_t train_exam
         "use cpu devices, or one process",
         DevicesToString(options.devices), num_ranks));
   }
-  if (!options.checkpoint_dir.empty()) {
+  if (!options.checkpoint_dir.empty() && options.mode != Mode::kSync) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::checkpoint_dir=%s: checkpoints of a job of several processes (%d "
-        "ranks) are not supported yet; leave it out, or use one process",
-        options.checkpoint_dir, num_ranks));
+        "ranks) are written in sync mode only so far, not in %s mode; leave it out, or use one "
+        "process",
+        options.checkpoint_dir, num_ranks, ModeName(options.mode)));
   }
   // The policies across processes (mpi/) update with SGD and momentum only, on the whole
   // gradient, without the averaged weights: what they would ignore is refused by name.
@@ -98,20 +111,12 @@ absl::Status CheckMultiProcess(const TrainerOptions& options, int64_t train_exam
         absl::StrFormat("TrainerOptions::exchange_every=%d is out of range; it must be >= 1",
                         options.exchange_every));
   }
-  const int64_t total_workers = static_cast<int64_t>(num_ranks) * options.num_workers;
   if (options.mode == Mode::kSync && options.batch_size < num_ranks) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::batch_size=%d is smaller than the %d ranks: in sync mode the global "
         "batch is split over the ranks, and a rank without examples would only wait; use a "
         "global batch of at least %d or fewer ranks",
         options.batch_size, num_ranks, num_ranks));
-  }
-  const int64_t largest_shard = (train_examples + total_workers - 1) / total_workers;
-  if (options.mode == Mode::kAsync && options.batch_size > largest_shard) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::batch_size=%d is larger than a worker's shard (%d of %d examples over "
-        "%d ranks x %d workers)",
-        options.batch_size, largest_shard, train_examples, num_ranks, options.num_workers));
   }
   return absl::OkStatus();
 }
@@ -183,6 +188,11 @@ absl::Status CheckLogPath(const TrainerOptions& options) {
 
 }  // namespace
 
+absl::Status CheckClusterOptions(const TrainerOptions& options, int num_ranks) {
+  if (num_ranks <= 1) return absl::OkStatus();
+  return ClusterOptionsStatus(options, num_ranks);
+}
+
 absl::Status CheckOutputs(const TrainerOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -206,8 +216,6 @@ namespace {
 
 absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, const Dataset& train,
                                            const Dataset& test) {
-  HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(requested, train.size()));
-  HOGWILD_RETURN_IF_ERROR(CheckOutputs(requested));
   TrainerOptions options = requested;
   options.num_workers = WorkerCount(requested);
   // A job of several processes: this rank's workers are the job's [rank·W, (rank+1)·W).
@@ -215,53 +223,78 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       options.cluster != nullptr && options.cluster->num_ranks() > 1 ? options.cluster : nullptr;
   const int num_ranks = cluster != nullptr ? cluster->num_ranks() : 1;
   const int rank = cluster != nullptr ? cluster->rank() : 0;
-  if (cluster != nullptr) {
-    HOGWILD_RETURN_IF_ERROR(CheckMultiProcess(options, train.size(), num_ranks));
-    if (rank != 0) options.log_path.clear();
-  }
+  if (cluster != nullptr && rank != 0) options.log_path.clear();
+  std::vector<DeviceSpec> worker_devices;
+  const GpuRuntime* gpu = nullptr;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<ParameterStore> store;
+  CheckpointSignature signature;
+  std::optional<Checkpoint> resumed;
+  // Everything that can refuse the run before the ranks first communicate: in a job of several
+  // processes they agree on the outcome (the lowest failing rank's error, on every rank), so a
+  // refusal ends every rank in order instead of leaving peers in a collective.
+  absl::Status prepared = [&]() -> absl::Status {
+    HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(requested, train.size()));
+    if (cluster != nullptr) {
+      // Before CheckOutputs, which creates the checkpoint directory.
+      HOGWILD_RETURN_IF_ERROR(CheckClusterOptions(options, num_ranks));
+      HOGWILD_RETURN_IF_ERROR(CheckMultiProcessData(options, train.size(), num_ranks));
+    }
+    HOGWILD_RETURN_IF_ERROR(CheckOutputs(requested));
+    worker_devices = WorkerDevices(options);
+    // GPU workers need the GPU runtime (trainer/gpu_runtime.h): say so before anything else.
+    if (!worker_devices.empty()) {
+      const absl::StatusOr<const GpuRuntime*> runtime = GpuRuntimeOrError();
+      if (!runtime.ok()) {
+        return absl::Status(
+            runtime.status().code(),
+            absl::StrCat("TrainerOptions::devices=", DevicesToString(options.devices), ": ",
+                         runtime.status().message()));
+      }
+      gpu = *runtime;
+    }
+    ModelSpec spec = options.model;
+    spec.input_shape = train.example_shape;
+    spec.num_classes = train.num_classes;
+    HOGWILD_ASSIGN_OR_RETURN(model, Model::Create(spec));
+    // Refuse a run that cannot fit before allocating any of it (host memory; CPU workers).
+    if (worker_devices.empty()) {
+      HOGWILD_RETURN_IF_ERROR(
+          CheckMemoryFits(EstimateTrainingMemory(options, *model, train.size(), test.size() > 0),
+                          AvailableMemoryBytes()));
+    }
+    if (!options.weight_decay_biases) options.sgd.no_decay = model->BiasRanges();
+    HOGWILD_ASSIGN_OR_RETURN(store, ParameterStore::Create(model->num_params()));
+    model->InitParams(options.seed, store->unsafe_values());
+    // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.
+    if (!options.checkpoint_dir.empty()) {
+      signature = MakeSignature(*model, options.mode, options.num_workers, options.batch_size,
+                                options.seed, train);
+    }
+    signature.optimizer = OptimizerName(options.sgd.optimizer);
+    signature.num_ranks = num_ranks;
+    signature.constants = OptimizerConstants{.momentum = options.sgd.momentum,
+                                             .beta1 = options.sgd.beta1,
+                                             .beta2 = options.sgd.beta2,
+                                             .alpha = options.sgd.alpha,
+                                             .eps = options.sgd.eps,
+                                             .weight_decay = options.sgd.weight_decay,
+                                             .ema_decay = options.ema_decay};
+    if (options.resume) {
+      // Every rank reads the job's checkpoint (one file system, or the same copy on each host).
+      HOGWILD_ASSIGN_OR_RETURN(resumed, ReadLatestCheckpoint(options.checkpoint_dir));
+    }
+    if (resumed) {
+      HOGWILD_RETURN_IF_ERROR(
+          CheckSignature(signature, resumed->signature, CheckpointPath(options.checkpoint_dir)));
+    }
+    return absl::OkStatus();
+  }();
+  if (cluster != nullptr) prepared = cluster->AgreeOnStatus(prepared);
+  HOGWILD_RETURN_IF_ERROR(prepared);
   // The schedule every worker, the log and the evaluations read: base_lr scaled for the global
   // batch once (LrSchedule::scaling), warm-up included in At().
   const LrSchedule lr = ScaleForBatch(options.lr, GlobalBatch(options));
-  const std::vector<DeviceSpec> worker_devices = WorkerDevices(options);
-  // GPU workers need the GPU runtime (trainer/gpu_runtime.h): say so before anything else.
-  const GpuRuntime* gpu = nullptr;
-  if (!worker_devices.empty()) {
-    const absl::StatusOr<const GpuRuntime*> runtime = GpuRuntimeOrError();
-    if (!runtime.ok()) {
-      return absl::Status(runtime.status().code(),
-                          absl::StrCat("TrainerOptions::devices=", DevicesToString(options.devices),
-                                       ": ", runtime.status().message()));
-    }
-    gpu = *runtime;
-  }
-  ModelSpec spec = options.model;
-  spec.input_shape = train.example_shape;
-  spec.num_classes = train.num_classes;
-  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Create(spec));
-  // Refuse a run that cannot fit before allocating any of it (host memory; CPU workers).
-  if (worker_devices.empty()) {
-    HOGWILD_RETURN_IF_ERROR(
-        CheckMemoryFits(EstimateTrainingMemory(options, *model, train.size(), test.size() > 0),
-                        AvailableMemoryBytes()));
-  }
-
-  if (!options.weight_decay_biases) options.sgd.no_decay = model->BiasRanges();
-  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
-                           ParameterStore::Create(model->num_params()));
-  model->InitParams(options.seed, store->unsafe_values());
-  // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.
-  CheckpointSignature signature = options.checkpoint_dir.empty()
-                                      ? CheckpointSignature{}
-                                      : MakeSignature(*model, options.mode, options.num_workers,
-                                                      options.batch_size, options.seed, train);
-  signature.optimizer = OptimizerName(options.sgd.optimizer);
-  signature.constants = OptimizerConstants{.momentum = options.sgd.momentum,
-                                           .beta1 = options.sgd.beta1,
-                                           .beta2 = options.sgd.beta2,
-                                           .alpha = options.sgd.alpha,
-                                           .eps = options.sgd.eps,
-                                           .weight_decay = options.sgd.weight_decay,
-                                           .ema_decay = options.ema_decay};
 
   PolicyPlacement placement{.num_cpu_workers = options.num_workers,
                             .force_host_master = options.force_host_master};
@@ -281,13 +314,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     HOGWILD_ASSIGN_OR_RETURN(
         policy, gpu->CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));
   }
-  std::optional<Checkpoint> resumed;
-  if (options.resume) {
-    HOGWILD_ASSIGN_OR_RETURN(resumed, ReadLatestCheckpoint(options.checkpoint_dir));
-  }
   if (resumed) {
-    HOGWILD_RETURN_IF_ERROR(
-        CheckSignature(signature, resumed->signature, CheckpointPath(options.checkpoint_dir)));
     if (!resumed->signature.dataset) {
       // The migration from format version 1 (trainer/checkpoint/checkpoint.h): no dataset to
       // compare; say so once, and the next save records it.
@@ -323,7 +350,14 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                                    .prefetch = options.prefetch,
                                    .first_worker = rank * options.num_workers,
                                    .total_workers = num_ranks * options.num_workers};
-  if (resumed) pipeline_options.start_step = resumed->next_step;
+  // This rank's workers' data positions: its slice of the job's (rank-major) list.
+  std::vector<int64_t> start_step(options.num_workers, 0);
+  if (resumed) {
+    const auto first =
+        resumed->next_step.begin() + static_cast<ptrdiff_t>(rank) * options.num_workers;
+    start_step.assign(first, first + options.num_workers);
+    pipeline_options.start_step = start_step;
+  }
   InputPipeline pipeline(&train, pipeline_options);
   // Epochs trained before this run (the progress line counts from there): the checkpoint's share
   // of every worker's batches.
@@ -332,9 +366,10 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     bool left = false;
     int64_t done = 0, per_epoch = 0;
     for (int w = 0; w < options.num_workers; ++w) {
-      left |= resumed->next_step[w] < pipeline.plan().StepsPerEpoch(w) * options.epochs;
-      done += resumed->next_step[w];
-      per_epoch += pipeline.plan().StepsPerEpoch(w);
+      left |=
+          start_step[w] < pipeline.plan().StepsPerEpoch(pipeline.plan_worker(w)) * options.epochs;
+      done += start_step[w];
+      per_epoch += pipeline.plan().StepsPerEpoch(pipeline.plan_worker(w));
     }
     if (per_epoch > 0) start_epoch = static_cast<double>(done) / static_cast<double>(per_epoch);
     if (!left) {
@@ -399,12 +434,26 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       .every_seconds = options.checkpoint_every_seconds,
       .stop_requested = options.stop_requested,
       .start_global_step = static_cast<int64_t>(policy->global_step()),
-      .start_next_step = resumed ? resumed->next_step
-                                 : std::vector<int64_t>(options.num_workers, 0)};
+      .start_next_step = start_step};
+  if (cluster != nullptr) {
+    // Sync across processes (CheckClusterOptions): the ranks decide together, rank 0 writes.
+    boundary_options.start_agreement = [cluster](uint32_t requests) {
+      return cluster->StartOrOverRanks(requests);
+    };
+    boundary_options.finish_agreement = [cluster] { return cluster->FinishOrOverRanks(); };
+    boundary_options.writes_checkpoints = rank == 0;
+  }
   StepBoundary boundary(
       boundary_options,
       [&](const std::vector<int64_t>& next_step) {
-        absl::StatusOr<Checkpoint> c = CaptureState(signature, *policy, pipeline.plan(), next_step);
+        // The job's data positions, rank-major. Only sync jobs of several processes write
+        // checkpoints, and there every worker of every rank is at the same step.
+        std::vector<int64_t> job_next_step;
+        for (int r = 0; r < num_ranks; ++r) {
+          job_next_step.insert(job_next_step.end(), next_step.begin(), next_step.end());
+        }
+        absl::StatusOr<Checkpoint> c =
+            CaptureState(signature, *policy, pipeline.plan(), job_next_step);
         // Every worker is parked after its last update and its EMA update: a consistent cut.
         if (c.ok() && ema != nullptr) {
           c->ema.resize(static_cast<size_t>(policy->num_params()));

@@ -91,6 +91,15 @@ struct TrainResult {
 // Thread-safety: as Train().
 absl::Status CheckOutputs(const TrainerOptions& options);
 
+// What a job of `num_ranks` processes (TrainerOptions::cluster) cannot do or needs of the
+// options, checked without the data (Train() checks it again, and the batch against the
+// shards): the mode (async or sync), CPU devices, SGD with or without momentum only (no other
+// optimizer, shared state, clipping, EMA, bias exemption, lr scaling), checkpoints in sync mode
+// only, exchange_every >= 1, and in sync mode a global batch of at least num_ranks examples.
+// OK when num_ranks <= 1. Call it before CheckOutputs, which creates the checkpoint directory.
+// Errors: kInvalidArgument naming the option field, its value and the rank count. Pure.
+absl::Status CheckClusterOptions(const TrainerOptions& options, int num_ranks);
+
 // Trains `options.model` on `train`, evaluating on `test` (may be empty: no evaluation).
 absl::StatusOr<TrainResult> Train(const TrainerOptions& options, const Dataset& train,
                                   const Dataset& test);

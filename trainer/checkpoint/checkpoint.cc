@@ -169,6 +169,7 @@ void WriteSignature(const CheckpointSignature& s, uint32_t version, Writer& w) {
       for (float v : ConstantValues(*s.constants)) w.Pod<float>(v);
     }
   }
+  if (version >= 5) w.Pod<int32_t>(s.num_ranks);
 }
 
 absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) {
@@ -219,6 +220,11 @@ absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) 
       if (!std::isfinite(*v)) return r.Corrupt("optimizer_constants", "a non-finite value");
     }
     s->constants = c;
+  }
+  s->num_ranks = 1;  // every checkpoint before version 5 is of one process
+  if (version >= 5) HOGWILD_RETURN_IF_ERROR(r.Pod("num_ranks", &s->num_ranks));
+  if (s->num_ranks < 1 || s->num_ranks > static_cast<int32_t>(kMaxListItems)) {
+    return r.Corrupt("num_ranks", absl::StrFormat("%d is out of range", s->num_ranks));
   }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
   // Only async and sync runs write checkpoints (core/mode.h SupportsCheckpoints).
@@ -347,9 +353,11 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
                                               r.remaining()));
   }
   if (c.global_step < 0 || c.epoch < 0) return r.Corrupt("global_step/epoch", "negative");
-  if (static_cast<int64_t>(c.next_step.size()) != s.num_workers) {
-    return r.Corrupt("next_step", absl::StrFormat("%d entries for %d workers",
-                                                  c.next_step.size(), s.num_workers));
+  // One data position per worker of the job: rank-major, the job's worker r·W + w.
+  const int64_t job_workers = static_cast<int64_t>(s.num_ranks) * s.num_workers;
+  if (static_cast<int64_t>(c.next_step.size()) != job_workers) {
+    return r.Corrupt("next_step", absl::StrFormat("%d entries for %d ranks x %d workers",
+                                                  c.next_step.size(), s.num_ranks, s.num_workers));
   }
   for (int64_t step : c.next_step) {
     if (step < 0) return r.Corrupt("next_step", absl::StrFormat("negative step %d", step));
@@ -359,7 +367,7 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
                                                s.num_params));
   }
   // Owners: 1 (sync, async with shared state) or W (async per worker), up to 2 slots each.
-  const size_t w = static_cast<size_t>(s.num_workers);
+  const size_t w = static_cast<size_t>(job_workers);
   const size_t buffers = c.optimizer_state.size();
   if (buffers != 0 && buffers != 1 && buffers != 2 && buffers != w && buffers != 2 * w) {
     return r.Corrupt("optimizer_state",
@@ -456,6 +464,13 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   if (f.mode != e.mode) {
     return differs("mode", ModeName(f.mode), ModeName(e.mode),
                    "build the trainer in the checkpoint's mode (--config=sync for sync)");
+  }
+  if (f.num_ranks != e.num_ranks) {
+    const std::string hint =
+        absl::StrFormat("resume with %d processes (mpirun -np %d) or use another --checkpoint_dir",
+                        f.num_ranks, f.num_ranks);
+    return differs("rank count", absl::StrCat(f.num_ranks), absl::StrCat(e.num_ranks),
+                   hint.c_str());
   }
   if (f.num_workers != e.num_workers) {
     return differs("worker count", absl::StrCat(f.num_workers), absl::StrCat(e.num_workers),

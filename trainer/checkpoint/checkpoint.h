@@ -19,7 +19,8 @@
 //                     str optimizer                          (version >= 3)
 //                     u8 has_constants (0 or 1), and if 1: 7×f32 momentum, beta1, beta2,
 //                     alpha, eps, weight_decay, ema_decay    (version >= 4)
-//                   state: i64 global_step, i64 epoch, u32 W + W×i64 next_step,
+//                     i32 num_ranks R                        (version >= 5; else 1)
+//                   state: i64 global_step, i64 epoch, u32 R·W + R·W×i64 next_step,
 //                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) optimizer_state,
 //                     u32 m + m×u64 optimizer_steps,         (version >= 3)
 //                     u64 E + E×f32 ema (E = 0 or P)         (version >= 3)
@@ -30,7 +31,8 @@
 // the weights' moving average
 // (version 1 and 2 files read as "sgd", whose state is the momentum buffers, without counts); 4
 // the optimizer's constants and the EMA's decay (OptimizerConstants; older files have none, and a
-// resume of them cannot check the constants).
+// resume of them cannot check the constants); 5 the rank count of a job of several processes
+// (trainer/cluster.h), whose checkpoint holds the data position of every worker of every rank.
 // Version 1 files are still read (the migration): their signature has no dataset
 // (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
 // them with a one-line warning, and its next save writes version 2 with the dataset. (Train()
@@ -64,7 +66,7 @@
 
 namespace hogwild {
 
-inline constexpr uint32_t kCheckpointVersion = 4;
+inline constexpr uint32_t kCheckpointVersion = 5;
 // The oldest format version ParseCheckpoint still reads.
 inline constexpr uint32_t kOldestCheckpointVersion = 1;
 inline constexpr char kCheckpointFileName[] = "checkpoint.hwckpt";
@@ -96,7 +98,7 @@ struct OptimizerConstants {
 };
 
 // What a checkpoint must match to be resumed: the model (name, input shape, classes, layers,
-// parameter count), the training mode and worker count (the optimizer state and data
+// parameter count), the training mode, rank and worker counts (the optimizer state and data
 // positions are per worker), what fixes the data order (batch size, seed, training-set
 // size) and the training set itself. The number of epochs may differ: a run can be resumed
 // with more epochs.
@@ -107,7 +109,7 @@ struct CheckpointSignature {
   std::vector<std::string> layers;   // Layer::name() of each layer, e.g. "dense 784->256"
   int64_t num_params = 0;            // P
   Mode mode = Mode::kAsync;          // stored as its ModeName, "async" or "sync"
-  int32_t num_workers = 0;           // W
+  int32_t num_workers = 0;           // W, per rank
   int64_t batch_size = 0;
   uint64_t seed = 0;
   int64_t train_examples = 0;        // N
@@ -119,13 +121,17 @@ struct CheckpointSignature {
   // Always set by Train(); std::nullopt in a file of version 3 or older (or a hand-made
   // signature), where CheckSignature cannot compare them.
   std::optional<OptimizerConstants> constants;
+  // R: the processes of the job (trainer/cluster.h), 1 for a run of one process. A job's
+  // checkpoint holds the whole job's state, so it resumes only with the same R.
+  int32_t num_ranks = 1;
 };
 
 struct Checkpoint {
   CheckpointSignature signature;
   int64_t global_step = 0;  // updates applied to the parameters (the store's version)
   int64_t epoch = 0;        // epochs completed by every worker (informational)
-  // [W]: the index, in worker w's BatchPlan sequence, of the next batch it will train on.
+  // [R·W]: the index, in worker w's BatchPlan sequence, of the next batch it will train on,
+  // rank-major (the job's worker r·W + w; [W] for one process).
   std::vector<int64_t> next_step;
   std::vector<float> params;  // [P]
   // The optimizer-state buffers, each [P] (sync/update_policy.h PolicyState): owners x slots,
@@ -152,9 +158,9 @@ std::string SerializeCheckpoint(const Checkpoint& checkpoint);
 // kUnimplemented for a newer format version; one line naming `origin` and the field): wrong
 // magic, header or payload checksum mismatch, truncated or trailing bytes, a count larger than
 // the bytes that remain (checked before anything is allocated), sizes that disagree with each
-// other (W next steps, P params, 0/1/2/W/2W optimizer_state, 0/1/W optimizer_steps), an unknown
-// mode, negative steps, a
-// non-finite parameter. Pure function, thread-safe; this is the fuzzing entry point.
+// other (R·W next steps, P params, 0/1/2/R·W/2R·W optimizer_state, 0/1/W optimizer_steps), an
+// unknown mode, negative steps, a non-finite parameter. Pure function, thread-safe; this is the
+// fuzzing entry point.
 absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string_view origin);
 
 // OK when `found` (a checkpoint's signature) matches `expected` (the run about to resume);

@@ -59,6 +59,13 @@ absl::Status StepBoundary::WriteLocked(std::unique_lock<std::mutex>& lock) {
   return status;
 }
 
+void StepBoundary::SkipWriteLocked(int64_t global_step) {
+  // The writing rank saved this very state: keep the same schedule as it does.
+  last_checkpoint_time_ = std::chrono::steady_clock::now();
+  next_due_step_ = global_step + options_.every_steps;
+  if (global_step != options_.start_global_step) last_checkpoint_step_ = global_step;
+}
+
 absl::StatusOr<bool> StepBoundary::AtBoundary(int worker, int64_t next_step,
                                               int64_t global_step) {
   if (options_.mode == Mode::kAsync) return AsyncBoundary(worker, next_step, global_step);
@@ -74,6 +81,7 @@ absl::StatusOr<bool> StepBoundary::SyncBoundary(int64_t next_step, int64_t globa
   if (cancelled_) return absl::CancelledError("training was cancelled");
   // All towers of a sync run are at the same step.
   next_step_.assign(options_.num_workers, next_step);
+  if (options_.start_agreement) return AgreedSyncBoundary(lock, global_step);
   const bool stop = StopRequested();
   if ((stop && !options_.checkpoint_dir.empty()) || DueLocked(global_step)) {
     HOGWILD_RETURN_IF_ERROR(WriteLocked(lock));
@@ -85,6 +93,36 @@ absl::StatusOr<bool> StepBoundary::SyncBoundary(int64_t next_step, int64_t globa
   // cancellation can release them; the trainer reads their kCancelled as part of the stop.
   release_peers_();
   return true;
+}
+
+absl::StatusOr<bool> StepBoundary::AgreedSyncBoundary(std::unique_lock<std::mutex>& lock,
+                                                      int64_t global_step) {
+  // The job's decision on the requests of the previous boundary, the same on every rank.
+  lock.unlock();
+  absl::StatusOr<uint32_t> job = options_.finish_agreement();
+  lock.lock();
+  HOGWILD_RETURN_IF_ERROR(job.status());
+  const bool stop = (*job & kStopBit) != 0;
+  if ((stop && !options_.checkpoint_dir.empty()) || (*job & kDueBit) != 0) {
+    if (options_.writes_checkpoints) {
+      HOGWILD_RETURN_IF_ERROR(WriteLocked(lock));
+    } else {
+      SkipWriteLocked(global_step);
+    }
+  }
+  if (stop) {
+    stopped_ = true;
+    lock.unlock();
+    release_peers_();  // as in SyncBoundary
+    return true;
+  }
+  // This boundary's requests, after the write above moved the schedule on, for the next one.
+  const uint32_t mine = (StopRequested() ? kStopBit : 0) | (DueLocked(global_step) ? kDueBit : 0);
+  lock.unlock();
+  const absl::Status started = options_.start_agreement(mine);
+  lock.lock();
+  HOGWILD_RETURN_IF_ERROR(started);
+  return false;
 }
 
 absl::StatusOr<bool> StepBoundary::StopOnlyBoundary() {
@@ -165,6 +203,8 @@ int64_t StepBoundary::last_checkpoint_step() const {
 absl::Status StepBoundary::WriteFinal() {
   std::unique_lock<std::mutex> lock(mu_);
   if (options_.checkpoint_dir.empty() || stopped_ || cancelled_) return absl::OkStatus();
+  // The writing rank saves the same final state (sync: every rank ends with the same one).
+  if (!options_.writes_checkpoints) return absl::OkStatus();
   return WriteLocked(lock);
 }
 

@@ -15,6 +15,15 @@
 //   bitwise equal to the uninterrupted run; with several, the continuation interleaves
 //   differently (as two async runs with the same seed do), so only the state is exact.
 //
+// sync mode across processes (Options::start_agreement set): worker 0 of every rank calls
+//   AtBoundary before every step and the ranks decide together: at boundary k each rank starts
+//   a round with its requests (a stop, a checkpoint due), and at boundary k+1 every rank acts on
+//   that round's OR before starting the next. So every rank checkpoints or stops after the same
+//   step, whoever saw the signal or the clock first, one step after the request (the round
+//   overlaps the step instead of adding a rendezvous per step). Sync ranks hold the same
+//   parameters and momentum after each step and every worker of the job is at the same step, so
+//   the rank with Options::writes_checkpoints (rank 0) writes the whole job's checkpoint from
+//   its own state; the others only take part in the decision.
 // The modes without checkpoints (core/mode.h SupportsCheckpoints; checkpoint_dir must be empty):
 //   only orderly stops: the first worker that finds a stop requested returns true and releases
 //   its peers through `release_peers`, whatever they wait on (the ssp bound, a barrier).
@@ -57,7 +66,18 @@ class StepBoundary {
     // written, so it can never replace a checkpoint that holds training.
     int64_t start_global_step = 0;
     std::vector<int64_t> start_next_step;  // [W]: each worker's first step index
+    // sync mode in a job of several processes (both set, or neither): start_agreement(requests)
+    // starts the job's round with this rank's request bits (kStopBit, kDueBit);
+    // finish_agreement() waits for the round started last and returns the OR of every rank's
+    // bits (0 when none is pending). Collective: worker 0 calls them at every boundary (never
+    // with mu_ held); an error fails worker 0's step. Null: one process.
+    std::function<absl::Status(uint32_t requests)> start_agreement;
+    std::function<absl::StatusOr<uint32_t>()> finish_agreement;
+    // false on the ranks that take part in the job's checkpoints without writing them.
+    bool writes_checkpoints = true;
   };
+  static constexpr uint32_t kStopBit = 1;
+  static constexpr uint32_t kDueBit = 2;
   // Builds the checkpoint of the current (quiescent) state, global step included, given each
   // worker's next step index. An error (a device error reading the state back) fails the save
   // like a failed write: the previous checkpoint is kept.
@@ -86,15 +106,20 @@ class StepBoundary {
   int64_t last_checkpoint_step() const;
 
   // After every worker has returned: writes the checkpoint of the final state unless an
-  // orderly stop already wrote it or no directory is set.
+  // orderly stop already wrote it, no directory is set or this rank does not write
+  // (Options::writes_checkpoints).
   absl::Status WriteFinal();
 
  private:
   absl::StatusOr<bool> SyncBoundary(int64_t next_step, int64_t global_step);
   absl::StatusOr<bool> AsyncBoundary(int worker, int64_t next_step, int64_t global_step);
+  // SyncBoundary across processes (Options::start_agreement). Requires mu_ (held on return).
+  absl::StatusOr<bool> AgreedSyncBoundary(std::unique_lock<std::mutex>& lock, int64_t global_step);
   absl::StatusOr<bool> StopOnlyBoundary();
   bool StopRequested() const;
   bool DueLocked(int64_t global_step) const;  // requires mu_
+  // A checkpoint another rank writes: the schedule moves on as if written here. Requires mu_.
+  void SkipWriteLocked(int64_t global_step);
   // Snapshots and writes with mu_ released (the state is quiescent by the callers' protocol).
   absl::Status WriteLocked(std::unique_lock<std::mutex>& lock);
 

@@ -271,8 +271,16 @@ absl::Status CheckTypedFlagsHaveEffect(const hogwild::TrainerOptions& options) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested,
-                                         hogwild::Cluster* cluster) {
+// What the flags ask for, checked before the data is loaded.
+struct RunSetup {
+  hogwild::TrainerOptions options;
+  hogwild::DatasetInfo info;
+  std::string dir;  // the dataset's folder
+  int64_t train_examples = 0;
+};
+
+absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
+                                    hogwild::Cluster* cluster) {
   using namespace hogwild;
   const int num_ranks = cluster != nullptr ? cluster->num_ranks() : 1;
   const bool speaks = cluster == nullptr || cluster->rank() == 0;
@@ -366,9 +374,12 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
     return absl::InvalidArgumentError(absl::StrFormat(
         "--exchange_every=%d is out of range; it must be >= 1", options.exchange_every));
   }
-  // Rank 0 speaks for the job: the other ranks print no progress, banner or summary.
-  if (speaks) options.progress = MakeProgressLine(stdout);
-  options.progress_period = ProgressLinePeriod(stdout);
+  // Rank 0 speaks for the job: the other ranks print no progress, banner or summary. Under
+  // mpirun a rank's stdout may be a pseudo-terminal even when mpirun's own output goes to a
+  // file, so a job prints whole lines, never the terminal's in-place rewrite.
+  const bool may_rewrite = cluster == nullptr;
+  if (speaks) options.progress = MakeProgressLine(stdout, may_rewrite);
+  options.progress_period = ProgressLinePeriod(stdout, may_rewrite);
   options.stop_requested = stop_requested;
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   options.resume = absl::GetFlag(FLAGS_resume);
@@ -409,19 +420,40 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
     HOGWILD_RETURN_IF_ERROR(CheckMemoryFits(
         EstimateTrainingMemory(options, *mnist_model, train_examples), AvailableMemoryBytes()));
   }
+  // What a job of several processes cannot do, before CheckOutputs creates the directory.
+  HOGWILD_RETURN_IF_ERROR(CheckClusterOptions(options, num_ranks));
   // A bad or occupied --checkpoint_dir, and a --log that would replace a previous run's log,
   // too (Train() checks them again).
   HOGWILD_RETURN_IF_ERROR(CheckOutputs(options));
   std::error_code ec;
-  if (options.resume && !std::filesystem::exists(CheckpointPath(options.checkpoint_dir), ec)) {
+  if (speaks && options.resume &&
+      !std::filesystem::exists(CheckpointPath(options.checkpoint_dir), ec)) {
     // --resume falls back to a fresh start (so a job script can always pass it); say so, in
     // case the directory was mistyped.
     absl::PrintF("hogwild: --resume: no checkpoint in %s yet; training from the start\n",
                  options.checkpoint_dir);
   }
+  return RunSetup{.options = std::move(options),
+                  .info = std::move(info),
+                  .dir = std::move(dir),
+                  .train_examples = train_examples};
+}
 
-  HOGWILD_ASSIGN_OR_RETURN(TrainTestSplits splits,
-                           LoadTrainTest(info, dir, train_examples, "--train_examples"));
+absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested,
+                                         hogwild::Cluster* cluster) {
+  using namespace hogwild;
+  const int num_ranks = cluster != nullptr ? cluster->num_ranks() : 1;
+  const bool speaks = cluster == nullptr || cluster->rank() == 0;
+  absl::StatusOr<RunSetup> setup = PrepareRun(stop_requested, cluster);
+  // A job's ranks refuse the flags together, before any of them loads the data (the checks read
+  // each host's file system, so they may differ between hosts).
+  if (num_ranks > 1) HOGWILD_RETURN_IF_ERROR(cluster->AgreeOnStatus(setup.status()));
+  HOGWILD_RETURN_IF_ERROR(setup.status());
+  const TrainerOptions& options = setup->options;
+  const DatasetInfo& info = setup->info;
+  HOGWILD_ASSIGN_OR_RETURN(
+      TrainTestSplits splits,
+      LoadTrainTest(info, setup->dir, setup->train_examples, "--train_examples"));
   const Dataset& train = splits.train;
   const Dataset& test = splits.test;
 
@@ -588,13 +620,18 @@ int main(int argc, char** argv) {
   }
   // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.
   absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop =
-      hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [](int signo) {
-        std::fprintf(stderr,
-                     "\nhogwild: received %s; finishing the current step%s (send it again to "
-                     "exit at once)\n",
-                     signo == SIGINT ? "SIGINT" : "SIGTERM",
-                     absl::GetFlag(FLAGS_checkpoint_dir).empty() ? ""
-                                                                 : " and writing a checkpoint");
+      hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [cluster](int signo) {
+        // mpirun forwards a signal to every rank: rank 0 says it for the job. mpirun also sends
+        // SIGTERM when it ends a job after another rank failed: the line says both.
+        if (cluster != nullptr && cluster->rank() != 0) return;
+        const bool job = cluster != nullptr && cluster->num_ranks() > 1;
+        std::fprintf(
+            stderr,
+            "\nhogwild: %s %s%s; finishing the current step%s (send it again to "
+            "exit at once)\n",
+            job ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
+            job ? " (a signal to the job, or mpirun ending it after another rank failed)" : "",
+            absl::GetFlag(FLAGS_checkpoint_dir).empty() ? "" : " and writing a checkpoint");
       });
   if (!stop.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
@@ -603,6 +640,14 @@ int main(int argc, char** argv) {
   absl::StatusOr<hogwild::TrainResult> result = Run(&(*stop)->stop_requested(), cluster);
   if (!result.ok()) {
     const absl::Status status = hogwild::WithFlagNames(result.status());
+    if (several && hogwild::IsJobWide(result.status())) {
+      // Every rank refused together (Cluster::AgreeOnStatus): rank 0 says it once, and every
+      // rank ends normally with status 1 (no MPI_Abort, whose report would bury the message).
+      if (cluster->rank() == 0) {
+        std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+      }
+      return 1;
+    }
     if (several) {
       // The other ranks may wait in a collective or a window epoch for this one: end the job.
       std::fprintf(stderr, "error: rank %d of %d: %s; ending the job\n", cluster->rank(),
@@ -613,7 +658,22 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
-  if (several && cluster->rank() != 0) return CheckedExit(0);
+  // The signal that stopped the run; in a job, the one any rank received (the ranks stopped
+  // together, but a signal may have reached only some of them), so every rank ends alike.
+  int signo = (*stop)->signal();
+  if (several && result->stopped_early) {
+    const absl::StatusOr<int> job_signal = cluster->MaxOverRanks(signo);
+    if (!job_signal.ok()) {
+      std::fprintf(stderr, "error: rank %d of %d: %s; ending the job\n", cluster->rank(),
+                   cluster->num_ranks(), std::string(job_signal.status().message()).c_str());
+      cluster->Abort(1);
+    }
+    signo = *job_signal;
+  }
+  if (several && cluster->rank() != 0) {
+    // A stopped job ends with the signal's status on every rank, as one process does.
+    return CheckedExit(result->stopped_early ? 128 + signo : 0);
+  }
   std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
   if (result->last_checkpoint_step >= 0) {
@@ -623,7 +683,6 @@ int main(int argc, char** argv) {
   if (result->stopped_early) {
     // 128 + signal number, the shell's convention for "ended by this signal": a supervisor
     // sees the run did not complete, and the checkpoint lets it continue with --resume.
-    const int signo = (*stop)->signal();
     std::printf("stopped early by %s at global step %ld%s\n",
                 signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
                 dir.empty() ? " (no --checkpoint_dir: nothing saved)"

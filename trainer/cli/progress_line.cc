@@ -14,8 +14,8 @@ bool IsTerminal(std::FILE* out) { return isatty(fileno(out)) != 0; }
 
 }  // namespace
 
-ProgressSink MakeProgressLine(std::FILE* out) {
-  const bool tty = IsTerminal(out);
+ProgressSink MakeProgressLine(std::FILE* out, bool may_rewrite) {
+  const bool tty = may_rewrite && IsTerminal(out);
   return [out, tty](const ProgressReport& report) {
     const TrainingMetrics::Snapshot& s = report.metrics;
     const std::string acc =
@@ -34,8 +34,8 @@ ProgressSink MakeProgressLine(std::FILE* out) {
   };
 }
 
-absl::Duration ProgressLinePeriod(std::FILE* out) {
-  return IsTerminal(out) ? absl::Milliseconds(250) : absl::Seconds(2);
+absl::Duration ProgressLinePeriod(std::FILE* out, bool may_rewrite) {
+  return may_rewrite && IsTerminal(out) ? absl::Milliseconds(250) : absl::Seconds(2);
 }
 
 }  // namespace hogwild

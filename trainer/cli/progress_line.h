@@ -13,10 +13,13 @@ namespace hogwild {
 // staleness ..." to `out`: on a terminal the line is redrawn in place (carriage return and
 // ANSI erase-line), elsewhere (a file, a pipe) each report is a line of its own. `out` must
 // outlive the sink. The sink is called from one thread at a time (Train()'s contract).
-ProgressSink MakeProgressLine(std::FILE* out);
+// `may_rewrite` = false prints whole lines even on a terminal (a rank under mpirun, whose
+// terminal may be a pseudo-terminal in front of a redirected mpirun).
+ProgressSink MakeProgressLine(std::FILE* out, bool may_rewrite = true);
 
-// How often the progress line is redrawn: often on a terminal, rarely into a file.
-absl::Duration ProgressLinePeriod(std::FILE* out);
+// How often the progress line is redrawn: often on a terminal (unless !may_rewrite), rarely
+// into a file.
+absl::Duration ProgressLinePeriod(std::FILE* out, bool may_rewrite = true);
 
 }  // namespace hogwild
 
