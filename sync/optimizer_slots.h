@@ -31,7 +31,8 @@ struct OptimizerSlots {
 // from grad ([n]) with learning rate `lr` at step `step` (>= 1) with the optimizer of `options`,
 // reading and writing slots' elements [lo, lo + n). The SGD family runs the vectorized
 // cpu::SgdUpdate, the others cpu::OptimizerUpdate; both are bitwise the OptimizerFn element by
-// element. Parameters in options.no_decay are updated with weight decay 0. Thread-safety: none
+// element. Parameters in options.no_decay are updated with weight decay 0; those in
+// options.moving_stats get the moving average of sync/moving_stats.h instead. Thread-safety: none
 // (the caller owns the ranges).
 void ApplyOptimizerRange(const SgdOptions& options, float lr, uint64_t step,
                          absl::Span<const float> grad, OptimizerSlots& slots, int64_t lo,
@@ -58,6 +59,25 @@ void ForEachDecayPiece(const SgdOptions& options, int64_t lo, int64_t n, F f) {
     at = exempt_end;
   }
   if (at < end) f(at, end - at, true);
+}
+
+// Like ForEachDecayPiece, with the moving statistics (options.moving_stats) split out: calls
+// trained(begin, count, decays) for the trained pieces and stats(begin, count) for the pieces of
+// moving statistics, which together cover [lo, lo + n) in order. Pure apart from the callbacks.
+template <typename F, typename G>
+void ForEachUpdatePiece(const SgdOptions& options, int64_t lo, int64_t n, F trained, G stats) {
+  int64_t at = lo;
+  const int64_t end = lo + n;
+  for (const auto& [begin, stop] : options.moving_stats) {
+    if (stop <= at) continue;
+    if (begin >= end) break;
+    if (begin > at) ForEachDecayPiece(options, at, begin - at, trained);
+    const int64_t stats_begin = begin > at ? begin : at;
+    const int64_t stats_end = stop < end ? stop : end;
+    stats(stats_begin, stats_end - stats_begin);
+    at = stats_end;
+  }
+  if (at < end) ForEachDecayPiece(options, at, end - at, trained);
 }
 
 // Appends the owner's slot buffers (num_slots() of them) to `buffers`.
