@@ -93,9 +93,10 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
   const SgdOptions& o = sgd_options();
   // Clipping: this worker's own gradient (sync/grad_clip.h), into a private copy when it is
   // scaled (the caller's gradient is read-only).
-  if (const float scale = ClipScale(SumOfSquares(grad), o.clip_global_norm); scale != 1.0f) {
+  if (const float scale = ClipScale(TrainedSumOfSquares(o, 0, grad), o.clip_global_norm);
+      scale != 1.0f) {
     w.clipped.resize(grad.size());
-    for (size_t i = 0; i < grad.size(); ++i) w.clipped[i] = grad[i] * scale;
+    ScaleTrained(o, 0, scale, grad, absl::MakeSpan(w.clipped));
     grad = absl::MakeConstSpan(w.clipped);
   }
   const StepStats stats =

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "sync/grad_clip.h"
 #include "sync/update_policy.h"
 
 namespace hogwild {
@@ -78,6 +79,36 @@ void ForEachUpdatePiece(const SgdOptions& options, int64_t lo, int64_t n, F trai
     at = stats_end;
   }
   if (at < end) ForEachDecayPiece(options, at, end - at, trained);
+}
+
+// Clipping leaves the moving statistics out (their slots hold statistics, not gradient). The sum
+// of squares of grad's trained elements ([n] float32, element `lo` of the model's P first), in
+// double: SumOfSquares(grad) itself when there are no moving statistics. Pure.
+inline double TrainedSumOfSquares(const SgdOptions& options, int64_t lo,
+                                  absl::Span<const float> grad) {
+  if (options.moving_stats.empty()) return SumOfSquares(grad);
+  double sum = 0.0;
+  ForEachUpdatePiece(
+      options, lo, static_cast<int64_t>(grad.size()),
+      [&](int64_t begin, int64_t count, bool) {
+        sum += SumOfSquares(grad.subspan(begin - lo, count));
+      },
+      [](int64_t, int64_t) {});
+  return sum;
+}
+
+// out = scale * grad on the trained elements and out = grad on the moving statistics (grad and
+// out: [n] float32, element `lo` of the model's first; out may be grad itself). Pure.
+inline void ScaleTrained(const SgdOptions& options, int64_t lo, float scale,
+                         absl::Span<const float> grad, absl::Span<float> out) {
+  ForEachUpdatePiece(
+      options, lo, static_cast<int64_t>(grad.size()),
+      [&](int64_t begin, int64_t count, bool) {
+        for (int64_t i = begin - lo; i < begin - lo + count; ++i) out[i] = grad[i] * scale;
+      },
+      [&](int64_t begin, int64_t count) {
+        for (int64_t i = begin - lo; i < begin - lo + count; ++i) out[i] = grad[i];
+      });
 }
 
 // Appends the owner's slot buffers (num_slots() of them) to `buffers`.

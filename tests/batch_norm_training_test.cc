@@ -3,13 +3,15 @@
 // never by the optimizer or weight decay; sync with two towers equals a float64 reference of two
 // half-batch batch-norm towers averaged (not one worker with the whole batch: per-tower
 // statistics are the documented semantics); async workers update the shared statistics
-// lock-free; Train() fills the ranges and refuses what it does not support with batch norm.
+// lock-free; clipping leaves them out; Train() fills the ranges and refuses what it does not
+// support with batch norm.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -53,46 +55,74 @@ TEST(MovingStatsFn, IsTheMovingAverage) {
   EXPECT_EQ(MovingStatsFn(1.0f)(5.0f, 7.0f, unused), 7.0f);  // momentum 1: the batch's
 }
 
-class EveryCpuMode : public ::testing::TestWithParam<Mode> {};
+// (mode, clipping)
+class EveryCpuMode : public ::testing::TestWithParam<std::tuple<Mode, bool>> {};
 
-// One worker, one step, Adam with weight decay (which would visibly move the statistics if it
-// were applied to them): the statistics follow the moving average of their slots, the other
-// parameters are bitwise what the same policy gives without statistics ranges.
+// One worker, one step: the statistics follow the moving average of their slots, and the other
+// parameters get what the same policy gives without statistics ranges and with zeros in those
+// slots. Without clipping the optimizer is Adam with weight decay (which would visibly move the
+// statistics if it were applied to them) and the comparison is bitwise; with clipping (SGD with
+// momentum and weight decay, the gradient 20x over the norm) the statistics neither count in the
+// norm nor get scaled (float equality: the norm's double sum is split into pieces).
 TEST_P(EveryCpuMode, StatisticsFollowTheMovingAverageAndNothingElse) {
+  const auto [mode, clip] = GetParam();
   constexpr int64_t kP = 37;
   SgdOptions plain{.optimizer = OptimizerKind::kAdam, .weight_decay = 0.1f};
+  if (clip) {
+    plain = SgdOptions{.optimizer = OptimizerKind::kMomentum,
+                       .momentum = 0.9f,
+                       .weight_decay = 0.1f,
+                       .clip_global_norm = 0.5f};
+  }
   SgdOptions with_stats = plain;
   with_stats.moving_stats = {{5, 9}, {30, 34}};
   with_stats.moving_stats_momentum = 0.25f;
   const std::vector<float> init = Normal(kP, 1);
   const std::vector<float> grad = Normal(kP, 2, 1.0f, 2.0f);
+  std::vector<float> zero_stats = grad;
+  for (int64_t i = 0; i < kP; ++i)
+    if (InStats(with_stats, i)) zero_stats[i] = 0.0f;
   std::vector<std::vector<float>> results;
   for (const SgdOptions& options : {plain, with_stats}) {
     ParameterStore store(kP);
     std::copy(init.begin(), init.end(), store.unsafe_values().begin());
-    auto policy = CreateUpdatePolicy(GetParam(), &store, PolicyPlacement{.num_cpu_workers = 1},
-                                     options, ModeOptions{.average_every = 1});
+    auto policy = CreateUpdatePolicy(mode, &store, PolicyPlacement{.num_cpu_workers = 1}, options,
+                                     ModeOptions{.average_every = 1});
     ASSERT_TRUE(policy.ok()) << policy.status();
     ASSERT_TRUE((*policy)->SetStepExamples(0, 4, 4).ok());
     ASSERT_TRUE((*policy)->BeginStep(0).ok());
-    ASSERT_TRUE((*policy)->FinishStep(0, grad, 0.01f).ok());
+    ASSERT_TRUE(
+        (*policy)->FinishStep(0, options.moving_stats.empty() ? zero_stats : grad, 0.01f).ok());
     results.push_back(Params(**policy));
   }
+  int clipped_away = 0;
   for (int64_t i = 0; i < kP; ++i) {
     if (InStats(with_stats, i)) {
       const double want = init[i] + 0.25 * (static_cast<double>(grad[i]) - init[i]);
-      EXPECT_NEAR(results[1][i], want, 1e-6) << ModeName(GetParam()) << " element " << i;
+      EXPECT_NEAR(results[1][i], want, 1e-6) << ModeName(mode) << " element " << i;
       EXPECT_NE(results[1][i], results[0][i]);  // the test tells the two rules apart
+    } else if (clip) {
+      EXPECT_FLOAT_EQ(results[1][i], results[0][i]) << ModeName(mode) << " element " << i;
+      // Clipping acted: an unclipped SGD step would have moved it by lr * (g + wd p).
+      const float unclipped = init[i] - 0.01f * (grad[i] + 0.1f * init[i]);
+      if (std::abs(results[1][i] - unclipped) > 1e-4f) ++clipped_away;
     } else {
-      EXPECT_EQ(results[1][i], results[0][i]) << ModeName(GetParam()) << " element " << i;
+      EXPECT_EQ(results[1][i], results[0][i]) << ModeName(mode) << " element " << i;
     }
+  }
+  if (clip) {
+    EXPECT_GT(clipped_away, 20);  // of the 29 trained parameters
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, EveryCpuMode,
-                         ::testing::Values(Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup,
-                                           Mode::kLocalSgd),
-                         [](const auto& info) { return std::string(ModeName(info.param)); });
+                         ::testing::Combine(::testing::Values(Mode::kAsync, Mode::kSync, Mode::kSsp,
+                                                              Mode::kBackup, Mode::kLocalSgd),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(ModeName(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_clipped" : "");
+                         });
 
 // Float64 statistics of channel c over [n, C, S] values.
 void ChannelStats(const std::vector<float>& x, int64_t batch, int64_t channels, int64_t spatial,
@@ -236,8 +266,8 @@ TEST(AsyncBatchNorm, WorkersMoveTheSharedStatisticsLockFree) {
   }
 }
 
-// Train(): cnn_bn's statistics leave their initial values (mean 0, var 1) and stay finite; the
-// batch-norm options are validated.
+// Train(): cnn_bn's statistics leave their initial values (mean 0, var 1); the batch-norm options
+// are validated.
 TEST(TrainBatchNorm, TrainsAndRefusesWhatItDoesNotSupport) {
   Dataset train = testing::SyntheticDataset(96, 36, 3, 4);
   train.example_shape = {1, 6, 6};
@@ -259,15 +289,9 @@ TEST(TrainBatchNorm, TrainsAndRefusesWhatItDoesNotSupport) {
   EXPECT_NE(result->params[begin + 32], 1.0f);  // moving var moved
   EXPECT_GT(result->params[begin + 32], 0.0f);  // a variance
 
-  TrainerOptions clip = o;
-  clip.sgd.clip_global_norm = 1.0f;
-  auto refused = Train(clip, train, Dataset());
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find("clip_global_norm"), std::string::npos)
-      << refused.status();
   TrainerOptions momentum = o;
   momentum.sgd.moving_stats_momentum = 0.0f;
-  refused = Train(momentum, train, Dataset());
+  auto refused = Train(momentum, train, Dataset());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("moving_stats_momentum=0"), std::string::npos)
       << refused.status();
@@ -277,6 +301,25 @@ TEST(TrainBatchNorm, TrainsAndRefusesWhatItDoesNotSupport) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("only cnn_bn has batch norm"), std::string::npos)
       << refused.status();
+}
+
+// What batch norm does not support yet is refused by name before any work: GPU workers (their
+// policies do not know the statistics' ranges) and statistics ranges filled in by the caller.
+TEST(TrainBatchNorm, GpuWorkersAndCallerFilledRangesAreRefused) {
+  TrainerOptions o;
+  o.model = ModelSpec{.name = "cnn_bn", .hidden = {}};
+  o.devices = {DeviceSpec::Gpu(0)};
+  absl::Status s = ValidateOptions(o);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("model.name=cnn_bn (batch norm) is not available on GPU devices"),
+            std::string::npos)
+      << s;
+  o.devices = {DeviceSpec::Cpu()};
+  EXPECT_TRUE(ValidateOptions(o).ok()) << ValidateOptions(o);
+  o.sgd.moving_stats = {{0, 4}};
+  s = ValidateOptions(o);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("sgd.moving_stats is filled by Train()"), std::string::npos) << s;
 }
 
 }  // namespace

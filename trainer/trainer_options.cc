@@ -143,12 +143,6 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
         "devices",
         o.model.name));
   }
-  if (HasBatchNorm(o.model) && o.sgd.clip_global_norm != 0.0f) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::sgd.clip_global_norm=%g is not available with model %s yet (clipping "
-        "would have to leave out batch norm's moving statistics); leave it out, or use cnn",
-        o.sgd.clip_global_norm, o.model.name));
-  }
   if (gpu && o.sgd.clip_global_norm != 0.0f) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::sgd.clip_global_norm=%g is not available on GPU devices yet; use cpu "

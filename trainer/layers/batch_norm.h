@@ -31,8 +31,8 @@
 //     async and ssp by each worker with its own batch's statistics, lock-free through the
 //     store's atomic element access like the parameters (concurrent updates of one statistic
 //     may be lost, none is torn), local_sgd on each replica (averaged with the replicas). No
-//     weight decay, no optimizer state, no learning rate; gradient clipping is refused with such
-//     a model (TrainerOptions validation) rather than clip around them.
+//     weight decay, no optimizer state, no learning rate; gradient clipping neither counts them
+//     in the norm nor scales them (sync/optimizer_slots.h TrainedSumOfSquares, ScaleTrained).
 // Thread-safety: the layer holds no per-call state (the backward pass recomputes the batch's
 // statistics from x), so one instance serves every worker's tower.
 #ifndef HOGWILD_TRAINER_LAYERS_BATCH_NORM_H_
