@@ -38,7 +38,9 @@ absl::Status CudnnBatchNormBackward(cudnnHandle_t handle, const BatchNormShape& 
 // mean = weight * batch mean, var = weight * unbiased batch variance: a training forward with
 // exponential average factor 1 into mean and var (cuDNN's running variance uses the unbiased
 // estimate, as PyTorch's), then scaled by weight (cudnnScaleTensor). scratch: [N*C*S + 2*C]
-// floats of device memory, overwritten (the forward's y and placeholder gamma and beta).
+// floats of device memory, overwritten (the forward's y and placeholder gamma and beta). With
+// N * S == 1 cuDNN's unbiased variance divides by 0, where the CPU backend writes 0: batch norm
+// needs more than one value per channel in training anyway.
 absl::Status CudnnBatchNormStatistics(cudnnHandle_t handle, const BatchNormShape& shape,
                                       const float* x, float weight, float* scratch, float* mean,
                                       float* var);
