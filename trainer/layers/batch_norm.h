@@ -39,6 +39,8 @@
 #define HOGWILD_TRAINER_LAYERS_BATCH_NORM_H_
 
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "kernels/batch_norm_shape.h"
