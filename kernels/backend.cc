@@ -35,4 +35,24 @@ absl::Status Backend::MaxPool2dBackward(const Pool2dShape&, const float*, const 
   return NotImplemented(*this, "MaxPool2dBackward");
 }
 
+absl::Status Backend::BatchNormForwardTraining(const BatchNormShape&, const float*, const float*,
+                                               const float*, float*) {
+  return NotImplemented(*this, "BatchNormForwardTraining");
+}
+
+absl::Status Backend::BatchNormForwardInference(const BatchNormShape&, const float*, const float*,
+                                                const float*, const float*, const float*, float*) {
+  return NotImplemented(*this, "BatchNormForwardInference");
+}
+
+absl::Status Backend::BatchNormBackward(const BatchNormShape&, const float*, const float*,
+                                        const float*, float*, float*, float*) {
+  return NotImplemented(*this, "BatchNormBackward");
+}
+
+absl::Status Backend::BatchNormStatistics(const BatchNormShape&, const float*, float, float*,
+                                          float*) {
+  return NotImplemented(*this, "BatchNormStatistics");
+}
+
 }  // namespace hogwild

@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kernels/batch_norm_shape.h"
 #include "kernels/conv_shapes.h"
 
 namespace hogwild {
@@ -127,6 +128,36 @@ class Backend {
   //   x: [N, C, H, W], y, dy: [N, C, OH, OW], dx: [N, C, H, W] (write-only).
   virtual absl::Status MaxPool2dBackward(const Pool2dShape& shape, const float* x, const float* y,
                                          const float* dy, float* dx);
+
+  // ---- Batch normalization (Ioffe & Szegedy 2015; PyTorch's nn.BatchNorm2d/1d conventions) ----
+  // Over each channel c of x [N, C, S] (kernels/batch_norm_shape.h): mean_c, the biased variance
+  // var_c (divided by N * S) and y = gamma_c * (x - mean_c) / sqrt(var_c + eps) + beta_c.
+  // gamma, beta, mean, var: [C]. Shapes are checked with ValidateBatchNormShape
+  // (kInvalidArgument); batch == 0 is allowed (nothing to normalize; gradients become zeros).
+  // The defaults return kUnimplemented, like the convolutions'. No state is kept between calls:
+  // the backward pass recomputes the batch's statistics from x.
+
+  // Training: normalizes with the batch's own mean and biased variance.   y: [N, C, S]
+  // (write-only, may not alias x).
+  virtual absl::Status BatchNormForwardTraining(const BatchNormShape& shape, const float* x,
+                                                const float* gamma, const float* beta, float* y);
+
+  // Inference: normalizes with the given (moving) mean and variance.   y: [N, C, S] (write-only).
+  virtual absl::Status BatchNormForwardInference(const BatchNormShape& shape, const float* x,
+                                                 const float* gamma, const float* beta,
+                                                 const float* mean, const float* var, float* y);
+
+  // The gradients of the training forward: dgamma, dbeta ([C], overwritten) and, when dx is not
+  // null, dx ([N, C, S], overwritten; may not alias dy or x).   dy: [N, C, S].
+  virtual absl::Status BatchNormBackward(const BatchNormShape& shape, const float* x,
+                                         const float* dy, const float* gamma, float* dx,
+                                         float* dgamma, float* dbeta);
+
+  // The batch's statistics for the moving averages, times `weight`: mean[c] = weight * mean_c and
+  // var[c] = weight * the unbiased variance (divided by N * S - 1; by 1 when N * S == 1), as
+  // PyTorch's running_var uses. With batch == 0 both become zeros.   mean, var: [C] out.
+  virtual absl::Status BatchNormStatistics(const BatchNormShape& shape, const float* x,
+                                           float weight, float* mean, float* var);
 };
 
 }  // namespace hogwild

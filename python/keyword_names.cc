@@ -49,6 +49,7 @@ std::string WithKeywordNames(absl::string_view message) {
       {"TrainerOptions::sgd.alpha", "rmsprop_alpha"},
       {"TrainerOptions::sgd.eps", "eps"},
       {"TrainerOptions::sgd.clip_global_norm", "clip_global_norm"},
+      {"TrainerOptions::sgd.moving_stats_momentum", "bn_momentum"},
       {"TrainerOptions::sgd.weight_decay", "weight_decay"},
       {"TrainerOptions::weight_decay_biases=false", "weight_decay_biases=False"},
       {"TrainerOptions::ema_decay", "ema_decay"},

@@ -145,6 +145,7 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.sgd.alpha = TakeFloat32(options, "rmsprop_alpha");
   o.sgd.eps = TakeFloat32(options, "eps");
   o.sgd.clip_global_norm = TakeFloat32(options, "clip_global_norm");
+  o.sgd.moving_stats_momentum = TakeFloat32(options, "bn_momentum");
   o.sgd.momentum = TakeFloat32(options, "momentum");
   o.sgd.weight_decay = TakeFloat32(options, "weight_decay");
   o.weight_decay_biases = TakeAs<bool>(options, "weight_decay_biases");

@@ -127,6 +127,12 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
   spec.input_shape = train.example_shape;
   spec.num_classes = train.num_classes;
   HOGWILD_ASSIGN_OR_RETURN(ctx.model, Model::Create(spec));
+  if (!ctx.model->StatRanges().empty()) {
+    // The simulator's updates are plain SGD over the whole array: they would train the moving
+    // statistics as parameters.
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "model %s (batch norm) is not simulated yet; use the real trainer, or cnn", spec.name));
+  }
   const int64_t num_params = ctx.model->num_params();
   HOGWILD_RETURN_IF_ERROR(CheckSimStateFits(options, num_params));
   ctx.backend = std::make_unique<CpuBackend>();

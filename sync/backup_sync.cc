@@ -143,7 +143,7 @@ void BackupSync::Apply(const std::vector<int>& contributors, float lr) {
     for (int64_t lo = 0; lo < num_params; lo += kBlock) {
       const int64_t n = std::min(kBlock, num_params - lo);
       sum_block(lo, n);
-      squares += SumOfSquares(absl::MakeConstSpan(sum, n));
+      squares += TrainedSumOfSquares(sgd_options(), lo, absl::MakeConstSpan(sum, n));
     }
     scale = ClipScale(squares, sgd_options().clip_global_norm);
   }
@@ -151,7 +151,7 @@ void BackupSync::Apply(const std::vector<int>& contributors, float lr) {
     const int64_t n = std::min(kBlock, num_params - lo);
     sum_block(lo, n);
     if (scale != 1.0f) {
-      for (int64_t i = 0; i < n; ++i) sum[i] *= scale;
+      ScaleTrained(sgd_options(), lo, scale, absl::MakeConstSpan(sum, n), absl::MakeSpan(sum, n));
     }
     ApplyOptimizerRange(sgd_options(), lr, step, absl::MakeConstSpan(sum, n), slots_, lo,
                         absl::MakeSpan(params + lo, n));

@@ -3,6 +3,7 @@
 #include "kernels/functors.h"
 #include "kernels/optimizer.h"
 #include "sync/grad_clip.h"
+#include "sync/moving_stats.h"
 
 namespace hogwild {
 
@@ -92,9 +93,10 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
   const SgdOptions& o = sgd_options();
   // Clipping: this worker's own gradient (sync/grad_clip.h), into a private copy when it is
   // scaled (the caller's gradient is read-only).
-  if (const float scale = ClipScale(SumOfSquares(grad), o.clip_global_norm); scale != 1.0f) {
+  if (const float scale = ClipScale(TrainedSumOfSquares(o, 0, grad), o.clip_global_norm);
+      scale != 1.0f) {
     w.clipped.resize(grad.size());
-    for (size_t i = 0; i < grad.size(); ++i) w.clipped[i] = grad[i] * scale;
+    ScaleTrained(o, 0, scale, grad, absl::MakeSpan(w.clipped));
     grad = absl::MakeConstSpan(w.clipped);
   }
   const StepStats stats =
@@ -114,8 +116,8 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
     return s.empty() ? s : s.subspan(begin, count);
   };
   // One call per piece of the parameters with or without weight decay (a single piece unless
-  // weight_decay_biases is off).
-  ForEachDecayPiece(o, 0, store()->size(), [&](int64_t begin, int64_t count, bool decays) {
+  // weight_decay_biases is off or the model has moving statistics).
+  const auto trained = [&](int64_t begin, int64_t count, bool decays) {
     const float weight_decay = decays ? o.weight_decay : 0.0f;
     const absl::Span<const float> g = grad.subspan(begin, count);
     const absl::Span<float> out = absl::MakeSpan(w.snapshot).subspan(begin, count);
@@ -129,7 +131,15 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
     const OptimizerFn fn = MakeOptimizerFn(params, stats.applied_lr, step);
     store()->OptimizerUpdateAndRead(fn, slots.num_slots(), g, piece(slots.span0(), begin, count),
                                     piece(slots.span1(), begin, count), shared, out, begin);
-  });
+  };
+  // Moving statistics (batch norm): this worker's batch statistics pulled in lock-free, through
+  // the same element access (sync/moving_stats.h).
+  const auto stats_piece = [&](int64_t begin, int64_t count) {
+    store()->SgdUpdateAndRead(MovingStatsFn(o.moving_stats_momentum), grad.subspan(begin, count),
+                              absl::Span<float>(), absl::MakeSpan(w.snapshot).subspan(begin, count),
+                              begin);
+  };
+  ForEachUpdatePiece(o, 0, store()->size(), trained, stats_piece);
   const uint64_t version_after = store()->CompleteUpdate() + 1;
   w.snapshot_current = version_after == version_before + 1;
   w.read_version = version_after;

@@ -63,10 +63,11 @@ absl::StatusOr<StepStats> LocalSgd::DoFinishStep(int worker, DeviceSpan<const fl
   PerWorker& w = workers_[worker];
   // A CPU policy: the gradient is in host memory. Clipped per worker (its local gradient).
   absl::Span<const float> g = grad.HostSpan();
-  if (const float scale = ClipScale(SumOfSquares(g), sgd_options().clip_global_norm);
+  if (const float scale =
+          ClipScale(TrainedSumOfSquares(sgd_options(), 0, g), sgd_options().clip_global_norm);
       scale != 1.0f) {
     w.clipped.resize(g.size());
-    for (size_t i = 0; i < g.size(); ++i) w.clipped[i] = g[i] * scale;
+    ScaleTrained(sgd_options(), 0, scale, g, absl::MakeSpan(w.clipped));
     g = absl::MakeConstSpan(w.clipped);
   }
   ApplyOptimizerRange(sgd_options(), lr, ++w.slots.step, g, w.slots, 0, absl::MakeSpan(w.replica));

@@ -3,6 +3,7 @@
 #include "kernels/cpu/optimizer_update.h"
 #include "kernels/cpu/sgd_update.h"
 #include "kernels/functors.h"
+#include "sync/moving_stats.h"
 
 namespace hogwild {
 
@@ -36,12 +37,18 @@ void ApplyPiece(const SgdOptions& options, float weight_decay, float lr, uint64_
 void ApplyOptimizerRange(const SgdOptions& options, float lr, uint64_t step,
                          absl::Span<const float> grad, OptimizerSlots& slots, int64_t lo,
                          absl::Span<float> params) {
-  ForEachDecayPiece(options, lo, static_cast<int64_t>(params.size()),
-                    [&](int64_t begin, int64_t count, bool decays) {
-                      const size_t at = static_cast<size_t>(begin - lo);
-                      ApplyPiece(options, decays ? options.weight_decay : 0.0f, lr, step,
-                                 grad.subspan(at, count), slots, begin, params.subspan(at, count));
-                    });
+  ForEachUpdatePiece(
+      options, lo, static_cast<int64_t>(params.size()),
+      [&](int64_t begin, int64_t count, bool decays) {
+        const size_t at = static_cast<size_t>(begin - lo);
+        ApplyPiece(options, decays ? options.weight_decay : 0.0f, lr, step, grad.subspan(at, count),
+                   slots, begin, params.subspan(at, count));
+      },
+      [&](int64_t begin, int64_t count) {
+        const size_t at = static_cast<size_t>(begin - lo);
+        cpu::SgdUpdate(MovingStatsFn(options.moving_stats_momentum), grad.subspan(at, count),
+                       absl::Span<float>(), params.subspan(at, count));
+      });
 }
 
 void AppendSlotBuffers(const OptimizerSlots& slots, std::vector<std::vector<float>>* buffers) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "sync/grad_clip.h"
 #include "sync/update_policy.h"
 
 namespace hogwild {
@@ -31,7 +32,8 @@ struct OptimizerSlots {
 // from grad ([n]) with learning rate `lr` at step `step` (>= 1) with the optimizer of `options`,
 // reading and writing slots' elements [lo, lo + n). The SGD family runs the vectorized
 // cpu::SgdUpdate, the others cpu::OptimizerUpdate; both are bitwise the OptimizerFn element by
-// element. Parameters in options.no_decay are updated with weight decay 0. Thread-safety: none
+// element. Parameters in options.no_decay are updated with weight decay 0; those in
+// options.moving_stats get the moving average of sync/moving_stats.h instead. Thread-safety: none
 // (the caller owns the ranges).
 void ApplyOptimizerRange(const SgdOptions& options, float lr, uint64_t step,
                          absl::Span<const float> grad, OptimizerSlots& slots, int64_t lo,
@@ -58,6 +60,55 @@ void ForEachDecayPiece(const SgdOptions& options, int64_t lo, int64_t n, F f) {
     at = exempt_end;
   }
   if (at < end) f(at, end - at, true);
+}
+
+// Like ForEachDecayPiece, with the moving statistics (options.moving_stats) split out: calls
+// trained(begin, count, decays) for the trained pieces and stats(begin, count) for the pieces of
+// moving statistics, which together cover [lo, lo + n) in order. Pure apart from the callbacks.
+template <typename F, typename G>
+void ForEachUpdatePiece(const SgdOptions& options, int64_t lo, int64_t n, F trained, G stats) {
+  int64_t at = lo;
+  const int64_t end = lo + n;
+  for (const auto& [begin, stop] : options.moving_stats) {
+    if (stop <= at) continue;
+    if (begin >= end) break;
+    if (begin > at) ForEachDecayPiece(options, at, begin - at, trained);
+    const int64_t stats_begin = begin > at ? begin : at;
+    const int64_t stats_end = stop < end ? stop : end;
+    stats(stats_begin, stats_end - stats_begin);
+    at = stats_end;
+  }
+  if (at < end) ForEachDecayPiece(options, at, end - at, trained);
+}
+
+// Clipping leaves the moving statistics out (their slots hold statistics, not gradient). The sum
+// of squares of grad's trained elements ([n] float32, element `lo` of the model's P first), in
+// double: SumOfSquares(grad) itself when there are no moving statistics. Pure.
+inline double TrainedSumOfSquares(const SgdOptions& options, int64_t lo,
+                                  absl::Span<const float> grad) {
+  if (options.moving_stats.empty()) return SumOfSquares(grad);
+  double sum = 0.0;
+  ForEachUpdatePiece(
+      options, lo, static_cast<int64_t>(grad.size()),
+      [&](int64_t begin, int64_t count, bool) {
+        sum += SumOfSquares(grad.subspan(begin - lo, count));
+      },
+      [](int64_t, int64_t) {});
+  return sum;
+}
+
+// out = scale * grad on the trained elements and out = grad on the moving statistics (grad and
+// out: [n] float32, element `lo` of the model's first; out may be grad itself). Pure.
+inline void ScaleTrained(const SgdOptions& options, int64_t lo, float scale,
+                         absl::Span<const float> grad, absl::Span<float> out) {
+  ForEachUpdatePiece(
+      options, lo, static_cast<int64_t>(grad.size()),
+      [&](int64_t begin, int64_t count, bool) {
+        for (int64_t i = begin - lo; i < begin - lo + count; ++i) out[i] = grad[i] * scale;
+      },
+      [&](int64_t begin, int64_t count) {
+        for (int64_t i = begin - lo; i < begin - lo + count; ++i) out[i] = grad[i];
+      });
 }
 
 // Appends the owner's slot buffers (num_slots() of them) to `buffers`.

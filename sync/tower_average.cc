@@ -103,7 +103,7 @@ absl::StatusOr<StepStats> TowerAverage::DoFinishStep(int worker, DeviceSpan<cons
     for (int64_t lo = begin; lo < end; lo += kBlock) {
       const int64_t n = std::min(kBlock, end - lo);
       AddTowers(lo, n, sum);
-      squares += SumOfSquares(absl::MakeConstSpan(sum, n));
+      squares += TrainedSumOfSquares(sgd_options(), lo, absl::MakeConstSpan(sum, n));
     }
     partial_squares_[worker] = squares;
     HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
@@ -115,7 +115,7 @@ absl::StatusOr<StepStats> TowerAverage::DoFinishStep(int worker, DeviceSpan<cons
     const int64_t n = std::min(kBlock, end - lo);
     AddTowers(lo, n, sum);
     if (scale != 1.0f) {
-      for (int64_t i = 0; i < n; ++i) sum[i] *= scale;
+      ScaleTrained(sgd_options(), lo, scale, absl::MakeConstSpan(sum, n), absl::MakeSpan(sum, n));
     }
     ApplyOptimizerRange(sgd_options(), lr, step, absl::MakeConstSpan(sum, n), slots_, lo,
                         absl::MakeSpan(params + lo, n));

@@ -68,6 +68,12 @@ struct SgdOptions {
   // disjoint; empty: every parameter decays. Train() fills it from the model
   // (Model::BiasRanges) when TrainerOptions::weight_decay_biases is false. CPU policies only.
   std::vector<std::pair<int64_t, int64_t>> no_decay;
+  // [begin, end) ranges of the parameters that are moving statistics, not trained (batch norm;
+  // Model::StatRanges, filled by Train()), sorted and disjoint: their gradient slots hold batch
+  // statistics, and the update there is p += moving_stats_momentum * (s - p)
+  // (sync/moving_stats.h), never the optimizer, weight decay or clipping. CPU policies only.
+  std::vector<std::pair<int64_t, int64_t>> moving_stats;
+  float moving_stats_momentum = 0.1f;  // in (0, 1]; PyTorch's momentum (TF's decay = 1 - it)
 
   // The functor's hyper-parameters. Pure.
   OptimizerParams optimizer_params() const {

@@ -227,6 +227,42 @@ TEST(Resume, TheWeightEmaResumesBitwise) {
   }
 }
 
+// cnn_bn in sync mode (3 workers): the moving statistics live in the parameter array, so a
+// stopped and resumed run ends with parameters (statistics included) bitwise equal to an
+// uninterrupted one's.
+TEST(Resume, BatchNormSyncResumesBitwise) {
+  static const Dataset* images = [] {
+    auto* d = new Dataset(testing::SyntheticDataset(203, 16, 4, 5));
+    d->example_shape = {1, 4, 4};
+    return d;
+  }();
+  TrainerOptions o = Options(Mode::kSync, 3);
+  o.model = ModelSpec{.name = "cnn_bn", .hidden = {}};
+  o.epochs = 2;
+  const auto run = [&](const TrainerOptions& options, const std::string& what) {
+    return testing::WithWatchdog(kWatchdogS, what,
+                                 [&] { return Train(options, *images, Dataset()); });
+  };
+  auto reference = run(o, "cnn_bn reference");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  o.checkpoint_dir = TempDir("cnn_bn_resume");
+  std::atomic<bool> stop{false};
+  TrainerOptions part = o;
+  part.stop_requested = &stop;
+  part.step_hook = [&](int worker, int64_t step) {
+    if (worker == 0 && step == 13) stop = true;
+    return absl::OkStatus();
+  };
+  auto stopped = run(part, "cnn_bn stopped");
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_TRUE(stopped->stopped_early);
+  o.resume = true;
+  auto resumed = run(o, "cnn_bn resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->resumed_from_step, 14);
+  EXPECT_EQ(resumed->params, reference->params);  // bitwise, moving statistics included
+}
+
 TEST(Resume, AsyncOneWorkerIsBitwise) {
   auto reference = TrainGuarded(Options(Mode::kAsync, 1), "reference");
   ASSERT_TRUE(reference.ok());

@@ -97,6 +97,8 @@ expect_error "--seed=-1 is out of range; it must be an integer in [0, 1844674407
 expect_error "--lr=1e-50 is out of range: the trainer computes in float32" --lr 1e-50
 expect_error "--workers_per_device has no effect with --devices=cpu" --devices=cpu --workers_per_device=2
 expect_error "--hidden has no effect with --model=cnn" --model=cnn --hidden=64
+expect_error "--bn_momentum has no effect with --model=cnn" --model=cnn --bn_momentum=0.2
+expect_error "--bn_momentum=0 is out of range" --model=cnn_bn --bn_momentum=0
 expect_error "--lr_decay_rate has no effect with --lr_schedule=constant" --lr_decay_rate=0.5
 expect_error "--lr_decay_rate=1 has no effect" --lr_schedule=exponential
 expect_error "--staleness_bound has no effect in async mode; it is for ssp mode (build with --//sync:mode=ssp)" --staleness_bound=2

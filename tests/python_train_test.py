@@ -57,6 +57,19 @@ class Train(unittest.TestCase):
                 if mode == "sync":
                     self.assertEqual(result.staleness_max, 0)
 
+    def test_cnn_bn_trains_with_its_moving_statistics_in_params(self):
+        # The 20 features as 1x4x5 images: conv1 832, bn1 128 (gamma, beta, moving mean and
+        # variance of 32 channels), conv2 51,264, bn2 256, dense 64->256 16,640, bn3 1,024,
+        # dense 256->4 1,028.
+        x, test_x = self.x.reshape(-1, 1, 4, 5), self.test_x.reshape(-1, 1, 4, 5)
+        result = hogwild.train(x, self.y, test_x, self.test_y, mode="sync", model="cnn_bn",
+                               workers=2, epochs=2, lr=0.05, momentum=0.9, bn_momentum=0.2)
+        self.assertEqual(result.params.shape, (71172,))
+        self.assertTrue(np.isfinite(result.params).all())
+        moving_var = result.params[928:960]
+        self.assertTrue((moving_var > 0).all() and (moving_var != 1).any(), moving_var)
+        self.assertGreater(result.final_test_accuracy, 0.5, result)
+
     def test_the_policies_between_the_modes_run_from_python_and_learn(self):
         for mode, option in (("ssp", {"staleness_bound": 0}), ("backup", {"backup_workers": 1}),
                              ("local_sgd", {"average_every": 2})):

@@ -104,6 +104,7 @@ absl::Status ClusterOptionsStatus(const TrainerOptions& options, int num_ranks) 
   if (options.sgd.shared_optimizer_state) return not_across("sgd.shared_optimizer_state");
   if (options.sgd.clip_global_norm != 0.0f) return not_across("sgd.clip_global_norm");
   if (options.ema_decay != 0.0f) return not_across("ema_decay");
+  if (HasBatchNorm(options.model)) return not_across("model.name=" + options.model.name);
   if (!options.weight_decay_biases) return not_across("weight_decay_biases=false");
   if (options.lr.scaling != LrSchedule::Scaling::kNone) return not_across("lr.scaling");
   if (options.exchange_every < 1) {
@@ -264,6 +265,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                           AvailableMemoryBytes()));
     }
     if (!options.weight_decay_biases) options.sgd.no_decay = model->BiasRanges();
+    options.sgd.moving_stats = model->StatRanges();  // batch norm (trainer/layers/batch_norm.h)
     HOGWILD_ASSIGN_OR_RETURN(store, ParameterStore::Create(model->num_params()));
     model->InitParams(options.seed, store->unsafe_values());
     // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.

@@ -123,6 +123,26 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
         "TrainerOptions::sgd.no_decay is filled by Train() from TrainerOptions::"
         "weight_decay_biases; leave it empty");
   }
+  if (!o.sgd.moving_stats.empty()) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::sgd.moving_stats is filled by Train() from the model's batch-norm "
+        "layers; leave it empty");
+  }
+  if (!(o.sgd.moving_stats_momentum > 0.0f && o.sgd.moving_stats_momentum <= 1.0f)) {
+    return OutOfRange("sgd.moving_stats_momentum",
+                      absl::StrFormat("%g", o.sgd.moving_stats_momentum), "in (0, 1]");
+  }
+  if (!HasBatchNorm(o.model) && o.sgd.moving_stats_momentum != SgdOptions{}.moving_stats_momentum) {
+    return Ignored(absl::StrFormat("TrainerOptions::sgd.moving_stats_momentum=%g",
+                                   o.sgd.moving_stats_momentum),
+                   absl::StrFormat("with model %s (only cnn_bn has batch norm)", o.model.name));
+  }
+  if (HasBatchNorm(o.model) && gpu) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::model.name=%s (batch norm) is not available on GPU devices yet; use cpu "
+        "devices",
+        o.model.name));
+  }
   if (gpu && o.sgd.clip_global_norm != 0.0f) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::sgd.clip_global_norm=%g is not available on GPU devices yet; use cpu "
@@ -197,7 +217,8 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
   }
   // Only for the known models without hidden layers: an unknown name is refused by Model::Create
   // with the list of known models, which is the more useful message.
-  const bool no_hidden_layers = o.model.name == "logreg" || o.model.name == "cnn";
+  const bool no_hidden_layers =
+      o.model.name == "logreg" || o.model.name == "cnn" || o.model.name == "cnn_bn";
   if (no_hidden_layers && !o.model.hidden.empty() && o.model.hidden != ModelSpec{}.hidden) {
     return Ignored(
         absl::StrFormat("TrainerOptions::model.hidden=%s", absl::StrJoin(o.model.hidden, ",")),

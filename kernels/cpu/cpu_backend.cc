@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "absl/strings/str_format.h"
+#include "kernels/cpu/batch_norm.h"
 #include "kernels/cpu/direct_max_pool2d.h"
 #include "kernels/cpu/im2col_conv2d.h"
 #include "kernels/cpu/sgd_update.h"
@@ -212,6 +213,36 @@ absl::Status CpuBackend::MaxPool2dBackward(const Pool2dShape& shape, const float
                                            const float* /*y*/, const float* dy, float* dx) {
   if (auto s = ValidatePool2dShape(shape, "MaxPool2dBackward"); !s.ok()) return s;
   cpu::MaxPool2dBackward(shape, x, dy, dx);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::BatchNormForwardTraining(const BatchNormShape& shape, const float* x,
+                                                  const float* gamma, const float* beta, float* y) {
+  if (auto s = ValidateBatchNormShape(shape, "BatchNormForwardTraining"); !s.ok()) return s;
+  cpu::BatchNormForwardTraining(shape, x, gamma, beta, y);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::BatchNormForwardInference(const BatchNormShape& shape, const float* x,
+                                                   const float* gamma, const float* beta,
+                                                   const float* mean, const float* var, float* y) {
+  if (auto s = ValidateBatchNormShape(shape, "BatchNormForwardInference"); !s.ok()) return s;
+  cpu::BatchNormForwardInference(shape, x, gamma, beta, mean, var, y);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::BatchNormBackward(const BatchNormShape& shape, const float* x,
+                                           const float* dy, const float* gamma, float* dx,
+                                           float* dgamma, float* dbeta) {
+  if (auto s = ValidateBatchNormShape(shape, "BatchNormBackward"); !s.ok()) return s;
+  cpu::BatchNormBackward(shape, x, dy, gamma, dx, dgamma, dbeta);
+  return absl::OkStatus();
+}
+
+absl::Status CpuBackend::BatchNormStatistics(const BatchNormShape& shape, const float* x,
+                                             float weight, float* mean, float* var) {
+  if (auto s = ValidateBatchNormShape(shape, "BatchNormStatistics"); !s.ok()) return s;
+  cpu::BatchNormStatistics(shape, x, weight, mean, var);
   return absl::OkStatus();
 }
 

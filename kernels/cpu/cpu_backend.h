@@ -50,6 +50,16 @@ class CpuBackend final : public Backend {
   absl::Status MaxPool2dForward(const Pool2dShape& shape, const float* x, float* y) override;
   absl::Status MaxPool2dBackward(const Pool2dShape& shape, const float* x, const float* y,
                                  const float* dy, float* dx) override;
+  absl::Status BatchNormForwardTraining(const BatchNormShape& shape, const float* x,
+                                        const float* gamma, const float* beta, float* y) override;
+  absl::Status BatchNormForwardInference(const BatchNormShape& shape, const float* x,
+                                         const float* gamma, const float* beta, const float* mean,
+                                         const float* var, float* y) override;
+  absl::Status BatchNormBackward(const BatchNormShape& shape, const float* x, const float* dy,
+                                 const float* gamma, float* dx, float* dgamma,
+                                 float* dbeta) override;
+  absl::Status BatchNormStatistics(const BatchNormShape& shape, const float* x, float weight,
+                                   float* mean, float* var) override;
 
  private:
   // im2col columns of one example, [C*KH*KW, OH*OW] of the largest conv seen.

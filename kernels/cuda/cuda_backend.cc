@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "kernels/cuda/bias.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/cudnn_batch_norm.h"
 #include "kernels/cuda/cudnn_conv.h"
 #include "kernels/cuda/devices.h"
 #include "kernels/cuda/elementwise.h"
@@ -250,6 +251,55 @@ absl::Status CudaBackend::MaxPool2dBackward(const Pool2dShape& shape, const floa
   if (shape.batch == 0) return absl::OkStatus();
   HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
   return cudnn->MaxPoolBackward(shape, x, y, dy, dx);
+}
+
+absl::Status CudaBackend::BatchNormForwardTraining(const BatchNormShape& shape, const float* x,
+                                                   const float* gamma, const float* beta,
+                                                   float* y) {
+  HOGWILD_RETURN_IF_ERROR(ValidateBatchNormShape(shape, "BatchNormForwardTraining"));
+  if (shape.batch == 0) return absl::OkStatus();  // cuDNN rejects empty tensors
+  HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
+  return CudnnBatchNormForwardTraining(cudnn->handle(), shape, x, gamma, beta, y);
+}
+
+absl::Status CudaBackend::BatchNormForwardInference(const BatchNormShape& shape, const float* x,
+                                                    const float* gamma, const float* beta,
+                                                    const float* mean, const float* var, float* y) {
+  HOGWILD_RETURN_IF_ERROR(ValidateBatchNormShape(shape, "BatchNormForwardInference"));
+  if (shape.batch == 0) return absl::OkStatus();
+  HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
+  return CudnnBatchNormForwardInference(cudnn->handle(), shape, x, gamma, beta, mean, var, y);
+}
+
+absl::Status CudaBackend::BatchNormBackward(const BatchNormShape& shape, const float* x,
+                                            const float* dy, const float* gamma, float* dx,
+                                            float* dgamma, float* dbeta) {
+  HOGWILD_RETURN_IF_ERROR(ValidateBatchNormShape(shape, "BatchNormBackward"));
+  if (shape.batch == 0) {
+    HOGWILD_RETURN_IF_ERROR(Fill(shape.channels, 0.0f, dgamma));
+    return Fill(shape.channels, 0.0f, dbeta);
+  }
+  HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
+  if (dx == nullptr) {
+    // cuDNN always writes dx: give it scratch.
+    HOGWILD_RETURN_IF_ERROR(EnsureScratch(static_cast<size_t>(shape.size()) * sizeof(float)));
+    dx = static_cast<float*>(scratch_.data());
+  }
+  return CudnnBatchNormBackward(cudnn->handle(), shape, x, dy, gamma, dx, dgamma, dbeta);
+}
+
+absl::Status CudaBackend::BatchNormStatistics(const BatchNormShape& shape, const float* x,
+                                              float weight, float* mean, float* var) {
+  HOGWILD_RETURN_IF_ERROR(ValidateBatchNormShape(shape, "BatchNormStatistics"));
+  if (shape.batch == 0) {
+    HOGWILD_RETURN_IF_ERROR(Fill(shape.channels, 0.0f, mean));
+    return Fill(shape.channels, 0.0f, var);
+  }
+  HOGWILD_ASSIGN_OR_RETURN(CudnnConv * cudnn, Cudnn());
+  HOGWILD_RETURN_IF_ERROR(
+      EnsureScratch(static_cast<size_t>(shape.size() + 2 * shape.channels) * sizeof(float)));
+  return CudnnBatchNormStatistics(cudnn->handle(), shape, x, weight,
+                                  static_cast<float*>(scratch_.data()), mean, var);
 }
 
 }  // namespace hogwild

@@ -102,6 +102,18 @@ class CudaBackend final : public Backend {
   absl::Status MaxPool2dBackward(const Pool2dShape& shape, const float* x, const float* y,
                                  const float* dy, float* dx) override;
 
+  // Batch normalization through cuDNN (kernels/cuda/cudnn_batch_norm.h), on the same handle.
+  absl::Status BatchNormForwardTraining(const BatchNormShape& shape, const float* x,
+                                        const float* gamma, const float* beta, float* y) override;
+  absl::Status BatchNormForwardInference(const BatchNormShape& shape, const float* x,
+                                         const float* gamma, const float* beta, const float* mean,
+                                         const float* var, float* y) override;
+  absl::Status BatchNormBackward(const BatchNormShape& shape, const float* x, const float* dy,
+                                 const float* gamma, float* dx, float* dgamma,
+                                 float* dbeta) override;
+  absl::Status BatchNormStatistics(const BatchNormShape& shape, const float* x, float weight,
+                                   float* mean, float* var) override;
+
  private:
   CudaBackend(int device, CUstream_st* stream, cublasContext* cublas)
       : device_(device), stream_(stream), cublas_(cublas) {}
@@ -115,7 +127,7 @@ class CudaBackend final : public Backend {
   const int device_;
   CUstream_st* const stream_;
   cublasContext* const cublas_;
-  DeviceBuffer scratch_;  // reduction partials of SoftmaxCrossEntropy
+  DeviceBuffer scratch_;  // reduction partials of SoftmaxCrossEntropy; batch norm's scratch
   // A deleter defined in the .cc, so this header (and the inline constructor) need no
   // definition of CudnnConv.
   struct CudnnConvDeleter {

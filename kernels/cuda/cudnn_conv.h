@@ -59,6 +59,10 @@ class CudnnConv {
   absl::Status MaxPoolBackward(const Pool2dShape& shape, const float* x, const float* y,
                                const float* dy, float* dx);
 
+  // The cuDNN handle (bound to the backend's stream), for the other cuDNN ops of the backend
+  // (kernels/cuda/cudnn_batch_norm.h). Owned by this object.
+  cudnnHandle_t handle() const { return handle_; }
+
  private:
   struct ConvPlan;
   struct PoolPlan;

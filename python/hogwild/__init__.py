@@ -119,7 +119,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           lr_decay_rate=None, lr_decay_steps=None, lr_warmup_steps=0, lr_scaling="none",
           lr_reference_batch=256, optimizer="sgd", optimizer_state="per_worker",
           momentum=0.0, adam_beta1=0.9, adam_beta2=0.999, rmsprop_alpha=0.99, eps=0.0,
-          clip_global_norm=0.0,
+          clip_global_norm=0.0, bn_momentum=0.1,
           weight_decay=0.0, weight_decay_biases=True, ema_decay=0.0, ema_num_updates=True,
           staleness_aware_lr=False, staleness_bound=None, backup_workers=None,
           average_every=None, seed=1, eval_every="1epoch", log=None, overwrite_log=False,
@@ -142,7 +142,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     Every other keyword is the `//trainer:train` flag of that name, with its default
     (README.md, "Options of //trainer:train"): mode ("async", "sync", "ssp", "backup" or
     "local_sgd", chosen per call; the build flag --//sync:mode of the command line),
-    model ("logreg", "mlp", "cnn"), hidden (mlp only; default (256, 256)), workers (CPU worker
+    model ("logreg", "mlp", "cnn", "cnn_bn": cnn with batch norm), hidden (mlp only; default (256, 256)), workers (CPU worker
     threads; default one per hardware thread), devices ("cpu", "gpu", "gpu:0,1"; default every
     GPU if there is one, else "cpu"), workers_per_device (GPUs only; default 1), batch_size
     (per worker in async and ssp modes, global in the others), epochs, lr, lr_schedule ("constant",
@@ -154,7 +154,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     optimizer_state ("per_worker" or "shared": async and ssp only), momentum, adam_beta1,
     adam_beta2 (adam, adamw), rmsprop_alpha (rmsprop), eps (0: the optimizer's PyTorch
     default), clip_global_norm (0: off; sync and backup clip the averaged gradient, the other
-    modes each worker's), weight_decay, weight_decay_biases (False: biases exempt from it), ema_decay
+    modes each worker's), bn_momentum (cnn_bn only: the moving statistics' momentum, PyTorch's
+    convention), weight_decay, weight_decay_biases (False: biases exempt from it), ema_decay
     (0: none; async and sync), ema_num_updates,
     staleness_aware_lr (async only), staleness_bound (ssp only, default 3), backup_workers
     (backup only, default 0), average_every (local_sgd only, default 8), seed (in [0, 2^64 - 1]), eval_every (global steps as an
@@ -271,6 +272,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         "rmsprop_alpha": _float("rmsprop_alpha", rmsprop_alpha),
         "eps": _float("eps", eps),
         "clip_global_norm": _float("clip_global_norm", clip_global_norm),
+        "bn_momentum": _float("bn_momentum", bn_momentum),
         "weight_decay": _float("weight_decay", weight_decay),
         "weight_decay_biases": _bool("weight_decay_biases", weight_decay_biases),
         "ema_decay": _float("ema_decay", ema_decay),

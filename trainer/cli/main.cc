@@ -72,7 +72,9 @@ ABSL_FLAG(std::string, dataset, "fashion_mnist",
 ABSL_FLAG(std::string, data_dir, "",
           "directory with the dataset's files (IDX, or CIFAR-10's .bin); default: where "
           "tools/setup.sh installs the dataset");
-ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn (LeNet-style conv net for images)");
+ABSL_FLAG(std::string, model, "mlp",
+          "logreg, mlp, cnn (LeNet-style conv net for images) or cnn_bn (cnn with batch norm; "
+          "CPU workers only)");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
 ABSL_FLAG(int32_t, workers, DefaultWorkers(),
           "CPU worker threads (one per core); default: the number of hardware threads. "
@@ -117,6 +119,12 @@ ABSL_FLAG(double, ema_decay, 0.0,
 ABSL_FLAG(bool, ema_num_updates, true,
           "with --ema_decay: TensorFlow's num_updates warm-up, decay min(ema_decay, "
           "(1 + step) / (10 + step))");
+ABSL_FLAG(double, bn_momentum, 0.1,
+          "batch norm (--model=cnn_bn): the moving statistics' momentum in (0, 1], PyTorch's "
+          "convention (moving = (1 - m) * moving + m * batch; TF's decay is 1 - m); training "
+          "normalizes with each tower's batch statistics, evaluation with the moving ones, which "
+          "sync mode updates once per step with the towers' average and async mode by each "
+          "worker, lock-free like the parameters");
 ABSL_FLAG(double, clip_global_norm, 0.0,
           "clip the gradient to this global L2 norm, >= 0 (0: off; PyTorch's clip_grad_norm_): "
           "in sync and backup modes the AVERAGED gradient (after the tower average, not each "
@@ -304,6 +312,8 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
            {"hidden", options.model.name == "mlp",
             absl::StrFormat("with --model=%s (only mlp has hidden layers)", options.model.name)},
            {"log_every", !absl::GetFlag(FLAGS_log).empty(), "without --log"},
+           {"bn_momentum", HasBatchNorm(options.model),
+            absl::StrFormat("with --model=%s (only cnn_bn has batch norm)", options.model.name)},
            {"exchange_every", kBuildMode == Mode::kAsync && num_ranks > 1,
             kBuildMode == Mode::kAsync
                 ? std::string("in one process; it is for async runs of several (mpirun -np N)")
@@ -352,6 +362,10 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
   options.weight_decay_biases = absl::GetFlag(FLAGS_weight_decay_biases);
   HOGWILD_ASSIGN_OR_RETURN(options.ema_decay, ToFloat32("ema_decay", FlagText("ema_decay")));
   options.ema_num_updates = absl::GetFlag(FLAGS_ema_num_updates);
+  if (HasBatchNorm(options.model)) {
+    HOGWILD_ASSIGN_OR_RETURN(options.sgd.moving_stats_momentum,
+                             ToFloat32("bn_momentum", FlagText("bn_momentum")));
+  }
   if (kBuildMode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
   if (kBuildMode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
   if (kBuildMode == Mode::kLocalSgd) options.average_every = absl::GetFlag(FLAGS_average_every);

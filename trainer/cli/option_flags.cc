@@ -32,6 +32,7 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::sgd.alpha", "--rmsprop_alpha"},
       {"TrainerOptions::sgd.eps", "--eps"},
       {"TrainerOptions::sgd.clip_global_norm", "--clip_global_norm"},
+      {"TrainerOptions::sgd.moving_stats_momentum", "--bn_momentum"},
       {"TrainerOptions::sgd.weight_decay", "--weight_decay"},
       {"TrainerOptions::weight_decay_biases=false", "--noweight_decay_biases"},
       {"TrainerOptions::ema_decay", "--ema_decay"},

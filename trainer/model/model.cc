@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
+#include "trainer/layers/batch_norm.h"
 #include "trainer/layers/conv2d.h"
 #include "trainer/layers/dense.h"
 #include "trainer/layers/flatten.h"
@@ -17,14 +18,24 @@ namespace {
 // cnn: conv5x5-32 (pad 2), ReLU, maxpool 2x2, conv5x5-64 (pad 2), ReLU, maxpool 2x2, flatten,
 // dense 256, ReLU, dense K; the padding keeps each conv's output the size of its input, so a
 // 28x28 image leaves the second pooling as 64x7x7 = 3136 features.
-absl::Status AddLeNet(const ModelSpec& spec, std::vector<std::unique_ptr<Layer>>& layers) {
+// With batch_norm (cnn_bn), a BatchNorm after each conv and after the dense 256, before the
+// ReLU (Ioffe & Szegedy's placement). The convs keep their biases, which the batch norm makes
+// redundant (their gradient is 0), so cnn_bn's conv layers are cnn's.
+absl::Status AddLeNet(const ModelSpec& spec, bool batch_norm,
+                      std::vector<std::unique_ptr<Layer>>& layers) {
+  const auto add_batch_norm = [&](const Shape& shape) -> absl::Status {
+    if (!batch_norm) return absl::OkStatus();
+    HOGWILD_ASSIGN_OR_RETURN(auto bn, BatchNorm::Create(shape));
+    layers.push_back(std::move(bn));
+    return absl::OkStatus();
+  };
   Shape shape = spec.input_shape;  // [C, H, W]; a [H, W] image has one channel
   if (shape.size() == 2) shape.insert(shape.begin(), 1);
   if (shape.size() != 3) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--model=cnn needs image examples [channels, height, width], got %s; use --model=mlp "
+        "--model=%s needs image examples [channels, height, width], got %s; use --model=mlp "
         "for flat feature vectors",
-        ShapeToString(spec.input_shape)));
+        spec.name, ShapeToString(spec.input_shape)));
   }
   for (int64_t channels : {32, 64}) {
     HOGWILD_ASSIGN_OR_RETURN(auto conv, Conv2d::Create({.in_channels = shape[0],
@@ -36,6 +47,7 @@ absl::Status AddLeNet(const ModelSpec& spec, std::vector<std::unique_ptr<Layer>>
                                                         .pad = 2}));
     shape = conv->output_shape();
     layers.push_back(std::move(conv));
+    HOGWILD_RETURN_IF_ERROR(add_batch_norm(shape));
     layers.push_back(std::make_unique<Relu>(shape));
     HOGWILD_ASSIGN_OR_RETURN(auto pool, MaxPool2d::Create({.channels = shape[0],
                                                            .in_height = shape[1],
@@ -49,6 +61,7 @@ absl::Status AddLeNet(const ModelSpec& spec, std::vector<std::unique_ptr<Layer>>
   layers.push_back(std::make_unique<Flatten>(shape));
   const int64_t features = NumElements(shape);
   layers.push_back(std::make_unique<Dense>(features, 256));
+  HOGWILD_RETURN_IF_ERROR(add_batch_norm(Shape{256}));
   layers.push_back(std::make_unique<Relu>(Shape{256}));
   layers.push_back(std::make_unique<Dense>(256, spec.num_classes));
   return absl::OkStatus();
@@ -81,11 +94,11 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(const ModelSpec& spec) {
       in = h;
     }
     layers.push_back(std::make_unique<Dense>(in, spec.num_classes));
-  } else if (spec.name == "cnn") {
-    HOGWILD_RETURN_IF_ERROR(AddLeNet(spec, layers));
+  } else if (spec.name == "cnn" || spec.name == "cnn_bn") {
+    HOGWILD_RETURN_IF_ERROR(AddLeNet(spec, spec.name == "cnn_bn", layers));
   } else {
     return absl::InvalidArgumentError(
-        absl::StrFormat("unknown model '%s'; known models: logreg, mlp, cnn", spec.name));
+        absl::StrFormat("unknown model '%s'; known models: logreg, mlp, cnn, cnn_bn", spec.name));
   }
   // The tower hands each layer the previous one's output buffer as its input.
   int64_t width = features;
@@ -113,8 +126,19 @@ std::vector<std::pair<int64_t, int64_t>> Model::BiasRanges() const {
   for (size_t i = 0; i < layers_.size(); ++i) {
     const int64_t biases = layers_[i]->num_bias_params();
     if (biases == 0) continue;
-    const int64_t end = offsets_[i] + layers_[i]->num_params();
+    const int64_t end = offsets_[i] + layers_[i]->num_params() - layers_[i]->num_stat_params();
     ranges.emplace_back(end - biases, end);
+  }
+  return ranges;
+}
+
+std::vector<std::pair<int64_t, int64_t>> Model::StatRanges() const {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const int64_t stats = layers_[i]->num_stat_params();
+    if (stats == 0) continue;
+    const int64_t end = offsets_[i] + layers_[i]->num_params();
+    ranges.emplace_back(end - stats, end);
   }
   return ranges;
 }

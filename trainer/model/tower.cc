@@ -31,6 +31,11 @@ absl::StatusOr<std::unique_ptr<Tower>> Tower::Create(const Model* model, Backend
 
 absl::StatusOr<const float*> Tower::Forward(const float* params, int64_t batch,
                                             const float* features) {
+  return RunForward(params, batch, features, /*training=*/false);
+}
+
+absl::StatusOr<const float*> Tower::RunForward(const float* params, int64_t batch,
+                                               const float* features, bool training) {
   if (batch < 0 || batch > max_batch_) {
     return absl::InvalidArgumentError(
         absl::StrFormat("batch of %d examples exceeds the tower's %d", batch, max_batch_));
@@ -39,8 +44,9 @@ absl::StatusOr<const float*> Tower::Forward(const float* params, int64_t batch,
   const float* x = features;
   for (size_t i = 0; i < layers.size(); ++i) {
     float* y = activations_[i].data();
-    HOGWILD_RETURN_IF_ERROR(
-        layers[i]->Forward(*backend_, batch, params + model_->param_offset(i), x, y));
+    const float* p = params + model_->param_offset(i);
+    HOGWILD_RETURN_IF_ERROR(training ? layers[i]->ForwardTraining(*backend_, batch, p, x, y)
+                                     : layers[i]->Forward(*backend_, batch, p, x, y));
     x = y;
   }
   return x;
@@ -49,7 +55,8 @@ absl::StatusOr<const float*> Tower::Forward(const float* params, int64_t batch,
 absl::StatusOr<double> Tower::ForwardBackward(const float* params, int64_t batch,
                                               const float* features, const int32_t* labels,
                                               float grad_scale, float* grad) {
-  HOGWILD_ASSIGN_OR_RETURN(const float* logits, Forward(params, batch, features));
+  HOGWILD_ASSIGN_OR_RETURN(const float* logits,
+                           RunForward(params, batch, features, /*training=*/true));
   const auto& layers = model_->layers();
   float* dy = grad_a_.data();
   float* spare = grad_b_.data();
@@ -63,6 +70,13 @@ absl::StatusOr<double> Tower::ForwardBackward(const float* params, int64_t batch
                                                 x, activations_[i].data(), dy,
                                                 grad + model_->param_offset(i), dx));
     std::swap(dy, spare);
+    if (const int64_t stats = layers[i]->num_stat_params(); stats > 0) {
+      // The statistics' slots get the batch's statistics weighted by its share of the step's
+      // examples (trainer/layers/batch_norm.h), not a gradient.
+      float* slots = grad + model_->param_offset(i) + layers[i]->num_params() - stats;
+      HOGWILD_RETURN_IF_ERROR(layers[i]->BatchStatistics(
+          *backend_, batch, x, grad_scale * static_cast<float>(batch), slots));
+    }
   }
   float loss_sum = 0.0f;
   HOGWILD_RETURN_IF_ERROR(backend_->CopyToHost(&loss_sum, loss_sum_.data(), sizeof(float)));
