@@ -91,7 +91,10 @@ absl::Status ConvergenceLog::AppendLocked(const std::string& bytes) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : ENOSPC;  // write() returning 0 for >0 bytes: no room
-      if (start >= 0 && done > 0) (void)::ftruncate(fd_, start);
+      if (start >= 0 && done > 0) {
+        // Best effort: a failed cut leaves the partial row, and the write's error ends the log.
+        [[maybe_unused]] const int cut = ::ftruncate(fd_, start);
+      }
       SetErrorLocked("write a row", err);
       return status_;
     }
