@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/output_path.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
 #include "absl/flags/parse.h"
@@ -784,6 +785,11 @@ int main(int argc, char** argv) {
       "  bazel run //benchmarks:study -- --modes=async,sync,ssp,backup --workers=2 "
       "--seeds=1,2,3 --out_dir=/tmp/study");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
+  if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
+    return 1;
+  }
   if (positional.size() > 1) {
     std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
                  positional[1]);

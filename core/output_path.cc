@@ -1,5 +1,10 @@
 #include "core/output_path.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -20,6 +25,17 @@ absl::Status CheckOutputFilePath(const std::string& name, const std::string& pat
     return absl::InvalidArgumentError(
         absl::StrFormat("%s=%s: the directory %s does not exist; create it first", name, path,
                         parent.string()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EnterBuildWorkingDirectory() {
+  const char* dir = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (dir == nullptr || *dir == '\0') return absl::OkStatus();
+  if (::chdir(dir) != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "cannot enter the directory bazel run was started in (BUILD_WORKING_DIRECTORY=%s): %s",
+        dir, std::strerror(errno)));
   }
   return absl::OkStatus();
 }

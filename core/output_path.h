@@ -15,6 +15,14 @@ namespace hogwild {
 // thread-safe.
 absl::Status CheckOutputFilePath(const std::string& name, const std::string& path);
 
+// Under `bazel run` a command starts in its runfiles tree, so a relative path the user typed
+// (--log=run.csv, --output=p.csv) would land there; Bazel names the directory `bazel run` was
+// typed in as BUILD_WORKING_DIRECTORY, and this makes it the working directory. Does nothing
+// when that variable is unset (a binary started directly, a test). Call it once at the start of
+// main(), before any path is used. Errors: kFailedPrecondition naming the directory when it
+// cannot be entered. Not thread-safe (changes the process's working directory).
+absl::Status EnterBuildWorkingDirectory();
+
 }  // namespace hogwild
 
 #endif  // HOGWILD_CORE_OUTPUT_PATH_H_

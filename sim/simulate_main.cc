@@ -258,6 +258,11 @@ int main(int argc, char** argv) {
       "Simulates data-parallel SGD with W logical workers on one thread (simulated time).\n"
       "  bazel run //sim:simulate -- --workers=256 --batch_size=16");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
+  if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
+    return 1;
+  }
   if (positional.size() > 1) {
     std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
                  positional[1]);

@@ -61,6 +61,11 @@ int main(int argc, char** argv) {
       "Writes the RCV1-like synthetic set as a LIBSVM file.\n"
       "  bazel run //sparse:make_synthetic -- --out=/tmp/synthetic.svm");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
+  if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
+    return 1;
+  }
   if (positional.size() > 1) {
     std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
                  positional[1]);

@@ -384,6 +384,11 @@ int main(int argc, char** argv) {
       "Trains a sparse linear model (logistic regression, linear SVM) with Hogwild! SGD.\n"
       "  bazel run //sparse:train -- --workers=2 [--dataset=FILE.svm[.gz] --test=FILE]");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
+  if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
+    return 1;
+  }
   if (positional.size() > 1) {
     std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
                  positional[1]);

@@ -29,9 +29,15 @@ grep -q "^hogwild: async mode, 2 workers on cpu, optimizer adam (shared state), 
   "$tmp/first.txt" || fail "the banner does not name the optimizer and its state" "$tmp/first.txt"
 grep -q "resumed from" "$tmp/first.txt" && fail "a fresh run says it resumed" "$tmp/first.txt"
 
-"$train" "${common[@]}" --epochs=3 --resume >"$tmp/resumed.txt" 2>&1 ||
+# A refused resume never says it resumed.
+"$train" "${common[@]}" --epochs=3 --resume --adam_beta1=0.8 >"$tmp/refused.txt" 2>&1 &&
+  fail "a resume with another --adam_beta1 was not refused" "$tmp/refused.txt"
+grep -q "resumed from" "$tmp/refused.txt" && fail "a refused resume says it resumed" "$tmp/refused.txt"
+
+# --eps typed at Adam's default (1e-8) is the value the first run used (it gave none).
+"$train" "${common[@]}" --epochs=3 --resume --eps=1e-8 >"$tmp/resumed.txt" 2>&1 ||
   fail "the resumed run failed" "$tmp/resumed.txt"
-resumed_line=$(grep -n "^hogwild: resumed from the checkpoint at global step [0-9]* (epoch 1) in $tmp/ckpt" \
+resumed_line=$(grep -n "^hogwild: resumed from the checkpoint at global step [0-9]* (epoch 1.00) in $tmp/ckpt" \
   "$tmp/resumed.txt" | cut -d: -f1)
 first_progress=$(grep -n "^epoch " "$tmp/resumed.txt" | head -n 1 | cut -d: -f1)
 if [[ -z $resumed_line || -z $first_progress || $resumed_line -ge $first_progress ]]; then

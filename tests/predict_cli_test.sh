@@ -27,6 +27,14 @@ expect_one_line_error "output directory missing" "$tmp/nodir" \
   "$predict" --checkpoint_dir="$tmp/empty" --output="$tmp/nodir/p.csv"
 expect_one_line_error "positional argument" "unexpected argument 'extra'" \
   "$predict" --checkpoint_dir="$tmp/empty" extra
+# A device or a pipe is never replaced by the atomic rename, even with --overwrite.
+mkfifo "$tmp/fifo"
+expect_one_line_error "a pipe as --output" "is not a regular file" \
+  "$predict" --checkpoint_dir="$tmp/empty" --output="$tmp/fifo" --overwrite
+if [[ ! -p $tmp/fifo ]]; then
+  echo "FAIL: the refused run replaced the pipe $tmp/fifo"
+  failures=$((failures + 1))
+fi
 if [[ -e $out ]]; then
   echo "FAIL: a refused run wrote $out"
   failures=$((failures + 1))
@@ -111,6 +119,16 @@ else
     "$predict" --checkpoint_dir="$tmp/cifar_ckpt" --dataset=fashion_mnist --output="$tmp/x.csv"
   if [[ -e $tmp/x.csv ]]; then
     echo "FAIL: a refused run wrote $tmp/x.csv"
+    failures=$((failures + 1))
+  fi
+  # Under `bazel run`, a relative --output is relative to where bazel run was typed.
+  mkdir -p "$tmp/typed_here"
+  BUILD_WORKING_DIRECTORY="$tmp/typed_here" "$predict" --checkpoint_dir="$ckpt" \
+    --output=relative.csv >/dev/null 2>&1
+  if [[ -s $tmp/typed_here/relative.csv ]]; then
+    echo "ok:   a relative --output lands in BUILD_WORKING_DIRECTORY"
+  else
+    echo "FAIL: a relative --output did not land in BUILD_WORKING_DIRECTORY ($tmp/typed_here)"
     failures=$((failures + 1))
   fi
 fi

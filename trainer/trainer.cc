@@ -14,6 +14,7 @@
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/optimizer.h"
 #include "kernels/optimizer_name.h"
 #include "sync/parameter_store.h"
 #include "sync/policy_factory.h"
@@ -279,7 +280,10 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                                              .beta1 = options.sgd.beta1,
                                              .beta2 = options.sgd.beta2,
                                              .alpha = options.sgd.alpha,
-                                             .eps = options.sgd.eps,
+                                             // The value in effect (0 means the default).
+                                             .eps = options.sgd.eps != 0.0f
+                                                        ? options.sgd.eps
+                                                        : DefaultEps(options.sgd.optimizer),
                                              .weight_decay = options.sgd.weight_decay,
                                              .ema_decay = options.ema_decay};
     if (options.resume) {
@@ -478,6 +482,12 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     // flight finish and log its row, as an inline one would have; an error cancels it.
     if (eval_runner != nullptr && !boundary.stopped()) eval_runner->Cancel();
   });
+  if (options.progress && resumed) {
+    options.progress({.metrics = metrics.Get(),
+                      .epochs = options.epochs,
+                      .start_epoch = start_epoch,
+                      .resumed_from_step = resumed->global_step});
+  }
   workers.Start(options.num_workers, [&](int w) { return RunWorker(w, context); });
   workers.Wait(options.progress ? options.progress_period : absl::Seconds(1), [&] {
     if (options.progress) {
@@ -537,6 +547,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   result.resumed_from_step = resumed ? resumed->global_step : -1;
   result.last_checkpoint_step = boundary.last_checkpoint_step();
   result.periodic_evals = snapshot.evals;
+  result.evals_in_background = options.eval_in_background;
   result.eval_seconds = snapshot.eval_seconds;
   if (ema != nullptr) {
     result.ema_params.resize(result.params.size());
@@ -612,9 +623,15 @@ std::string FormatSummary(const TrainResult& r) {
     absl::StrAppendFormat(&summary, "\nEMA weights: test accuracy %.2f%% | test loss %.4f",
                           100.0 * r.final_ema_test_accuracy, r.final_ema_test_loss);
   }
-  if (r.periodic_evals > 0) {
+  if (r.periodic_evals > 0 && r.evals_in_background) {
+    // They overlapped the training: subtracting them would not give the time without them.
     absl::StrAppendFormat(&summary,
-                          "\nperiodic evaluations %d: %.2f s (wall time without them %.2f s)",
+                          "\nperiodic evaluations %d: %.2f s on the evaluator thread, beside the "
+                          "training",
+                          r.periodic_evals, r.eval_seconds);
+  } else if (r.periodic_evals > 0) {
+    absl::StrAppendFormat(&summary,
+                          "\nperiodic evaluations %d: %.2f s inline (wall time without them %.2f s)",
                           r.periodic_evals, r.eval_seconds, r.wall_time_s - r.eval_seconds);
   }
   return summary;

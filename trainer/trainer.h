@@ -64,6 +64,7 @@ struct TrainResult {
   // without them; on the evaluator thread they overlap the training.
   int64_t periodic_evals = 0;
   double eval_seconds = 0.0;
+  bool evals_in_background = false;  // TrainerOptions::eval_in_background, as the run used it
   bool stopped_early = false;        // a stop was requested (stop_requested) and honoured
   int64_t resumed_from_step = -1;    // the checkpoint's global step, or -1 (not resumed)
   int64_t last_checkpoint_step = -1; // global step of the last checkpoint written, or -1

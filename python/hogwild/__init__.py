@@ -11,9 +11,14 @@ command line's flags, with the same defaults (README.md, "Options of //trainer:t
 """
 
 import os as _os
+import pkgutil as _pkgutil
 import re as _re
 
-from hogwild._hogwild import _train, _train_mf, _train_sparse
+# The extension may sit in another `hogwild` folder on sys.path than this file: Bazel builds it
+# into bazel-bin/python/hogwild (README, "Python": PYTHONPATH=bazel-bin/python:python).
+__path__ = _pkgutil.extend_path(__path__, __name__)
+
+from hogwild._hogwild import _train, _train_mf, _train_sparse  # noqa: E402
 
 __all__ = ["MfResult", "SparseTrainResult", "TrainResult", "train", "train_mf", "train_sparse"]
 

@@ -457,8 +457,8 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
       if (presence && (found[i] == 0.0f || expected[i] == 0.0f)) continue;
       return differs(kConstantFlags[i], absl::StrFormat("%g", found[i]),
                      absl::StrFormat("%g", expected[i]),
-                     "the optimizer's state was built with the checkpoint's value; resume with "
-                     "it or use another --checkpoint_dir");
+                     "the checkpoint's state (optimizer, weights' average) was built with its "
+                     "value; resume with it or use another --checkpoint_dir");
     }
   }
   if (f.mode != e.mode) {

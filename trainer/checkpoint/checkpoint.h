@@ -83,7 +83,7 @@ struct DatasetId {
 };
 
 // The constants of a run's update rule that a resume must not change (SgdOptions and
-// TrainerOptions::ema_decay, as given: eps 0 is "the optimizer's default"): the state in the
+// TrainerOptions::ema_decay; eps as in effect, the optimizer's default for 0): the state in the
 // checkpoint was built with them.
 struct OptimizerConstants {
   float momentum = 0.0f;

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/output_path.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
@@ -392,7 +393,20 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
   // mpirun a rank's stdout may be a pseudo-terminal even when mpirun's own output goes to a
   // file, so a job prints whole lines, never the terminal's in-place rewrite.
   const bool may_rewrite = cluster == nullptr;
-  if (speaks) options.progress = MakeProgressLine(stdout, may_rewrite);
+  if (speaks) {
+    // The resume is said once Train() has accepted the checkpoint, before the first step, so a
+    // refused resume never claims it resumed and the progress line's epochs read from there.
+    options.progress = [line = MakeProgressLine(stdout, may_rewrite),
+                        dir = absl::GetFlag(FLAGS_checkpoint_dir)](const ProgressReport& report) {
+      if (report.resumed_from_step >= 0) {
+        absl::PrintF("hogwild: resumed from the checkpoint at global step %d (epoch %.2f) in %s\n",
+                     report.resumed_from_step, report.start_epoch, dir);
+        std::fflush(stdout);
+        return;
+      }
+      line(report);
+    };
+  }
   options.progress_period = ProgressLinePeriod(stdout, may_rewrite);
   options.stop_requested = stop_requested;
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
@@ -486,16 +500,6 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
         ModeName(options.mode), num_ranks > 1 ? absl::StrFormat("%d processes x ", num_ranks) : "",
         WorkerCount(options), DevicesToString(options.devices), optimizer, info.name, train.size(),
         test.size(), model->Describe());
-    // Said before training starts, so the progress line's epochs read as the checkpoint's
-    // position onwards (Train() reads the checkpoint again, and reports a damaged one).
-    if (options.resume) {
-      const absl::StatusOr<std::optional<Checkpoint>> found =
-          ReadLatestCheckpoint(options.checkpoint_dir);
-      if (found.ok() && found->has_value()) {
-        absl::PrintF("hogwild: resumed from the checkpoint at global step %d (epoch %d) in %s\n",
-                     (*found)->global_step, (*found)->epoch, options.checkpoint_dir);
-      }
-    }
   }
   std::fflush(stdout);
   return Train(options, train, test);
@@ -585,6 +589,11 @@ int main(int argc, char** argv) {
     std::cout.flush();
     return CheckedExit(std::cout.good() ? 0 : 1);
   }
+  // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
+  if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
+    return 1;
+  }
   // Every argument must be a flag: `--hidden 128 128` would otherwise train one layer of 128
   // and drop the second, and everything after `--` would be ignored.
   if (positional.size() > 1) {
@@ -672,10 +681,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
-  // The signal that stopped the run; in a job, the one any rank received (the ranks stopped
-  // together, but a signal may have reached only some of them), so every rank ends alike.
+  // The signal that stopped the run; in a job, the one any rank received, so every rank ends
+  // alike. Every rank joins this collective, stopped or not: a sync job's ranks stop together,
+  // but in an async job a signal that reached one rank stops that rank only, and the others
+  // train on to their end before they get here.
   int signo = (*stop)->signal();
-  if (several && result->stopped_early) {
+  if (several) {
     const absl::StatusOr<int> job_signal = cluster->MaxOverRanks(signo);
     if (!job_signal.ok()) {
       std::fprintf(stderr, "error: rank %d of %d: %s; ending the job\n", cluster->rank(),
@@ -686,7 +697,7 @@ int main(int argc, char** argv) {
   }
   if (several && cluster->rank() != 0) {
     // A stopped job ends with the signal's status on every rank, as one process does.
-    return CheckedExit(result->stopped_early ? 128 + signo : 0);
+    return CheckedExit(signo != 0 ? 128 + signo : 0);
   }
   std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
@@ -703,6 +714,12 @@ int main(int argc, char** argv) {
                 : result->last_checkpoint_step >= 0 || result->resumed_from_step >= 0
                     ? "; continue with --resume"
                     : " (before the first step: nothing saved)");
+    return CheckedExit(128 + signo);
+  }
+  // A job one of whose other ranks was stopped by a signal did not complete either.
+  if (signo != 0) {
+    std::printf("another rank of the job was stopped early by %s\n",
+                signo == SIGINT ? "SIGINT" : "SIGTERM");
     return CheckedExit(128 + signo);
   }
   return CheckedExit(0);

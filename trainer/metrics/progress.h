@@ -18,6 +18,10 @@ struct ProgressReport {
   double start_epoch = 0.0;
   // The last report: training has ended and metrics.last_eval is the final evaluation.
   bool final = false;
+  // A resumed run's first report, sent once the checkpoint was accepted and before the first
+  // step: the checkpoint's global step (its position in epochs is start_epoch); -1 in every
+  // other report.
+  int64_t resumed_from_step = -1;
 };
 
 // Receives the reports, in order, on the thread that called Train(); must not block for long

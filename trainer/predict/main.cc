@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/output_path.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -51,6 +52,11 @@ int main(int argc, char** argv) {
       "class probabilities) and the accuracy.\n  bazel run //trainer:predict -- "
       "--checkpoint_dir=/tmp/run --output=/tmp/predictions.csv");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
+  if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
+    return 1;
+  }
   if (positional.size() > 1) {
     return Fail(absl::InvalidArgumentError(
         absl::StrFormat("unexpected argument '%s': predict takes flags only",

@@ -23,7 +23,16 @@ absl::Status CheckPredictionOutput(absl::string_view name, const std::string& pa
                                    bool overwrite) {
   HOGWILD_RETURN_IF_ERROR(CheckOutputFilePath(std::string(name), path));
   std::error_code ec;
-  if (!overwrite && std::filesystem::exists(path, ec)) {
+  // The file is replaced by a rename (atomic), which would turn a device or a pipe such as
+  // /dev/null into a regular file: those are refused, with or without --overwrite.
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s=%s is not a regular file (a device or a pipe), which this command would replace; "
+        "leave out %s to write the CSV to standard output and redirect that",
+        name, path, name));
+  }
+  if (!overwrite && std::filesystem::exists(status)) {
     return absl::AlreadyExistsError(
         absl::StrFormat("%s=%s exists; pass --overwrite to replace it", name, path));
   }
