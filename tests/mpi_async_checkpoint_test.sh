@@ -17,10 +17,11 @@ set -u
 probe="$1"
 source "$(dirname "$0")/mpi_common.sh"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-# Steps of a few ms (hidden 512): the job's decision takes a few of a rank's steps (a round of
-# MPI over TCP, polled at step boundaries), so the stop lands mid-run, not after the data.
+# The job's decision takes milliseconds (a round of MPI over TCP, polled at most every ms, on a
+# loaded machine), many steps of this small model: 16,000 steps per worker (about a second) so
+# that the stop lands mid-run, not after the data.
 common=(--mode=async --workers=2 --train_examples=1000 --batch_size=16 --momentum=0.9
-  --exchange_every=4 --epochs=4 --hidden=512)
+  --exchange_every=4 --epochs=1000 --hidden=512)
 # examples <log> <rank>: the examples that rank trained in that run.
 examples() { awk -v r="$2" '$1 == "rank" && $2 == r {print $4}' "$1"; }
 # hashes <log>: the distinct final-parameter hashes over the ranks.
@@ -29,7 +30,7 @@ hashes() { awk '$1 == "rank" {print $6}' "$1" | sort -u | wc -l; }
 mpi_run 2 "$probe" "${common[@]}" >"$tmp/full.log" 2>&1
 check "uninterrupted run" test $? -eq 0
 
-# Rank 1 alone asks to stop before its worker 0's step 10 (of 64).
+# Rank 1 alone asks to stop before its worker 0's step 10 (of 16,000).
 mpi_run 2 "$probe" "${common[@]}" --checkpoint_dir="$tmp/a" --stop_rank=1 --stop_step=10 \
   --params_out="$tmp/stopped" >"$tmp/stop.log" 2>&1
 check "stopped run" test $? -eq 0

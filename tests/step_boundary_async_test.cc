@@ -3,6 +3,7 @@
 // checkpoint or stop; every rank takes the snapshot (the collective cut), only the writer
 // writes; a rank out of data keeps joining rounds until none is busy.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -62,6 +63,7 @@ StepBoundary MakeBoundary(Job& job, const std::string& dir, bool writes) {
                                 .checkpoint_dir = dir,
                                 .stop_requested = &job.stop,
                                 .start_next_step = {0}};
+  options.poll_period = std::chrono::microseconds(0);  // every boundary polls
   options.start_agreement = [&job](uint32_t mine) {
     job.asked.push_back(mine);
     return absl::OkStatus();

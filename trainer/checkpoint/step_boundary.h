@@ -25,15 +25,15 @@
 //   the rank with Options::writes_checkpoints (rank 0) writes the whole job's checkpoint from
 //   its own state; the others only take part in the decision.
 // async mode across processes with checkpoints (Options::test_agreement set): the ranks' steps
-//   do not line up, so the job decides in rounds that are polled, never awaited: every rank
-//   keeps one round pending (StartAgreement before training), and at each boundary the worker
-//   that finds it complete acts on its OR, the same on every rank: a checkpoint (it parks the
-//   other local workers as above, and the snapshot function takes the job's collective cut:
-//   mpi/sharded_hogwild.h), a stop, or nothing; then it starts the next round with this rank's
-//   requests and kBusyBit. After the workers returned, FinishAgreement() keeps joining rounds
-//   without kBusyBit until a round shows every rank finished (or a stop), so a rank that ran out
-//   of data still takes part in the checkpoints the others decide. Every rank calls the snapshot
-//   function of every checkpoint; only the writer writes.
+//   do not line up, so the job decides in rounds that are polled (at most every
+//   Options::poll_period), never awaited: every rank keeps one round pending (StartAgreement before
+//   training), and at each boundary the worker that finds it complete acts on its OR, the same on
+//   every rank: a checkpoint (it parks the other local workers as above, and the snapshot function
+//   takes the job's collective cut: mpi/sharded_hogwild.h), a stop, or nothing; then it starts the
+//   next round with this rank's requests and kBusyBit. After the workers returned,
+//   FinishAgreement() keeps joining rounds without kBusyBit until a round shows every rank finished
+//   (or a stop), so a rank that ran out of data still takes part in the checkpoints the others
+//   decide. Every rank calls the snapshot function of every checkpoint; only the writer writes.
 // The modes without checkpoints (core/mode.h SupportsCheckpoints; checkpoint_dir must be empty):
 //   only orderly stops: the first worker that finds a stop requested returns true and releases
 //   its peers through `release_peers`, whatever they wait on (the ssp bound, a barrier).
@@ -89,6 +89,9 @@ class StepBoundary {
     // start_agreement and finish_agreement as above. Any worker's thread calls them, one at a
     // time, with mu_ held (they must not call back into this object). Null: see above.
     std::function<absl::StatusOr<std::optional<uint32_t>>()> test_agreement;
+    // With test_agreement: a rank polls at most this often (the boundaries in between make no
+    // call), so a decision reaches it up to this much later. 0: at every boundary.
+    std::chrono::microseconds poll_period{1000};
     // false on the ranks that take part in the job's checkpoints without writing them.
     bool writes_checkpoints = true;
   };
@@ -165,6 +168,7 @@ class StepBoundary {
   bool stopped_ = false;
   bool final_written_ = false;
   bool round_pending_ = false;  // async across processes: this rank's round is in flight
+  std::chrono::steady_clock::time_point last_poll_;  // async across processes: the last poll
   int64_t last_checkpoint_step_ = -1;
   int64_t next_due_step_ = 0;  // async: global step of the next step-based checkpoint
   std::chrono::steady_clock::time_point last_checkpoint_time_;
