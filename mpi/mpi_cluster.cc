@@ -111,6 +111,11 @@ absl::StatusOr<int> MpiCluster::MaxOverRanks(int value) {
 }
 
 absl::Status MpiCluster::StartOrOverRanks(uint32_t bits) {
+  // async: the policy's rounds, under its MPI lock (its exchanges call MPI from other threads).
+  if (async_policy_ != nullptr) {
+    HOGWILD_RETURN_IF_ERROR(async_policy_->WaitRound().status());
+    return async_policy_->StartRound(bits);
+  }
   HOGWILD_RETURN_IF_ERROR(FinishOrOverRanks().status());  // one round at a time
   or_mine_ = bits;
   or_all_ = 0;
@@ -122,9 +127,31 @@ absl::Status MpiCluster::StartOrOverRanks(uint32_t bits) {
 }
 
 absl::StatusOr<uint32_t> MpiCluster::FinishOrOverRanks() {
+  if (async_policy_ != nullptr) return async_policy_->WaitRound();
   if (or_request_ == MPI_REQUEST_NULL) return 0u;
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Wait(&or_request_, MPI_STATUS_IGNORE));
   return or_all_;
+}
+
+absl::StatusOr<std::optional<uint32_t>> MpiCluster::TestOrOverRanks() {
+  if (async_policy_ != nullptr) return async_policy_->TestRound();
+  if (or_request_ == MPI_REQUEST_NULL) return std::nullopt;
+  int done = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Test(&or_request_, &done, MPI_STATUS_IGNORE));
+  if (done == 0) return std::nullopt;
+  return or_all_;
+}
+
+absl::StatusOr<Cluster::JobCut> MpiCluster::CheckpointCut(UpdatePolicy& policy,
+                                                          const std::vector<int64_t>& next_step) {
+  if (&policy != async_policy_) {
+    return absl::InvalidArgumentError(
+        "MpiCluster::CheckpointCut: only async jobs take a cut (sync ranks hold the same state)");
+  }
+  HOGWILD_ASSIGN_OR_RETURN(ShardedHogwild::Cut cut, async_policy_->CheckpointCut(next_step));
+  return JobCut{.next_step = std::move(cut.next_step),
+                .momentum = std::move(cut.momentum),
+                .global_step = cut.global_step};
 }
 
 absl::Status MpiCluster::AgreeOnStatus(const absl::Status& mine) {

@@ -62,6 +62,9 @@ class MpiCluster final : public Cluster {
   absl::StatusOr<int64_t> SumOverRanks(int64_t value) override;
   absl::Status StartOrOverRanks(uint32_t bits) override;
   absl::StatusOr<uint32_t> FinishOrOverRanks() override;
+  absl::StatusOr<std::optional<uint32_t>> TestOrOverRanks() override;
+  absl::StatusOr<JobCut> CheckpointCut(UpdatePolicy& policy,
+                                       const std::vector<int64_t>& next_step) override;
   absl::Status AgreeOnStatus(const absl::Status& mine) override;
 
   // Collective: checks that every rank was given the same command line `args` (the flags, in

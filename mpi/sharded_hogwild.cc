@@ -138,9 +138,99 @@ absl::StatusOr<std::vector<std::vector<float>>> ShardedHogwild::DoSaveOptimizerS
   return state.optimizer_state;
 }
 
-absl::Status ShardedHogwild::DoRestoreOptimizerState(const std::vector<std::vector<float>>& /*m*/) {
-  return absl::UnimplementedError(
-      "checkpoints of a job of several processes are not supported yet");
+absl::Status ShardedHogwild::DoRestoreOptimizerState(
+    const std::vector<std::vector<float>>& momentum) {
+  if (momentum.empty()) return absl::OkStatus();
+  // This rank's workers' buffers (the trainer passes this rank's slice of the job's).
+  PolicyState state;
+  state.global_step = store()->version();
+  state.params.assign(store()->unsafe_values().begin(), store()->unsafe_values().end());
+  state.optimizer_state = momentum;
+  return local_.RestoreState(state);
+}
+
+absl::Status ShardedHogwild::DoRestoreParams() {
+  std::lock_guard<std::mutex> lock(exchange_mu_);
+  start_version_ = store()->version();
+  next_exchange_at_.store((start_version_ / exchange_every_ + 1) * exchange_every_,
+                          std::memory_order_relaxed);
+  base_.assign(store()->unsafe_values().begin(), store()->unsafe_values().end());
+  std::copy_n(base_.data() + offsets_[rank_], counts_[rank_], shard_);
+  // Every shard holds the restored parameters before any rank's first push.
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Barrier(comm_));
+  return absl::OkStatus();
+}
+
+absl::Status ShardedHogwild::StartRound(uint32_t bits) {
+  std::lock_guard<std::mutex> lock(exchange_mu_);
+  if (round_ != MPI_REQUEST_NULL) {
+    return absl::FailedPreconditionError("ShardedHogwild::StartRound: a round is pending");
+  }
+  round_mine_ = bits;
+  round_all_ = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(
+      MPI_Iallreduce(&round_mine_, &round_all_, 1, MPI_UINT32_T, MPI_BOR, comm_, &round_));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<uint32_t>> ShardedHogwild::TestRound() {
+  std::lock_guard<std::mutex> lock(exchange_mu_);
+  if (round_ == MPI_REQUEST_NULL) return std::nullopt;
+  int done = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Test(&round_, &done, MPI_STATUS_IGNORE));
+  if (done == 0) return std::nullopt;
+  return round_all_;
+}
+
+absl::StatusOr<uint32_t> ShardedHogwild::WaitRound() {
+  std::lock_guard<std::mutex> lock(exchange_mu_);
+  if (round_ == MPI_REQUEST_NULL) return 0u;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Wait(&round_, MPI_STATUS_IGNORE));
+  return round_all_;
+}
+
+absl::StatusOr<ShardedHogwild::Cut> ShardedHogwild::CheckpointCut(
+    const std::vector<int64_t>& next_step) {
+  if (static_cast<int>(next_step.size()) != num_workers()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ShardedHogwild::CheckpointCut: %d data positions for %d workers",
+                        next_step.size(), num_workers()));
+  }
+  std::lock_guard<std::mutex> lock(exchange_mu_);
+  // As Finish(), without ending: every rank's pending update reaches the owners (flushed)
+  // before any rank pulls, so every rank holds x = x0 + every update.
+  HOGWILD_RETURN_IF_ERROR(Push().status());
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Barrier(comm_));
+  HOGWILD_RETURN_IF_ERROR(Pull());
+  std::copy(pulled_.begin(), pulled_.end(), store()->unsafe_values().begin());
+  base_ = pulled_;
+
+  Cut cut;
+  const int w = num_workers();
+  if (rank_ == 0) cut.next_step.resize(static_cast<size_t>(num_ranks_) * w);
+  HOGWILD_MPI_RETURN_IF_ERROR(
+      MPI_Gather(next_step.data(), w, MPI_INT64_T, cut.next_step.data(), w, MPI_INT64_T, 0, comm_));
+  const int64_t mine = static_cast<int64_t>(store()->version() - start_version_);
+  int64_t since = 0;
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allreduce(&mine, &since, 1, MPI_INT64_T, MPI_SUM, comm_));
+  cut.global_step = static_cast<int64_t>(start_version_) + since;
+  if (num_optimizer_buffers() > 0) {
+    HOGWILD_ASSIGN_OR_RETURN(PolicyState state, local_.SaveState());
+    const int64_t p = store()->size();
+    std::vector<float> packed;
+    packed.reserve(static_cast<size_t>(w * p));
+    for (const std::vector<float>& m : state.optimizer_state) {
+      packed.insert(packed.end(), m.begin(), m.end());
+    }
+    std::vector<float> all(rank_ == 0 ? static_cast<size_t>(num_ranks_) * packed.size() : 0);
+    const int count = static_cast<int>(packed.size());
+    HOGWILD_MPI_RETURN_IF_ERROR(
+        MPI_Gather(packed.data(), count, MPI_FLOAT, all.data(), count, MPI_FLOAT, 0, comm_));
+    for (size_t b = 0; b < all.size() / static_cast<size_t>(p); ++b) {
+      cut.momentum.emplace_back(all.begin() + b * p, all.begin() + (b + 1) * p);
+    }
+  }
+  return cut;
 }
 
 absl::StatusOr<int64_t> ShardedHogwild::Push() {

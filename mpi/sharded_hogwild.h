@@ -43,6 +43,24 @@
 // - At the end (Finish(), collective): every rank pushes what is left, all meet at MPI_Barrier,
 //   and each pulls, so every rank ends with the same parameters: x = x0 + every pushed update.
 //
+// Checkpoints of the job (the trainer's StepBoundary drives them; README "Across processes"):
+// - The ranks decide together in rounds of a non-blocking bitwise OR (StartRound, TestRound,
+//   WaitRound), polled at step boundaries without waiting: round k+1 starts only after every
+//   rank saw round k complete, so every rank acts on the same rounds, in the same order, whatever
+//   its speed. A rank whose workers have all finished keeps joining rounds until every rank has
+//   finished (StepBoundary's busy bit).
+// - When a round asks for a checkpoint, every rank parks its local workers at a step boundary
+//   (the in-process StepBoundary) and calls CheckpointCut: it pushes its pending update (and
+//   waits for it to reach the owners: MPI_Win_flush_all), all ranks meet at MPI_Barrier, and
+//   each pulls the global parameters G and makes them its local copy and its base. So at the
+//   cut x = x0 + every update of every rank, every rank holds exactly x, and no update is in
+//   flight; rank 0 gathers every worker's momentum buffer (per worker) and data position. The
+//   workers resume from x: the cut is also an exchange.
+// - Resume (RestoreState on every rank, collective): every rank's local copy, base and own
+//   shard become the checkpoint's parameters before any rank's first push (MPI_Barrier). Async
+//   progress differs between runs, so the continuation is not bitwise that of an uninterrupted
+//   run; the state it starts from is exact.
+//
 // Thread-safety: as Hogwild for the steps. MPI is called by one thread at a time (a mutex: the
 // exchanging worker or the progress thread), so the process needs MPI_THREAD_SERIALIZED;
 // Finish() only after every local worker stopped.
@@ -55,6 +73,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -87,6 +106,26 @@ class ShardedHogwild final : public UpdatePolicy {
   // stopped. Errors: MPI errors.
   absl::Status Finish();
 
+  // The job's decision rounds (see the top of this file). StartRound(bits) starts the bitwise
+  // OR of `bits` over all ranks and returns at once (kFailedPrecondition while one is pending);
+  // TestRound() returns that OR once the round completed (then none is pending), nullopt while
+  // it has not or when none is pending; WaitRound() waits for it (0 when none is pending).
+  // Collective in order (every rank starts, and completes, the same rounds). Any thread, one at
+  // a time with the others (they share the policy's MPI lock with the exchanges). Errors: MPI.
+  absl::Status StartRound(uint32_t bits);
+  absl::StatusOr<std::optional<uint32_t>> TestRound();
+  absl::StatusOr<uint32_t> WaitRound();
+
+  // What CheckpointCut gathers on rank 0 (empty vectors on the other ranks).
+  struct Cut {
+    std::vector<int64_t> next_step;            // [R·W] every worker's next step, rank-major
+    std::vector<std::vector<float>> momentum;  // [R·W][P] with momentum, else empty
+    int64_t global_step = 0;  // every rank: updates of the job (start + every rank's since)
+  };
+  // The consistent cut (see the top of this file). Collective; call while every local worker
+  // is parked or finished. `next_step` [W]: this rank's workers' next steps. Errors: MPI.
+  absl::StatusOr<Cut> CheckpointCut(const std::vector<int64_t>& next_step);
+
   // Exchanges so far, payload bytes moved between this rank and the others by its exchanges
   // (pushed plus pulled, own shard excluded), and the remote staleness of the exchanges (mean,
   // max). Thread-safe.
@@ -110,6 +149,8 @@ class ShardedHogwild final : public UpdatePolicy {
   }
   absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
   absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
+  // The restored parameters become the local base and this rank's shard; collective (barrier).
+  absl::Status DoRestoreParams() override;
 
   // Push S - B; returns the remote staleness. Caller holds exchange_mu_.
   absl::StatusOr<int64_t> Push();
@@ -135,6 +176,7 @@ class ShardedHogwild final : public UpdatePolicy {
   MPI_Win counter_win_ = MPI_WIN_NULL;
   int64_t* counter_ = nullptr;  // rank 0: pushes so far, window memory
   bool finished_ = false;       // Finish() succeeded: the destructor frees the windows
+  uint64_t start_version_ = 0;  // the store's version at the start (restored or 0)
 
   std::mutex exchange_mu_;  // held by whoever calls MPI: an exchange, Finish, the progress thread
   std::atomic<bool> stop_progress_{false};
@@ -150,6 +192,10 @@ class ShardedHogwild final : public UpdatePolicy {
   std::atomic<int64_t> bytes_moved_{0};
   std::atomic<int64_t> stale_max_{0};
   std::atomic<int64_t> stale_total_{0};
+  // The pending decision round (guarded by exchange_mu_).
+  MPI_Request round_ = MPI_REQUEST_NULL;
+  uint32_t round_mine_ = 0;
+  uint32_t round_all_ = 0;
 };
 
 }  // namespace hogwild

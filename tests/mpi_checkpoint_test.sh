@@ -7,7 +7,7 @@
 # - every rank stops at the same step (the stop is decided together, whoever asked first);
 # - resuming with another rank count is refused before training, one error line naming both
 #   counts, no MPI_Abort report, non-zero exit;
-# - a refused flag (checkpoints in async mode across processes) creates no directory;
+# - a refused flag (a sync batch smaller than the rank count) creates no directory;
 # - SIGTERM to mpirun, or to rank 1 alone: every rank stops at one step boundary and the
 #   checkpoint is written; signalled alone, rank 1 makes every rank exit 143 (as one process),
 #   so mpirun's status is 143 too.
@@ -56,14 +56,14 @@ check "3 ranks on a 2-rank checkpoint: names both counts" \
 check "3 ranks on a 2-rank checkpoint: no MPI_Abort report" \
   bash -c "! grep -q MPI_ABORT '$tmp/ranks.out' '$tmp/ranks.err'"
 
-# A refused flag creates nothing: async checkpoints across processes are not written yet.
-mpi_run 2 "$probe" --mode=async --workers=1 --checkpoint_dir="$tmp/never" \
-  >"$tmp/async.out" 2>"$tmp/async.err"
+# A refused flag creates nothing (the cluster checks come before the checkpoint directory).
+mpi_run 2 "$probe" --mode=sync --workers=1 --batch_size=1 --checkpoint_dir="$tmp/never" \
+  >"$tmp/refused.out" 2>"$tmp/refused.err"
 rc=$?
-check "async --checkpoint_dir across ranks: refused ($rc)" test "$rc" -ne 0 -a "$rc" -ne 124
-check "async --checkpoint_dir across ranks: one error line naming it" \
-  test "$(grep -c '^error:.*checkpoint_dir' "$tmp/async.err")" -eq 1
-check "async --checkpoint_dir across ranks: no directory created" test ! -e "$tmp/never"
+check "sync --batch_size=1 across 2 ranks: refused ($rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+check "sync --batch_size=1 across 2 ranks: one error line naming it" \
+  test "$(grep -c '^error:.*batch_size' "$tmp/refused.err")" -eq 1
+check "sync --batch_size=1 across 2 ranks: no directory created" test ! -e "$tmp/never"
 
 # SIGTERM, to mpirun (which forwards it to every rank) or to rank 1 alone (as a batch system
 # that signals the processes may): every rank stops at the same step boundary and rank 0 writes

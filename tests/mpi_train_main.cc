@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,14 @@
 #include "absl/flags/parse.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/mode.h"
 #include "core/status_macros.h"
 #include "mpi/mpi_cluster.h"
 #include "mpi/mpi_status.h"
 #include "tests/test_data.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/stop_signal.h"
 #include "trainer/data/mnist.h"
 #include "trainer/trainer.h"
@@ -54,7 +57,7 @@ ABSL_FLAG(int64_t, fail_step, 10, "see --fail_rank");
 ABSL_FLAG(int32_t, bad_mpi_call_rank, -1,
           "this rank makes an invalid MPI call (MPI_Bcast from a root outside the job) before "
           "training, to show how MPI errors are reported");
-ABSL_FLAG(std::string, checkpoint_dir, "", "as the train command's (sync across processes)");
+ABSL_FLAG(std::string, checkpoint_dir, "", "as the train command's");
 ABSL_FLAG(bool, resume, false, "continue from --checkpoint_dir's checkpoint");
 ABSL_FLAG(int64_t, checkpoint_every_steps, 0, "a checkpoint every N global steps (0: none)");
 ABSL_FLAG(int32_t, stop_rank, -1,
@@ -66,6 +69,9 @@ ABSL_FLAG(bool, stop_on_signals, false,
           "then 128 + the signal");
 ABSL_FLAG(std::string, compare, "", "A,B: compare two parameter files and exit");
 ABSL_FLAG(double, tolerance, 0.0, "largest allowed |A - B| for --compare");
+ABSL_FLAG(std::string, checkpoint_params, "",
+          "DIR: write the parameters of DIR's checkpoint to --params_out, print its global step "
+          "and every worker's data position, and exit (no training)");
 
 namespace hogwild {
 namespace {
@@ -95,6 +101,23 @@ int Compare(const std::string& spec, double tolerance) {
   std::printf("compare: %zu parameters, max |a - b| = %.3g (tolerance %.3g)\n", a->size(), max_diff,
               tolerance);
   return max_diff <= tolerance ? 0 : 2;
+}
+
+// --checkpoint_params: the checkpoint's parameters and positions, for the tests to compare.
+int DumpCheckpoint(const std::string& dir, const std::string& out) {
+  const absl::StatusOr<std::optional<Checkpoint>> c = ReadLatestCheckpoint(dir);
+  if (!c.ok() || !c->has_value()) {
+    std::fprintf(stderr, "error: no readable checkpoint in %s\n", dir.c_str());
+    return 1;
+  }
+  const Checkpoint& checkpoint = **c;
+  std::printf("checkpoint global_step %ld ranks %d next_step %s buffers %zu\n",
+              static_cast<long>(checkpoint.global_step), checkpoint.signature.num_ranks,
+              absl::StrJoin(checkpoint.next_step, ",").c_str(), checkpoint.optimizer_state.size());
+  std::ofstream f(out, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(checkpoint.params.data()),
+          static_cast<std::streamsize>(checkpoint.params.size() * sizeof(float)));
+  return f ? 0 : 1;
 }
 
 absl::Status BadMpiCall(int num_ranks) {
@@ -169,6 +192,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   absl::ParseCommandLine(argc, argv);
+  if (const std::string dir = absl::GetFlag(FLAGS_checkpoint_params); !dir.empty()) {
+    return hogwild::DumpCheckpoint(dir, absl::GetFlag(FLAGS_params_out));
+  }
   if (!absl::GetFlag(FLAGS_compare).empty()) {
     return hogwild::Compare(absl::GetFlag(FLAGS_compare), absl::GetFlag(FLAGS_tolerance));
   }

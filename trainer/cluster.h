@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -77,6 +79,27 @@ class Cluster {
   // when training ends is completed by FinishTraining.
   virtual absl::Status StartOrOverRanks(uint32_t bits) = 0;
   virtual absl::StatusOr<uint32_t> FinishOrOverRanks() = 0;
+
+  // async jobs with checkpoints use the same rounds, polled instead of awaited (the ranks' steps
+  // do not line up): TestOrOverRanks() returns the OR of the round started last once it has
+  // completed (then none is pending), nullopt while it has not or when none is pending; it never
+  // waits. In async mode the three round calls come from any worker's thread (one at a time) or
+  // from the thread that runs Train() after the workers stopped.
+  virtual absl::StatusOr<std::optional<uint32_t>> TestOrOverRanks() = 0;
+
+  // An async job's consistent cut for a checkpoint (mpi/sharded_hogwild.h): every rank's pending
+  // update reaches the global parameters, every rank's local copy becomes them, and rank 0
+  // learns every worker's data position and momentum. Collective; called while every local
+  // worker is parked or finished. `policy` is one CreateUpdatePolicy returned for async;
+  // `next_step` [W]: this rank's workers' next steps. Errors: kInvalidArgument for a sync
+  // policy; communication errors.
+  struct JobCut {
+    std::vector<int64_t> next_step;            // rank 0: [R·W], rank-major; else empty
+    std::vector<std::vector<float>> momentum;  // rank 0 with momentum: [R·W][P]; else empty
+    int64_t global_step = 0;                   // every rank: the job's updates so far
+  };
+  virtual absl::StatusOr<JobCut> CheckpointCut(UpdatePolicy& policy,
+                                               const std::vector<int64_t>& next_step) = 0;
 
   // Every rank passes the outcome of its own checks (a refused flag, an unusable checkpoint);
   // returns OK on every rank when every rank's was OK, else on every rank the error of the

@@ -84,13 +84,6 @@ absl::Status ClusterOptionsStatus(const TrainerOptions& options, int num_ranks) 
         "use cpu devices, or one process",
         DevicesToString(options.devices), num_ranks));
   }
-  if (!options.checkpoint_dir.empty() && options.mode != Mode::kSync) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::checkpoint_dir=%s: checkpoints of a job of several processes (%d "
-        "ranks) are written in sync mode only so far, not in %s mode; leave it out, or use one "
-        "process",
-        options.checkpoint_dir, num_ranks, ModeName(options.mode)));
-  }
   // The policies across processes (mpi/) update with SGD and momentum only, on the whole
   // gradient, without the averaged weights: what they would ignore is refused by name.
   const auto not_across = [num_ranks](const std::string& field) {
@@ -330,7 +323,17 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                     CheckpointPath(options.checkpoint_dir), resumed->format_version,
                     train.name.empty() ? "this training set" : train.name);
     }
-    HOGWILD_RETURN_IF_ERROR(RestoreState(*resumed, *policy));
+    if (cluster != nullptr && options.mode == Mode::kAsync &&
+        resumed->optimizer_state.size() == static_cast<size_t>(num_ranks) * options.num_workers) {
+      // An async job's checkpoint holds every worker's momentum, rank-major: this rank's slice.
+      Checkpoint mine = *resumed;
+      const auto first =
+          resumed->optimizer_state.begin() + static_cast<ptrdiff_t>(rank) * options.num_workers;
+      mine.optimizer_state.assign(first, first + options.num_workers);
+      HOGWILD_RETURN_IF_ERROR(RestoreState(mine, *policy));
+    } else {
+      HOGWILD_RETURN_IF_ERROR(RestoreState(*resumed, *policy));
+    }
     if (resumed->ema.empty() != (options.ema_decay == 0.0f)) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "%s: cannot resume: the weight EMA differs: the checkpoint was written %s an EMA, this "
@@ -378,6 +381,15 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       per_epoch += pipeline.plan().StepsPerEpoch(pipeline.plan_worker(w));
     }
     if (per_epoch > 0) start_epoch = static_cast<double>(done) / static_cast<double>(per_epoch);
+    if (cluster != nullptr && options.mode == Mode::kAsync) {
+      // Async ranks stop at different positions: the job goes on while any worker of any rank
+      // has data left (a rank without any joins the others' checkpoints), the same on every rank.
+      left = false;
+      for (size_t j = 0; j < resumed->next_step.size(); ++j) {
+        left |= resumed->next_step[j] <
+                pipeline.plan().StepsPerEpoch(static_cast<int>(j)) * options.epochs;
+      }
+    }
     if (!left) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "%s is at the end of the run (global step %d, epoch %d): with "
@@ -441,7 +453,16 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       .stop_requested = options.stop_requested,
       .start_global_step = static_cast<int64_t>(policy->global_step()),
       .start_next_step = start_step};
-  if (cluster != nullptr) {
+  const bool async_cut = cluster != nullptr && options.mode == Mode::kAsync;
+  if (async_cut && !options.checkpoint_dir.empty()) {
+    // Async across processes: the ranks decide in polled rounds, take one cut, rank 0 writes.
+    boundary_options.test_agreement = [cluster] { return cluster->TestOrOverRanks(); };
+    boundary_options.start_agreement = [cluster](uint32_t requests) {
+      return cluster->StartOrOverRanks(requests);
+    };
+    boundary_options.finish_agreement = [cluster] { return cluster->FinishOrOverRanks(); };
+    boundary_options.writes_checkpoints = rank == 0;
+  } else if (cluster != nullptr && !async_cut) {
     // Sync across processes (CheckClusterOptions): the ranks decide together, rank 0 writes.
     boundary_options.start_agreement = [cluster](uint32_t requests) {
       return cluster->StartOrOverRanks(requests);
@@ -451,7 +472,20 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   }
   StepBoundary boundary(
       boundary_options,
-      [&](const std::vector<int64_t>& next_step) {
+      [&](const std::vector<int64_t>& next_step) -> absl::StatusOr<Checkpoint> {
+        if (async_cut) {
+          // The job's cut: every rank now holds the global parameters; rank 0 has every
+          // worker's position and momentum (the other ranks' Checkpoint is not written).
+          HOGWILD_ASSIGN_OR_RETURN(Cluster::JobCut cut, cluster->CheckpointCut(*policy, next_step));
+          if (rank != 0) cut.next_step.assign(static_cast<size_t>(num_ranks) * next_step.size(), 0);
+          absl::StatusOr<Checkpoint> c =
+              CaptureState(signature, *policy, pipeline.plan(), cut.next_step);
+          if (c.ok()) {
+            c->global_step = cut.global_step;
+            c->optimizer_state = std::move(cut.momentum);
+          }
+          return c;
+        }
         // The job's data positions, rank-major. Only sync jobs of several processes write
         // checkpoints, and there every worker of every rank is at the same step.
         std::vector<int64_t> job_next_step;
@@ -482,6 +516,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     // flight finish and log its row, as an inline one would have; an error cancels it.
     if (eval_runner != nullptr && !boundary.stopped()) eval_runner->Cancel();
   });
+  HOGWILD_RETURN_IF_ERROR(boundary.StartAgreement());
   if (options.progress && resumed) {
     options.progress({.metrics = metrics.Get(),
                       .epochs = options.epochs,
@@ -510,6 +545,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   if (boundary.stopped() && status.code() == absl::StatusCode::kCancelled) {
     status = absl::OkStatus();
   }
+  if (status.ok()) status = boundary.FinishAgreement();
   if (status.ok()) status = boundary.WriteFinal();
   // Every rank ends with the same parameters (async: the last push and pull).
   if (status.ok() && cluster != nullptr) status = cluster->FinishTraining(*policy);

@@ -24,6 +24,16 @@
 //   parameters and momentum after each step and every worker of the job is at the same step, so
 //   the rank with Options::writes_checkpoints (rank 0) writes the whole job's checkpoint from
 //   its own state; the others only take part in the decision.
+// async mode across processes with checkpoints (Options::test_agreement set): the ranks' steps
+//   do not line up, so the job decides in rounds that are polled (at most every
+//   Options::poll_period), never awaited: every rank keeps one round pending (StartAgreement before
+//   training), and at each boundary the worker that finds it complete acts on its OR, the same on
+//   every rank: a checkpoint (it parks the other local workers as above, and the snapshot function
+//   takes the job's collective cut: mpi/sharded_hogwild.h), a stop, or nothing; then it starts the
+//   next round with this rank's requests and kBusyBit. After the workers returned,
+//   FinishAgreement() keeps joining rounds without kBusyBit until a round shows every rank finished
+//   (or a stop), so a rank that ran out of data still takes part in the checkpoints the others
+//   decide. Every rank calls the snapshot function of every checkpoint; only the writer writes.
 // The modes without checkpoints (core/mode.h SupportsCheckpoints; checkpoint_dir must be empty):
 //   only orderly stops: the first worker that finds a stop requested returns true and releases
 //   its peers through `release_peers`, whatever they wait on (the ssp bound, a barrier).
@@ -43,6 +53,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,11 +84,20 @@ class StepBoundary {
     // with mu_ held); an error fails worker 0's step. Null: one process.
     std::function<absl::Status(uint32_t requests)> start_agreement;
     std::function<absl::StatusOr<uint32_t>()> finish_agreement;
+    // async mode in a job of several processes with checkpoints: test_agreement() returns the
+    // OR of the round started last once it completed, nullopt while it has not (never waits);
+    // start_agreement and finish_agreement as above. Any worker's thread calls them, one at a
+    // time, with mu_ held (they must not call back into this object). Null: see above.
+    std::function<absl::StatusOr<std::optional<uint32_t>>()> test_agreement;
+    // With test_agreement: a rank polls at most this often (the boundaries in between make no
+    // call), so a decision reaches it up to this much later. 0: at every boundary.
+    std::chrono::microseconds poll_period{1000};
     // false on the ranks that take part in the job's checkpoints without writing them.
     bool writes_checkpoints = true;
   };
   static constexpr uint32_t kStopBit = 1;
   static constexpr uint32_t kDueBit = 2;
+  static constexpr uint32_t kBusyBit = 4;  // async across processes: this rank still trains
   // Builds the checkpoint of the current (quiescent) state, global step included, given each
   // worker's next step index. An error (a device error reading the state back) fails the save
   // like a failed write: the previous checkpoint is kept.
@@ -95,6 +115,14 @@ class StepBoundary {
 
   // Worker `worker` has no more data; `next_step` is one past its last step.
   void Finished(int worker, int64_t next_step);
+
+  // async across processes (Options::test_agreement): starts the job's first round; every rank
+  // calls it once, before its workers start. Collective. No-op otherwise.
+  absl::Status StartAgreement();
+  // async across processes: after every local worker returned and before WriteFinal(), joins
+  // the job's rounds (and the checkpoints they decide) until every rank has finished or a stop
+  // is decided. Collective. Errors: communication errors, a failed checkpoint. No-op otherwise.
+  absl::Status FinishAgreement();
 
   // Releases every waiter with kCancelled. Idempotent, never blocks long.
   void Cancel();
@@ -115,6 +143,8 @@ class StepBoundary {
   absl::StatusOr<bool> AsyncBoundary(int worker, int64_t next_step, int64_t global_step);
   // SyncBoundary across processes (Options::start_agreement). Requires mu_ (held on return).
   absl::StatusOr<bool> AgreedSyncBoundary(std::unique_lock<std::mutex>& lock, int64_t global_step);
+  // AsyncBoundary across processes (Options::test_agreement). Requires mu_ (held on return).
+  absl::StatusOr<bool> AgreedAsyncBoundary(std::unique_lock<std::mutex>& lock, int64_t global_step);
   absl::StatusOr<bool> StopOnlyBoundary();
   bool StopRequested() const;
   bool DueLocked(int64_t global_step) const;  // requires mu_
@@ -137,6 +167,8 @@ class StepBoundary {
   bool cancelled_ = false;
   bool stopped_ = false;
   bool final_written_ = false;
+  bool round_pending_ = false;  // async across processes: this rank's round is in flight
+  std::chrono::steady_clock::time_point last_poll_;  // async across processes: the last poll
   int64_t last_checkpoint_step_ = -1;
   int64_t next_due_step_ = 0;  // async: global step of the next step-based checkpoint
   std::chrono::steady_clock::time_point last_checkpoint_time_;
