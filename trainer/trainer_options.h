@@ -139,7 +139,8 @@ struct TrainerOptions {
   // The processes of a job started by mpirun (trainer/cluster.h, mpi/mpi_cluster.h); null: this
   // process alone. With R > 1 ranks every rank calls Train() with the same options: its
   // num_workers workers are the job's workers [rank·W, (rank+1)·W) of R·W; async or sync mode
-  // on CPU workers; no checkpoints yet; rank 0 alone writes log_path and evaluates periodically.
+  // on CPU workers; checkpoints are the whole job's (rank 0 writes them, every rank reads them);
+  // rank 0 alone writes log_path and evaluates periodically.
   // Must outlive Train().
   Cluster* cluster = nullptr;
   // Async across processes: a rank pushes its accumulated local updates and pulls the global
