@@ -12,7 +12,7 @@
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/devices.h"
 #include "kernels/cuda/scoped_device.h"
-#include "kernels/cuda/sgd_update.h"
+#include "kernels/optimizer.h"
 
 namespace hogwild {
 DeviceHogwild::DeviceHogwild(ParameterStore* store, SgdOptions options,
@@ -71,11 +71,12 @@ absl::StatusOr<std::unique_ptr<DeviceHogwild>> DeviceHogwild::Create(
 DeviceHogwild::~DeviceHogwild() {
   // cudaFree under the owning device: the buffers of each GPU are released with it current.
   for (PerWorker& w : workers_) {
-    if (w.snapshot.data() == nullptr && w.velocity.data() == nullptr) continue;
+    if (w.snapshot.data() == nullptr && w.slots.s0.data() == nullptr) continue;
     absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(w.device);
     if (!on.ok()) LogIfError("DeviceHogwild", on.status());
     w.snapshot.Reset();
-    w.velocity.Reset();
+    w.slots.s0.Reset();
+    w.slots.s1.Reset();
   }
   if (master_on_device_.data() != nullptr) {
     absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(master_device_);
@@ -104,16 +105,15 @@ absl::Status DeviceHogwild::DoAttachWorker(int worker, Backend* backend) {
   }
   const size_t bytes = static_cast<size_t>(store()->size()) * sizeof(float);
   HOGWILD_ASSIGN_OR_RETURN(w.snapshot, DeviceBuffer::Allocate(bytes));
-  if (sgd_options().momentum != 0.0f) {
-    HOGWILD_ASSIGN_OR_RETURN(w.velocity, DeviceBuffer::Allocate(bytes));
-    if (w.restored_momentum.empty()) {
-      HOGWILD_RETURN_IF_ERROR(cuda->Fill(num_params(), 0.0f, w.velocity.as<float>()));
-    } else if (bytes > 0) {
-      HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(w.velocity.data(), w.restored_momentum.data(),
-                                              bytes, cudaMemcpyHostToDevice));
-    }
-    w.restored_momentum = {};
+  // The worker's own optimizer state on its GPU: zeros, or the restored buffers; the step count
+  // (set by a restore, or 0) is kept.
+  const uint64_t step = w.slots.step;
+  HOGWILD_ASSIGN_OR_RETURN(w.slots, AllocateDeviceOptimizerSlots(sgd_options(), num_params()));
+  w.slots.step = step;
+  if (!w.restored_slots.empty()) {
+    HOGWILD_RETURN_IF_ERROR(UploadDeviceOptimizerSlots(w.restored_slots, 0, w.slots));
   }
+  w.restored_slots = {};
   w.backend = cuda;
   return absl::OkStatus();
 }
@@ -155,15 +155,20 @@ absl::StatusOr<StepStats> DeviceHogwild::DoFinishStep(int worker, DeviceSpan<con
   PerWorker& w = workers_[worker];
   const StepStats stats =
       AsyncStepStats(store()->version(), w.read_version, lr, sgd_options().staleness_aware_lr);
-  HOGWILD_CUDA_RETURN_IF_ERROR(LaunchSgdUpdate(
-      w.backend->stream(), store()->size(), stats.applied_lr, sgd_options().momentum,
-      sgd_options().weight_decay, grad.data(), w.velocity.as<float>(), master_));
+  // Per-worker state: the step is this worker's count, like the CPU policy's.
+  HOGWILD_RETURN_IF_ERROR(
+      LaunchDeviceOptimizerUpdate(w.backend->stream(), sgd_options(), stats.applied_lr,
+                                  ++w.slots.step, store()->size(), grad.data(), w.slots, master_));
   store()->CompleteUpdate();
   return stats;
 }
 
 int DeviceHogwild::num_optimizer_buffers() const {
-  return sgd_options().momentum != 0.0f ? num_workers() : 0;
+  return num_workers() * NumStateSlots(sgd_options().optimizer_params());
+}
+
+int DeviceHogwild::num_optimizer_steps() const {
+  return UsesStepCount(sgd_options().optimizer) ? num_workers() : 0;
 }
 
 absl::Status DeviceHogwild::DoWaitForUpdates() const {
@@ -180,32 +185,48 @@ absl::Status DeviceHogwild::DoWaitForUpdates() const {
 }
 
 absl::StatusOr<std::vector<std::vector<float>>> DeviceHogwild::DoSaveOptimizerState() const {
-  std::vector<std::vector<float>> momentum;
-  if (num_optimizer_buffers() == 0) return momentum;
-  const size_t bytes = static_cast<size_t>(num_params()) * sizeof(float);
+  std::vector<std::vector<float>> buffers;
+  const size_t slots = static_cast<size_t>(NumStateSlots(sgd_options().optimizer_params()));
+  if (slots == 0) return buffers;
   for (const PerWorker& w : workers_) {
-    if (w.velocity.data() == nullptr) {
-      // Not attached (yet): the restored momentum, or the zeros it would start from.
-      momentum.push_back(w.restored_momentum.empty()
-                             ? std::vector<float>(static_cast<size_t>(num_params()), 0.0f)
-                             : w.restored_momentum);
+    if (w.backend == nullptr) {
+      // Not attached (yet): the restored state, or the zeros it would start from.
+      for (size_t k = 0; k < slots; ++k) {
+        buffers.push_back(w.restored_slots.empty()
+                              ? std::vector<float>(static_cast<size_t>(num_params()), 0.0f)
+                              : w.restored_slots[k]);
+      }
       continue;
     }
-    momentum.emplace_back(static_cast<size_t>(num_params()));
-    if (bytes == 0) continue;
     HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(w.device));
-    HOGWILD_CUDA_RETURN_IF_ERROR(
-        cudaMemcpy(momentum.back().data(), w.velocity.data(), bytes, cudaMemcpyDeviceToHost));
+    HOGWILD_RETURN_IF_ERROR(AppendDeviceSlotBuffers(w.slots, num_params(), &buffers));
   }
-  return momentum;
+  return buffers;
 }
 
 absl::Status DeviceHogwild::DoRestoreOptimizerState(
-    const std::vector<std::vector<float>>& momentum) {
+    const std::vector<std::vector<float>>& buffers) {
   // Before the workers start (UpdatePolicy::RestoreState's contract): the device buffers do not
   // exist yet; AttachWorker uploads these.
-  for (size_t w = 0; w < momentum.size(); ++w) workers_[w].restored_momentum = momentum[w];
+  const size_t slots = static_cast<size_t>(NumStateSlots(sgd_options().optimizer_params()));
+  if (slots == 0) return absl::OkStatus();
+  for (size_t w = 0; w < workers_.size() && (w + 1) * slots <= buffers.size(); ++w) {
+    workers_[w].restored_slots.assign(buffers.begin() + static_cast<ptrdiff_t>(w * slots),
+                                      buffers.begin() + static_cast<ptrdiff_t>((w + 1) * slots));
+  }
   return absl::OkStatus();
+}
+
+std::vector<uint64_t> DeviceHogwild::DoSaveOptimizerSteps() const {
+  if (num_optimizer_steps() == 0) return {};
+  std::vector<uint64_t> steps;
+  for (const PerWorker& w : workers_) steps.push_back(w.slots.step);
+  return steps;
+}
+
+void DeviceHogwild::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
+  for (size_t w = 0; w < workers_.size() && w < steps.size(); ++w)
+    workers_[w].slots.step = steps[w];
 }
 
 absl::Status DeviceHogwild::DoRestoreParams() {

@@ -11,11 +11,19 @@
 // Each step, worker w:
 //   BeginStep:  enqueues a copy master -> its private snapshot ([P], its own GPU) on its stream
 //               ("pull"), and records the version counter;
-//   FinishStep: enqueues SgdMomentumFn(master[i], grad[i], v_w[i]) for every i on its stream
-//               ("push": a kernel on the worker's GPU reading and writing the master through a
-//               peer or host-mapped pointer), then advances the version counter.
+//   FinishStep: enqueues the optimizer's update of master[i] from grad[i] and the worker's state
+//               for every i on its stream (sync/device_optimizer_slots.h: SgdMomentumFn for sgd
+//               and momentum, OptimizerFn for the others; the "push": a kernel on the worker's
+//               GPU reading and writing the master through a peer or host-mapped pointer), then
+//               advances the version counter.
 // Both return before the device has run the work; the worker's later ops on the same stream
-// are ordered after it. The momentum buffer v_w is private to the worker, on its GPU.
+// are ordered after it. The optimizer state (momentum, Adam's moments, RMSprop's and Adagrad's
+// accumulators; NumStateSlots buffers) and its step count (Adam's t: this worker's updates) are
+// private to the worker, its state on its GPU (PyTorch's Hogwild example: each process its own
+// optimizer). Shared optimizer state (--optimizer_state=shared) is CPU-only for now.
+// Weight decay skips SgdOptions::no_decay, and SgdOptions::moving_stats get the moving average
+// of sync/moving_stats.h, as on the CPU policies. Not yet executed on a GPU for the optimizers
+// other than sgd and momentum (tests/gpu_policy_optimizer_test.cc is written, gpu-tagged).
 //
 // The Hogwild contract on the device (compare sync/parameter_store.h for the host):
 // - Lost updates are allowed: the update kernel reads an element and writes it back with plain
@@ -47,6 +55,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/device_buffer.h"
+#include "sync/device_optimizer_slots.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
 
@@ -71,12 +80,14 @@ class DeviceHogwild final : public UpdatePolicy {
   Placement placement() const { return placement_; }
   // The GPU holding the master, or -1 when it is in pinned host memory.
   int master_device() const { return placement_ == Placement::kDevice ? master_device_ : -1; }
-  // W with momentum (each worker's own buffer, on its GPU), else 0.
+  // W * NumStateSlots(optimizer) (each worker's own buffers, on its GPU).
   int num_optimizer_buffers() const override;
+  // W with adam and adamw (each worker's update count), else 0.
+  int num_optimizer_steps() const override;
 
  private:
   // `backend` must be a CudaBackend on worker_devices[worker]; allocates the worker's snapshot
-  // and momentum buffer on it (zeros, or the restored momentum) and enables peer access to the
+  // and optimizer state on it (zeros, or the restored state) and enables peer access to the
   // master's GPU where needed.
   absl::Status DoAttachWorker(int worker, Backend* backend) override;
   absl::Status DoReadParams(absl::Span<float> out) const override;
@@ -85,10 +96,12 @@ class DeviceHogwild final : public UpdatePolicy {
                                          float lr) override;
   // cudaDeviceSynchronize on every worker's GPU: their update kernels have landed.
   absl::Status DoWaitForUpdates() const override;
-  // A worker that has not attached yet has no device buffer: its momentum is the restored one
-  // (or zeros), kept on the host until it attaches.
+  // Worker-major, NumStateSlots buffers each. A worker that has not attached yet has no device
+  // buffer: its state is the restored one (or zeros), kept on the host until it attaches.
   absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
-  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& buffers) override;
+  std::vector<uint64_t> DoSaveOptimizerSteps() const override;
+  void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
   // Copies the store's parameters to the master.
   absl::Status DoRestoreParams() override;
 
@@ -96,9 +109,9 @@ class DeviceHogwild final : public UpdatePolicy {
     int device = 0;
     CudaBackend* backend = nullptr;  // set by AttachWorker
     DeviceBuffer snapshot;           // [P] on `device`
-    DeviceBuffer velocity;           // [P] on `device`, or empty when momentum == 0
+    DeviceOptimizerSlots slots;      // on `device` once attached; its step counts from the start
     uint64_t read_version = 0;
-    std::vector<float> restored_momentum;  // [P] until AttachWorker uploads it, else empty
+    std::vector<std::vector<float>> restored_slots;  // [slots][P] until AttachWorker uploads it
   };
 
   DeviceHogwild(ParameterStore* store, SgdOptions options, std::vector<int> worker_devices);

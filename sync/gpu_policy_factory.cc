@@ -13,14 +13,13 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
     return absl::InvalidArgumentError(
         "CreateGpuUpdatePolicy: no GPU workers; CPU policies come from CreateUpdatePolicy");
   }
-  // The GPU policies keep one momentum buffer per owner and launch the SGD kernel; the other
-  // optimizers' kernel (kernels/cuda/optimizer_update.h) is not wired into them yet.
-  if (!options.is_sgd_momentum() || options.shared_optimizer_state) {
+  // The GPU policies run every optimizer with per-worker state (async) or one state (sync);
+  // state shared by every Hogwild worker (A3C's shared Adam) is not implemented on the device.
+  if (options.shared_optimizer_state) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "optimizer %s%s is not available for GPU workers yet (sgd and momentum with per-worker "
-        "state are); run it on cpu devices",
-        OptimizerName(options.optimizer),
-        options.shared_optimizer_state ? " with shared optimizer state" : ""));
+        "optimizer %s with shared optimizer state is not available for GPU workers yet "
+        "(per-worker state is); run it on cpu devices",
+        OptimizerName(options.optimizer)));
   }
   switch (mode) {
     case Mode::kAsync:

@@ -10,7 +10,7 @@
 #include "kernels/cuda/devices.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/scoped_device.h"
-#include "kernels/cuda/sgd_update.h"
+#include "kernels/optimizer.h"
 
 namespace hogwild {
 NcclTowerAverage::NcclTowerAverage(ParameterStore* store, SgdOptions options, int num_workers)
@@ -57,10 +57,7 @@ absl::StatusOr<std::unique_ptr<NcclTowerAverage>> NcclTowerAverage::Create(
       HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(gpu.replica.data(), store->unsafe_values().data(),
                                               bytes, cudaMemcpyHostToDevice));
     }
-    if (options.momentum != 0.0f) {
-      HOGWILD_ASSIGN_OR_RETURN(gpu.velocity, DeviceBuffer::Allocate(bytes));
-      if (bytes > 0) HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemset(gpu.velocity.data(), 0, bytes));
-    }
+    HOGWILD_ASSIGN_OR_RETURN(gpu.slots, AllocateDeviceOptimizerSlots(options, store->size()));
   }
   if (policy->num_replicas() > 1) {
     std::vector<ncclComm_t> comms(policy->num_replicas(), nullptr);
@@ -84,7 +81,8 @@ NcclTowerAverage::~NcclTowerAverage() {
     }
     gpu.replica.Reset();
     gpu.sum.Reset();
-    gpu.velocity.Reset();
+    gpu.slots.s0.Reset();
+    gpu.slots.s1.Reset();
   }
 }
 
@@ -136,32 +134,40 @@ absl::StatusOr<StepStats> NcclTowerAverage::DoFinishStep(int worker,
 }
 
 int NcclTowerAverage::num_optimizer_buffers() const {
-  return sgd_options().momentum != 0.0f ? 1 : 0;
+  return NumStateSlots(sgd_options().optimizer_params());
+}
+
+int NcclTowerAverage::num_optimizer_steps() const {
+  return UsesStepCount(sgd_options().optimizer) ? 1 : 0;
 }
 
 absl::StatusOr<std::vector<std::vector<float>>> NcclTowerAverage::DoSaveOptimizerState() const {
-  std::vector<std::vector<float>> momentum;
-  if (num_optimizer_buffers() == 0) return momentum;
-  momentum.emplace_back(static_cast<size_t>(num_params()));
-  if (num_params() == 0) return momentum;
-  // Every step ends with its update waited for (step 2d), so the buffer is final here.
+  std::vector<std::vector<float>> buffers;
+  if (num_optimizer_buffers() == 0) return buffers;
+  // Every step ends with its update waited for (step 2d), so the buffers are final here, and
+  // every replica's are equal: the first is saved.
   HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpus_[0].device));
-  HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(momentum[0].data(), gpus_[0].velocity.data(),
-                                          momentum[0].size() * sizeof(float),
-                                          cudaMemcpyDeviceToHost));
-  return momentum;
+  HOGWILD_RETURN_IF_ERROR(AppendDeviceSlotBuffers(gpus_[0].slots, num_params(), &buffers));
+  return buffers;
 }
 
 absl::Status NcclTowerAverage::DoRestoreOptimizerState(
-    const std::vector<std::vector<float>>& momentum) {
-  if (momentum.empty() || num_params() == 0) return absl::OkStatus();
+    const std::vector<std::vector<float>>& buffers) {
+  if (buffers.empty() || num_params() == 0) return absl::OkStatus();
   for (PerGpu& gpu : gpus_) {
     HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));
-    HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(gpu.velocity.data(), momentum[0].data(),
-                                            momentum[0].size() * sizeof(float),
-                                            cudaMemcpyHostToDevice));
+    HOGWILD_RETURN_IF_ERROR(UploadDeviceOptimizerSlots(buffers, 0, gpu.slots));
   }
   return absl::OkStatus();
+}
+
+std::vector<uint64_t> NcclTowerAverage::DoSaveOptimizerSteps() const {
+  if (num_optimizer_steps() == 0) return {};
+  return {step_};
+}
+
+void NcclTowerAverage::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
+  if (!steps.empty()) step_ = steps[0];
 }
 
 absl::Status NcclTowerAverage::DoRestoreParams() {
@@ -205,12 +211,13 @@ absl::Status NcclTowerAverage::Reduce(float lr) {
     HOGWILD_RETURN_IF_ERROR(issued);
     HOGWILD_RETURN_IF_ERROR(closed);
   }
-  // c. The same update on every replica.
+  // c. The same update, with the same step count, on every replica.
+  const uint64_t step = ++step_;
   for (PerGpu& gpu : gpus_) {
     HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(gpu.device));
-    HOGWILD_CUDA_RETURN_IF_ERROR(LaunchSgdUpdate(gpu.stream, n, lr, sgd_options().momentum,
-                                                 sgd_options().weight_decay, gpu.sum.as<float>(),
-                                                 gpu.velocity.as<float>(), gpu.replica.as<float>()));
+    HOGWILD_RETURN_IF_ERROR(LaunchDeviceOptimizerUpdate(gpu.stream, sgd_options(), lr, step, n,
+                                                        gpu.sum.as<float>(), gpu.slots,
+                                                        gpu.replica.as<float>()));
   }
   // d. Host-side wait, so the closing barrier orders the update before every tower's next read
   //    (the towers run on other streams).

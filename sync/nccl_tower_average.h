@@ -11,15 +11,20 @@
 //      b. with more than one GPU, an NCCL sum all-reduce of those per-GPU sums (one process,
 //         one communicator per GPU from ncclCommInitAll, the G calls inside one
 //         ncclGroupStart/ncclGroupEnd because one thread issues them all);
-//      c. the same SgdMomentumFn update applied to every replica (one momentum buffer per
-//         replica), so the replicas stay identical;
+//      c. the same optimizer update applied to every replica (sync/device_optimizer_slots.h:
+//         SgdMomentumFn for sgd and momentum, OptimizerFn for the others; one copy of the
+//         optimizer state per replica and one step count), so the replicas stay identical;
+//         weight decay skips SgdOptions::no_decay, and SgdOptions::moving_stats get the moving
+//         average of sync/moving_stats.h, as on the CPU policies;
 //      d. it waits for all those streams;
 //   3. everyone arrives at the barrier again, so no tower reads a replica before its update.
 // The gradients are pre-scaled by 1/(global batch) (sync/update_policy.h), so the sum is the
 // example-weighted average of the towers, whatever the shard sizes (empty shards included).
 // Sums run in a fixed order on each GPU, and NCCL's reduction order is fixed for a fixed set
 // of GPUs, so runs repeat bitwise on one machine. With W workers and global batch B the
-// parameters equal those of one worker with batch B up to float rounding.
+// parameters equal those of one worker with batch B up to float rounding. The optimizers other
+// than sgd and momentum have not yet been executed on a GPU (tests/gpu_policy_optimizer_test.cc
+// is written, gpu-tagged).
 //
 // Thread-safety: each worker calls BeginStep/FinishStep once per step from its own thread,
 // after AttachWorker on that thread. Cancel() releases every waiter (the no-hang guarantee).
@@ -32,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/device_buffer.h"
+#include "sync/device_optimizer_slots.h"
 #include "sync/parameter_store.h"
 #include "sync/step_barrier.h"
 #include "sync/update_policy.h"
@@ -54,9 +60,11 @@ class NcclTowerAverage final : public UpdatePolicy {
 
   // Distinct GPUs, i.e. replicas.
   int num_replicas() const { return static_cast<int>(gpus_.size()); }
-  // 1 with momentum (every replica keeps an identical buffer; the first is saved and a restore
-  // fills all), else 0.
+  // NumStateSlots(optimizer) (every replica keeps identical buffers; the first replica's are
+  // saved and a restore fills all).
   int num_optimizer_buffers() const override;
+  // 1 with adam and adamw (the updates applied), else 0.
+  int num_optimizer_steps() const override;
 
  private:
   // `backend` must be a CudaBackend on worker_devices[worker].
@@ -68,7 +76,9 @@ class NcclTowerAverage final : public UpdatePolicy {
                                          float lr) override;
   void DoCancel() override { barrier_.Cancel(); }
   absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
-  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& buffers) override;
+  std::vector<uint64_t> DoSaveOptimizerSteps() const override;
+  void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
   // Copies the store's parameters to every replica.
   absl::Status DoRestoreParams() override;
 
@@ -78,7 +88,7 @@ class NcclTowerAverage final : public UpdatePolicy {
     ncclComm* comm = nullptr;       // owned; null with a single GPU (no NCCL needed)
     DeviceBuffer replica;           // [P]
     DeviceBuffer sum;               // [P] this GPU's gradient sum, then the global sum
-    DeviceBuffer velocity;          // [P] or empty when momentum == 0
+    DeviceOptimizerSlots slots;     // this replica's copy of the state (its step is unused)
     std::vector<int> workers;       // in worker order
   };
 
@@ -91,6 +101,7 @@ class NcclTowerAverage final : public UpdatePolicy {
   std::vector<int> worker_gpu_;                // worker -> index into gpus_
   std::vector<CudaBackend*> backends_;         // set by AttachWorker
   std::vector<const float*> tower_grads_;      // published before the first barrier
+  uint64_t step_ = 0;                          // updates applied; worker 0 writes it in Reduce
 };
 
 }  // namespace hogwild

@@ -55,9 +55,9 @@ struct SgdOptions {
   float beta2 = 0.999f;       // adam, adamw; in [0, 1)
   float alpha = 0.99f;        // rmsprop; in [0, 1)
   float eps = 0.0f;           // adam, adamw, rmsprop, adagrad; >= 0; 0 = PyTorch's default
-  // Async (Hogwild) only: one optimizer state shared by every worker and updated lock-free like
-  // the parameters (A3C's shared Adam), instead of one per worker (PyTorch's Hogwild example).
-  // What races may lose: sync/hogwild.h.
+  // Async (Hogwild) on CPU workers only: one optimizer state shared by every worker and updated
+  // lock-free like the parameters (A3C's shared Adam), instead of one per worker (PyTorch's Hogwild
+  // example). What races may lose: sync/hogwild.h.
   bool shared_optimizer_state = false;
   // Async only: divide the learning rate by max(1, staleness) (Zhang et al., IJCAI 2016).
   bool staleness_aware_lr = false;
@@ -66,12 +66,12 @@ struct SgdOptions {
   float clip_global_norm = 0.0f;
   // [begin, end) ranges of the parameters exempt from weight_decay (biases), sorted and
   // disjoint; empty: every parameter decays. Train() fills it from the model
-  // (Model::BiasRanges) when TrainerOptions::weight_decay_biases is false. CPU policies only.
+  // (Model::BiasRanges) when TrainerOptions::weight_decay_biases is false.
   std::vector<std::pair<int64_t, int64_t>> no_decay;
   // [begin, end) ranges of the parameters that are moving statistics, not trained (batch norm;
   // Model::StatRanges, filled by Train()), sorted and disjoint: their gradient slots hold batch
   // statistics, and the update there is p += moving_stats_momentum * (s - p)
-  // (sync/moving_stats.h), never the optimizer, weight decay or clipping. CPU policies only.
+  // (sync/moving_stats.h), never the optimizer, weight decay or clipping.
   std::vector<std::pair<int64_t, int64_t>> moving_stats;
   float moving_stats_momentum = 0.1f;  // in (0, 1]; PyTorch's momentum (TF's decay = 1 - it)
 
@@ -222,7 +222,7 @@ class UpdatePolicy {
 
   // Continues from `state` (a SaveState() of a run with the same model, mode, workers and
   // optimizer): parameters, global step and optimizer state. Call before any worker starts. GPU
-  // workers' momentum buffers are filled when they attach.
+  // workers' optimizer state is uploaded when they attach.
   // Errors: kFailedPrecondition, naming what differs, when the number of parameters, of
   // optimizer-state buffers (with or without momentum, another optimizer or worker count) or of
   // step counts does not match this policy; device errors of the GPU policies.

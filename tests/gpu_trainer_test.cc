@@ -7,7 +7,8 @@
 // - several async workers sharing one GPU train (the loss falls) and never produce NaNs;
 // - a worker's error stops every GPU worker and reaches the caller;
 // - a GPU run stopped with a checkpoint and resumed ends bitwise equal to an uninterrupted GPU
-//   run (sync with several workers on one GPU; async with one worker), momentum included.
+//   run (sync with several workers on one GPU; async with one worker), momentum included;
+// - every other optimizer, with the biases exempt from weight decay, equals the CPU run.
 // Every case skips with "no CUDA device: <reason>" where there is no GPU.
 #include <atomic>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "kernels/cuda/devices.h"
+#include "kernels/optimizer.h"
 #include "tests/test_data.h"
 #include "trainer/trainer.h"
 
@@ -130,6 +132,39 @@ TEST_F(GpuTrainer, SyncOnTheGpuEqualsSyncOnTheCpu) {
   ASSERT_TRUE(cpu.ok() && gpu.ok()) << gpu.status();
   EXPECT_LT(MaxAbsDiff(gpu->params, cpu->params), kFloatTolerance);
 }
+
+// Every optimizer other than sgd/momentum, with the biases exempt from weight decay, through the
+// whole trainer: async with one GPU worker and sync with two workers on one GPU equal the CPU
+// runs up to float rounding. The adaptive optimizers run at lr 1e-3 (their steps are about lr
+// per element, so rounding moves a parameter by a fraction of lr at most).
+class GpuOptimizers : public GpuTrainer, public ::testing::WithParamInterface<OptimizerKind> {};
+
+TEST_P(GpuOptimizers, AsyncAndSyncOnTheGpuEqualTheCpuRuns) {
+  for (const Mode mode : {Mode::kAsync, Mode::kSync}) {
+    SCOPED_TRACE(ModeName(mode));
+    const int workers = mode == Mode::kSync ? 2 : 1;
+    TrainerOptions o = Options(mode, 10);
+    o.sgd.optimizer = GetParam();
+    if (GetParam() != OptimizerKind::kNesterov && GetParam() != OptimizerKind::kRmsprop) {
+      o.sgd.momentum = 0.0f;
+    }
+    if (GetParam() != OptimizerKind::kNesterov) o.lr.base_lr = 1e-3f;
+    o.weight_decay_biases = false;
+    TrainerOptions cpu_options = o;
+    cpu_options.num_workers = workers;
+    auto cpu = Train(cpu_options, train_, Dataset());
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    auto gpu = Train(OnGpus(o, {0}, workers), train_, Dataset());
+    ASSERT_TRUE(gpu.ok()) << gpu.status();
+    EXPECT_EQ(gpu->steps, cpu->steps);
+    EXPECT_LT(MaxAbsDiff(gpu->params, cpu->params), kFloatTolerance);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, GpuOptimizers,
+                         ::testing::Values(OptimizerKind::kNesterov, OptimizerKind::kAdam,
+                                           OptimizerKind::kAdamW, OptimizerKind::kRmsprop,
+                                           OptimizerKind::kAdagrad));
 
 TEST_F(GpuTrainer, SyncIsBitwiseReproducibleOnTheGpu) {
   auto a = Train(OnGpus(Options(Mode::kSync, 10), {0}, 3), train_, Dataset());

@@ -85,12 +85,11 @@ absl::Status Ignored(const std::string& field_and_value, const std::string& why)
 // Options that only one mode, device kind or other setting reads: refused when set otherwise.
 absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
   const bool gpu = o.devices[0].is_gpu();
-  if (gpu && (!o.sgd.is_sgd_momentum() || o.sgd.shared_optimizer_state)) {
+  if (gpu && o.sgd.shared_optimizer_state) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::sgd.optimizer=%s%s is not available on GPU devices yet (sgd and "
-        "momentum with per-worker state are); use cpu devices",
-        OptimizerName(o.sgd.optimizer),
-        o.sgd.shared_optimizer_state ? " with shared_optimizer_state" : ""));
+        "TrainerOptions::sgd.shared_optimizer_state=true (optimizer %s) is not available on GPU "
+        "devices yet (per-worker state is); use cpu devices",
+        OptimizerName(o.sgd.optimizer)));
   }
   if (!(o.ema_decay >= 0.0f && o.ema_decay < 1.0f)) {
     return OutOfRange("ema_decay", absl::StrFormat("%g", o.ema_decay), "in [0, 1) (0: no EMA)");
@@ -113,11 +112,6 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
     return Ignored("TrainerOptions::weight_decay_biases=false",
                    "without weight decay (TrainerOptions::sgd.weight_decay=0)");
   }
-  if (!o.weight_decay_biases && gpu) {
-    return absl::InvalidArgumentError(
-        "TrainerOptions::weight_decay_biases=false is not available on GPU devices yet; use cpu "
-        "devices");
-  }
   if (!o.sgd.no_decay.empty()) {
     return absl::InvalidArgumentError(
         "TrainerOptions::sgd.no_decay is filled by Train() from TrainerOptions::"
@@ -136,12 +130,6 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
     return Ignored(absl::StrFormat("TrainerOptions::sgd.moving_stats_momentum=%g",
                                    o.sgd.moving_stats_momentum),
                    absl::StrFormat("with model %s (only cnn_bn has batch norm)", o.model.name));
-  }
-  if (HasBatchNorm(o.model) && gpu) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::model.name=%s (batch norm) is not available on GPU devices yet; use cpu "
-        "devices",
-        o.model.name));
   }
   if (gpu && o.sgd.clip_global_norm != 0.0f) {
     return absl::InvalidArgumentError(absl::StrFormat(

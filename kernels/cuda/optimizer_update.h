@@ -1,6 +1,6 @@
 // Every optimizer's parameter update on the device (kernels/optimizer.h OptimizerFn, PyTorch's
-// torch.optim rules). Host API; the kernel is in optimizer_update.cu. Not yet called by the GPU
-// update policies (sync/gpu_policy_factory.h refuses optimizers other than sgd and momentum);
+// torch.optim rules). Host API; the kernel is in optimizer_update.cu. The GPU update policies
+// launch it for the optimizers other than sgd and momentum (sync/device_optimizer_slots.h);
 // tests/optimizer_update_gpu_test.cc checks it against the CPU loop.
 #ifndef HOGWILD_KERNELS_CUDA_OPTIMIZER_UPDATE_H_
 #define HOGWILD_KERNELS_CUDA_OPTIMIZER_UPDATE_H_

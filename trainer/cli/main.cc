@@ -111,7 +111,7 @@ ABSL_FLAG(int64_t, lr_reference_batch, 256,
           "the global batch --lr is meant for, >= 1 (--lr_scaling linear or sqrt only)");
 ABSL_FLAG(bool, weight_decay_biases, true,
           "apply --weight_decay to biases too (PyTorch's default); --noweight_decay_biases "
-          "exempts them, as most recipes do (needs --weight_decay > 0; CPU workers only)");
+          "exempts them, as most recipes do (needs --weight_decay > 0)");
 ABSL_FLAG(double, ema_decay, 0.0,
           "keep an exponential moving average of the weights with this decay in [0, 1), e.g. "
           "0.9999 (0: none), updated after each applied update (async: by the worker that "
@@ -134,12 +134,12 @@ ABSL_FLAG(double, clip_global_norm, 0.0,
 ABSL_FLAG(std::string, optimizer, "sgd",
           "sgd | momentum | nesterov | adam | adamw | rmsprop | adagrad: torch.optim's rules and "
           "defaults (kernels/optimizer.h; adamw's decay is --weight_decay, default 0 here, 0.01 "
-          "in PyTorch); CPU workers only except sgd and momentum");
+          "in PyTorch); GPU workers too (the others than sgd and momentum not yet run on a GPU)");
 ABSL_FLAG(std::string, optimizer_state, "per_worker",
           "async and ssp: per_worker (each worker its own momentum/moments/step count, as "
           "PyTorch's Hogwild example) | shared (one state updated lock-free like the parameters, "
           "A3C's shared Adam: concurrent updates of a state element may be lost; Adam's step "
-          "count is exact, one per applied update)");
+          "count is exact, one per applied update; CPU workers only)");
 ABSL_FLAG(double, momentum, 0.0,
           "momentum in [0, 1) for sgd and rmsprop, in (0, 1) for momentum and nesterov "
           "(PyTorch convention, dampening 0)");
