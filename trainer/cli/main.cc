@@ -74,8 +74,7 @@ ABSL_FLAG(std::string, data_dir, "",
           "directory with the dataset's files (IDX, or CIFAR-10's .bin); default: where "
           "tools/setup.sh installs the dataset");
 ABSL_FLAG(std::string, model, "mlp",
-          "logreg, mlp, cnn (LeNet-style conv net for images) or cnn_bn (cnn with batch norm; "
-          "CPU workers only)");
+          "logreg, mlp, cnn (LeNet-style conv net for images) or cnn_bn (cnn with batch norm)");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
 ABSL_FLAG(int32_t, workers, DefaultWorkers(),
           "CPU worker threads (one per core); default: the number of hardware threads. "
@@ -115,8 +114,9 @@ ABSL_FLAG(bool, weight_decay_biases, true,
 ABSL_FLAG(double, ema_decay, 0.0,
           "keep an exponential moving average of the weights with this decay in [0, 1), e.g. "
           "0.9999 (0: none), updated after each applied update (async: by the worker that "
-          "applied it, lock-free; sync: once per step); the final summary reports the raw and "
-          "the EMA weights' test accuracy; checkpoints hold it; async and sync on CPU workers");
+          "applied it, lock-free; sync: once per step); every evaluation (the log's "
+          "ema_test_accuracy) and the final summary report the raw and the EMA weights' test "
+          "accuracy; checkpoints hold it; async and sync on CPU workers");
 ABSL_FLAG(bool, ema_num_updates, true,
           "with --ema_decay: TensorFlow's num_updates warm-up, decay min(ema_decay, "
           "(1 + step) / (10 + step))");
