@@ -27,6 +27,7 @@
 #include "python/keyword_names.h"
 #include "python/numpy_dataset.h"
 #include "python/python_bridge.h"
+#include "python/raise_status.h"
 #include "python/sparse_binding.h"
 #include "trainer/data/dataset.h"
 #include "trainer/data/mnist.h"
@@ -39,15 +40,7 @@ namespace {
 namespace py = pybind11;
 
 [[noreturn]] void Raise(const absl::Status& status) {
-  const std::string message = WithKeywordNames(status.message());
-  switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-    case absl::StatusCode::kFailedPrecondition:
-      throw py::value_error(message);
-    default:
-      throw std::runtime_error(message);  // pybind11 raises RuntimeError
-  }
+  RaiseStatus(status.code(), WithKeywordNames(status.message()));
 }
 
 template <typename T>

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "pybind11/numpy.h"
 #include "pybind11/stl.h"
+#include "python/raise_status.h"
 #include "sparse/matrix_factorization.h"
 #include "sparse/ratings.h"
 #include "sparse/sparse_dataset.h"
@@ -44,15 +45,7 @@ SparseDataset ToDataset(const Array<int64_t>& indptr, const Array<int32_t>& indi
 }
 
 [[noreturn]] void Raise(const absl::Status& status) {
-  const std::string message(status.message());
-  switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-    case absl::StatusCode::kFailedPrecondition:
-      throw py::value_error(message);
-    default:
-      throw std::runtime_error(message);
-  }
+  RaiseStatus(status.code(), std::string(status.message()));
 }
 
 template <typename T>
