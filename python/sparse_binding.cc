@@ -66,6 +66,21 @@ int GetInt(const py::dict& options, const char* key) {
   return static_cast<int>(value);
 }
 
+// The options train_sparse and train_mf share (SparseTrainOptions and MfOptions name them alike).
+template <typename Options>
+void ReadSharedOptions(const py::dict& options, Options& o) {
+  o.num_workers = GetInt(options, "workers");
+  o.epochs = GetInt(options, "epochs");
+  o.lr = Get<float>(options, "lr");
+  o.lr_decay = Get<float>(options, "lr_decay");
+  o.weight_decay = Get<float>(options, "weight_decay");
+  o.seed = Get<uint64_t>(options, "seed");
+  o.shuffle = Get<bool>(options, "shuffle");
+  o.checkpoint = {.dir = Get<std::string>(options, "checkpoint_dir"),
+                  .resume = Get<bool>(options, "resume"),
+                  .overwrite = Get<bool>(options, "overwrite_checkpoint")};
+}
+
 py::dict EpochToDict(const sparse::SparseEpochReport& r) {
   py::dict d;
   d["epoch"] = r.epoch;
@@ -91,17 +106,8 @@ py::dict TrainSparseFromPython(const Array<int64_t>& indptr, const Array<int32_t
   };
   o.model = parse(sparse::ParseLinearModel(Get<std::string>(options, "model")));
   o.mode = parse(sparse::ParseSparseMode(Get<std::string>(options, "mode")));
-  o.num_workers = GetInt(options, "workers");
   o.batch_size = GetInt(options, "batch_size");
-  o.epochs = GetInt(options, "epochs");
-  o.lr = Get<float>(options, "lr");
-  o.lr_decay = Get<float>(options, "lr_decay");
-  o.weight_decay = Get<float>(options, "weight_decay");
-  o.seed = Get<uint64_t>(options, "seed");
-  o.shuffle = Get<bool>(options, "shuffle");
-  o.checkpoint = {.dir = Get<std::string>(options, "checkpoint_dir"),
-                  .resume = Get<bool>(options, "resume"),
-                  .overwrite = Get<bool>(options, "overwrite_checkpoint")};
+  ReadSharedOptions(options, o);
   const SparseDataset train = ToDataset(indptr, indices, values, labels, num_features);
   std::optional<SparseDataset> test_set;
   if (!test.is_none()) {
@@ -157,16 +163,7 @@ py::dict TrainMfFromPython(const Array<int32_t>& users, const Array<int32_t>& it
       sparse::ParseSparseMode(Get<std::string>(options, "mode"));
   if (!mode.ok()) Raise(mode.status());
   o.mode = *mode;
-  o.num_workers = GetInt(options, "workers");
-  o.epochs = GetInt(options, "epochs");
-  o.lr = Get<float>(options, "lr");
-  o.lr_decay = Get<float>(options, "lr_decay");
-  o.weight_decay = Get<float>(options, "weight_decay");
-  o.seed = Get<uint64_t>(options, "seed");
-  o.shuffle = Get<bool>(options, "shuffle");
-  o.checkpoint = {.dir = Get<std::string>(options, "checkpoint_dir"),
-                  .resume = Get<bool>(options, "resume"),
-                  .overwrite = Get<bool>(options, "overwrite_checkpoint")};
+  ReadSharedOptions(options, o);
   // The indices were checked against num_users and num_items by hogwild.train_mf.
   const sparse::Ratings train = ToRatings(users, items, ratings, num_users, num_items);
   std::optional<sparse::Ratings> test_set;
