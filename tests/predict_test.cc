@@ -67,6 +67,13 @@ TEST(CheckpointModel, RefusesAModelThisBuildCannotRebuild) {
   signature.model_name = "resnet";
   ExpectError(ModelFromSignature(signature, "ckpt").status(), absl::StatusCode::kInvalidArgument,
               {"ckpt", "resnet"});
+  // A checkpoint of //sparse:train names the program that reads it, not "unknown model".
+  for (const char* sparse_model : {"sparse_logreg", "sparse_svm", "mf"}) {
+    signature = SignatureOf(ModelSpec{.name = "mlp", .hidden = {32}});
+    signature.model_name = sparse_model;
+    ExpectError(ModelFromSignature(signature, "ckpt").status(),
+                absl::StatusCode::kFailedPrecondition, {"ckpt", sparse_model, "//sparse:train"});
+  }
   signature = SignatureOf(ModelSpec{.name = "mlp", .hidden = {32}});
   signature.layers[0] = "dense 784 to 32";
   ExpectError(ModelFromSignature(signature, "ckpt").status(), absl::StatusCode::kInvalidArgument,

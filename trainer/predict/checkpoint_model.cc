@@ -32,6 +32,12 @@ std::string Describe(const std::vector<std::string>& layers, int64_t num_params)
 
 absl::StatusOr<ModelSpec> SpecFromSignature(const CheckpointSignature& signature,
                                             absl::string_view origin) {
+  if (absl::StartsWith(signature.model_name, "sparse_") || signature.model_name == "mf") {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s holds a %s model of //sparse:train, whose checkpoints it alone resumes; predict reads "
+        "the checkpoints of //trainer:train (mlp, logreg, cnn, cnn_bn)",
+        origin, signature.model_name));
+  }
   ModelSpec spec;
   spec.name = signature.model_name;
   spec.input_shape = signature.input_shape;

@@ -17,7 +17,8 @@ namespace hogwild {
 // The ModelSpec the signature describes: name, input shape and classes as stored; for mlp the
 // hidden sizes are the output sizes of every dense layer but the last (read from the layer
 // names). Errors: kInvalidArgument naming `origin` when an mlp's layer names do not spell its
-// sizes. Pure.
+// sizes; kFailedPrecondition naming `origin` and //sparse:train for a sparse model's checkpoint
+// (sparse_logreg, sparse_svm, mf). Pure.
 absl::StatusOr<ModelSpec> SpecFromSignature(const CheckpointSignature& signature,
                                             absl::string_view origin);
 
