@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -160,6 +161,15 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.checkpoint_every_seconds = TakeAs<double>(options, "checkpoint_every_seconds");
   o.resume = TakeAs<bool>(options, "resume");
   o.overwrite_checkpoint = TakeAs<bool>(options, "overwrite_checkpoint");
+  // As the command line: a keyword typed where these settings do not read it is refused, its
+  // default value included.
+  // `typed`: each typed keyword's repr().
+  const auto typed = TakeAs<std::map<std::string, std::string>>(options, "typed");
+  for (const UnreadSetting& s : UnreadSettings(o, "")) {
+    if (const auto it = typed.find(s.name); it != typed.end()) {
+      throw py::value_error(absl::StrFormat("%s=%s has no effect %s", s.name, it->second, s.where));
+    }
+  }
   if (!options.empty()) {
     throw py::key_error(absl::StrFormat("_train: unknown options %s",
                                         py::str(options.attr("keys")()).cast<std::string>()));

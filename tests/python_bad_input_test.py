@@ -115,6 +115,20 @@ class BadInput(unittest.TestCase):
                      adam_beta2=1.0)
         self.refuses(ValueError, ["optimizer_state='shared' has no effect in sync mode"], *d,
                      mode="sync", optimizer="adam", optimizer_state="shared")
+        # Typed at their default values where nothing reads them: refused all the same, as
+        # the command line does (a no-op keyword must not look like it took effect).
+        self.refuses(ValueError, ["adam_beta1=0.9 has no effect with optimizer sgd",
+                                  "read by adam, adamw"], *d, adam_beta1=0.9)
+        self.refuses(ValueError, ["momentum=0.0 has no effect with optimizer adam"], *d,
+                     optimizer="adam", momentum=0.0)
+        self.refuses(ValueError, ["ema_num_updates=True has no effect without ema_decay"], *d,
+                     ema_num_updates=True)
+        self.refuses(ValueError, ["weight_decay_biases=True has no effect without "
+                                  "weight_decay"], *d, weight_decay_biases=True)
+        self.refuses(ValueError, ["optimizer_state='per_worker' has no effect in sync mode"],
+                     *d, mode="sync", optimizer_state="per_worker")
+        self.refuses(ValueError, ["lr_reference_batch=256 has no effect with lr_scaling none"],
+                     *d, lr_reference_batch=256)
         self.refuses(ValueError, ['unknown mode "hogwild"'], *d, mode="hogwild")
         self.refuses(ValueError, ["lr_schedule=cosine is unknown"], *d, lr_schedule="cosine")
         self.refuses(ValueError, ["nope"], *d, model="nope", hidden=None)

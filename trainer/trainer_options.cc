@@ -13,8 +13,8 @@ namespace hogwild {
 namespace {
 
 absl::Status OutOfRange(const char* field, const std::string& value, const char* range) {
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "TrainerOptions::%s=%s is out of range; it must be %s", field, value, range));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("TrainerOptions::%s=%s is out of range; it must be %s", field, value, range));
 }
 
 template <typename T>
@@ -39,10 +39,10 @@ absl::Status ValidateDevices(const TrainerOptions& o) {
     }
     for (size_t j = 0; j < i; ++j) {
       if (o.devices[j] == d) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "TrainerOptions::devices: %s is listed twice; use "
-            "TrainerOptions::workers_per_device for several workers per GPU",
-            d.ToString()));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("TrainerOptions::devices: %s is listed twice; use "
+                            "TrainerOptions::workers_per_device for several workers per GPU",
+                            d.ToString()));
       }
     }
   }
@@ -55,8 +55,7 @@ absl::Status ValidateCheckpointOptions(const TrainerOptions& o) {
                       ">= 1 (0: only on stop and at the end)");
   }
   if (!(o.checkpoint_every_seconds >= 0.0) || !std::isfinite(o.checkpoint_every_seconds)) {
-    return OutOfRange("checkpoint_every_seconds",
-                      absl::StrFormat("%g", o.checkpoint_every_seconds),
+    return OutOfRange("checkpoint_every_seconds", absl::StrFormat("%g", o.checkpoint_every_seconds),
                       "a finite number of seconds > 0 (0: not by time)");
   }
   if (o.checkpoint_dir.empty() &&
@@ -240,6 +239,53 @@ int WorkerCount(const TrainerOptions& options) {
 int64_t GlobalBatch(const TrainerOptions& options) {
   return SplitsGlobalBatch(options.mode) ? options.batch_size
                                          : options.batch_size * WorkerCount(options);
+}
+
+std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, absl::string_view prefix) {
+  const OptimizerKind kind = options.sgd.optimizer;
+  const bool adam = kind == OptimizerKind::kAdam || kind == OptimizerKind::kAdamW;
+  const bool rmsprop = kind == OptimizerKind::kRmsprop;
+  const std::string with = absl::StrFormat("with optimizer %s", OptimizerName(kind));
+  const bool hogwild_updates = options.mode == Mode::kAsync || options.mode == Mode::kSsp;
+  const bool stateless = kind == OptimizerKind::kSgd && options.sgd.momentum == 0.0f;
+  std::string state_where;
+  if (!hogwild_updates) {
+    state_where = absl::StrFormat(
+        "in %s mode (one optimizer state per replica); it is for async and ssp modes",
+        ModeName(options.mode));
+  } else if (WorkerCount(options) == 1) {
+    state_where = "with 1 worker (its state is the only one); it needs 2 or more workers";
+  } else if (stateless) {
+    state_where = "with optimizer sgd without momentum (it has no state)";
+  }
+  struct Use {
+    const char* name;
+    bool read;
+    std::string where;
+  };
+  std::vector<UnreadSetting> unread;
+  for (const Use& u : std::initializer_list<Use>{
+           {"adam_beta1", adam, with + "; it is read by adam, adamw"},
+           {"adam_beta2", adam, with + "; it is read by adam, adamw"},
+           {"rmsprop_alpha", rmsprop, with + "; it is read by rmsprop"},
+           {"eps", adam || rmsprop || kind == OptimizerKind::kAdagrad,
+            with + "; it is read by adam, adamw, rmsprop and adagrad"},
+           {"momentum", !adam && kind != OptimizerKind::kAdagrad,
+            with + "; it is read by sgd, momentum, nesterov and rmsprop"},
+           {"optimizer_state", state_where.empty(), state_where},
+           {"lr_reference_batch", options.lr.scaling != LrSchedule::Scaling::kNone,
+            absl::StrFormat("with %slr_scaling none; it is the batch %slr_scaling linear or sqrt "
+                            "scales from",
+                            prefix, prefix)},
+           {"ema_num_updates", options.ema_decay != 0.0f,
+            absl::StrFormat("without %sema_decay (no EMA)", prefix)},
+           {"weight_decay_biases", options.sgd.weight_decay != 0.0f,
+            absl::StrFormat("without %sweight_decay (nothing decays)", prefix)},
+           {"bn_momentum", HasBatchNorm(options.model),
+            absl::StrFormat("with model %s (only cnn_bn has batch norm)", options.model.name)}}) {
+    if (!u.read) unread.push_back({u.name, u.where});
+  }
+  return unread;
 }
 
 absl::Status ValidateOptions(const TrainerOptions& o) {

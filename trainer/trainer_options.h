@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/mode.h"
 #include "sync/update_policy.h"
@@ -36,11 +37,11 @@ inline constexpr int64_t kMaxAverageEvery = int64_t{1} << 40;
 
 struct TrainerOptions {
   Mode mode = Mode::kAsync;
-  int num_workers = 1;       // CPU workers, in [1, kMaxWorkers]
+  int num_workers = 1;  // CPU workers, in [1, kMaxWorkers]
   // Per worker in async and ssp modes, global (split across the workers) in sync, backup and
   // local_sgd modes; [1, kMaxBatchSize].
   int64_t batch_size = 64;
-  int64_t epochs = 10;       // passes over the training set, [1, kMaxEpochs]
+  int64_t epochs = 10;  // passes over the training set, [1, kMaxEpochs]
   LrSchedule lr;
   SgdOptions sgd;  // sgd.no_decay is Train()'s to fill (from weight_decay_biases); leave it empty
   // Whether sgd.weight_decay applies to biases too (PyTorch's default) or only to the weights
@@ -64,8 +65,8 @@ struct TrainerOptions {
   // replicas; [1, kMaxAverageEvery]. local_sgd needs batch_size >= WorkerCount() (each worker
   // gets its own part of every global batch).
   int64_t average_every = 8;
-  uint64_t seed = 1;         // initialization and data order
-  ModelSpec model;           // input_shape and num_classes are taken from the dataset
+  uint64_t seed = 1;  // initialization and data order
+  ModelSpec model;    // input_shape and num_classes are taken from the dataset
 
   // Evaluate on the test set every `eval_every_steps` global steps (0: only at the end), or,
   // if eval_every_epochs > 0, every that many epochs (converted to global steps). Both >= 0.
@@ -80,7 +81,7 @@ struct TrainerOptions {
   // Replace a non-empty regular file at log_path. Without it, Train() refuses to start rather
   // than truncate a previous run's log (also when resuming: give each part its own log).
   bool overwrite_log = false;
-  int prefetch = 4;               // batches queued per worker, [1, kMaxPrefetch]
+  int prefetch = 4;  // batches queued per worker, [1, kMaxPrefetch]
 
   // Receives every convergence-log row (trainer/metrics/convergence_log.h: LogRow, the README's
   // schema), whether or not there is a log_path: the same rows, in the same order, each once,
@@ -178,6 +179,22 @@ int64_t GlobalBatch(const TrainerOptions& options);
 // Errors: kInvalidArgument whose message names the field as `TrainerOptions::<field>` (or
 // `LrSchedule::<field>`), the value and the allowed range or the mode that ignores it.
 absl::Status ValidateOptions(const TrainerOptions& options);
+
+// A setting that only some configurations read (a command-line flag and Python keyword of the
+// same name), with why these options do not read it.
+struct UnreadSetting {
+  std::string name;   // e.g. "adam_beta1"
+  std::string where;  // e.g. "with optimizer sgd; it is read by adam, adamw"
+};
+
+// The settings among the optimizer's constants (momentum, adam_beta1, adam_beta2,
+// rmsprop_alpha, eps), optimizer_state, lr_reference_batch, ema_num_updates,
+// weight_decay_biases and bn_momentum that `options` would not read. ValidateOptions refuses such
+// a field only when it differs from its default, since it cannot see what was typed; a front end
+// that can (the command line, the Python module) refuses every setting listed here that its user
+// typed, default value included, so nothing typed is silently dropped. `prefix` is how the front
+// end spells a setting in the reasons it gives ("--" for flags, "" for keywords). Pure.
+std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, absl::string_view prefix);
 
 // ValidateOptions, then the options against the training set's size `train_examples` (> 0):
 // the batch must fit in the data a worker draws from, the global training set in sync mode and

@@ -122,10 +122,10 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           mode="async", model="mlp", hidden=None, workers=None, devices=None,
           workers_per_device=None, batch_size=64, epochs=8, lr=0.05, lr_schedule="constant",
           lr_decay_rate=None, lr_decay_steps=None, lr_warmup_steps=0, lr_scaling="none",
-          lr_reference_batch=256, optimizer="sgd", optimizer_state="per_worker",
-          momentum=0.0, adam_beta1=0.9, adam_beta2=0.999, rmsprop_alpha=0.99, eps=0.0,
-          clip_global_norm=0.0, bn_momentum=0.1,
-          weight_decay=0.0, weight_decay_biases=True, ema_decay=0.0, ema_num_updates=True,
+          lr_reference_batch=None, optimizer="sgd", optimizer_state=None,
+          momentum=None, adam_beta1=None, adam_beta2=None, rmsprop_alpha=None, eps=None,
+          clip_global_norm=0.0, bn_momentum=None,
+          weight_decay=0.0, weight_decay_biases=None, ema_decay=0.0, ema_num_updates=None,
           staleness_aware_lr=False, staleness_bound=None, backup_workers=None,
           average_every=None, seed=1, eval_every="1epoch", log=None, overwrite_log=False,
           log_every=100, checkpoint_dir=None, checkpoint_every=None, resume=False,
@@ -169,8 +169,9 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     checkpoint_every (with checkpoint_dir: N global steps, "30s", "10m", "1h", 0; default
     "600s"), resume, overwrite_checkpoint, prefetch (batches queued per worker). A keyword that
     these settings would not read (hidden with model="cnn", lr_decay_rate with the constant
-    schedule, workers with GPUs, staleness_bound outside mode="ssp") is refused, never
-    silently dropped.
+    schedule, workers with GPUs, staleness_bound outside mode="ssp", adam_beta1 with
+    optimizer="sgd", ema_num_updates without ema_decay) is refused, even typed at its default
+    value, never silently dropped.
 
     on_log_row: called with every convergence-log row as a dict (README.md, "Convergence
       log": wall_time_s, kind "train"/"eval", epoch, step, examples_seen, worker, train_loss,
@@ -250,7 +251,27 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     if checkpoint_dir is None:
         ckpt_steps, ckpt_seconds = 0, 0.0
 
+    # The keywords only some settings read: typed ones are refused where nothing reads them
+    # (the trainer's UnreadSettings, as the command line does), the others take their defaults.
+    typed = {name: repr(value) for name, value in (
+        ("lr_reference_batch", lr_reference_batch), ("optimizer_state", optimizer_state),
+        ("momentum", momentum), ("adam_beta1", adam_beta1), ("adam_beta2", adam_beta2),
+        ("rmsprop_alpha", rmsprop_alpha), ("eps", eps), ("bn_momentum", bn_momentum),
+        ("weight_decay_biases", weight_decay_biases), ("ema_num_updates", ema_num_updates))
+        if value is not None}
+    lr_reference_batch = 256 if lr_reference_batch is None else lr_reference_batch
+    optimizer_state = "per_worker" if optimizer_state is None else optimizer_state
+    momentum = 0.0 if momentum is None else momentum
+    adam_beta1 = 0.9 if adam_beta1 is None else adam_beta1
+    adam_beta2 = 0.999 if adam_beta2 is None else adam_beta2
+    rmsprop_alpha = 0.99 if rmsprop_alpha is None else rmsprop_alpha
+    eps = 0.0 if eps is None else eps
+    bn_momentum = 0.1 if bn_momentum is None else bn_momentum
+    weight_decay_biases = True if weight_decay_biases is None else weight_decay_biases
+    ema_num_updates = True if ema_num_updates is None else ema_num_updates
+
     options = {
+        "typed": typed,
         "mode": mode,
         "devices": "" if devices is None else _str("devices", devices),
         "workers": None if workers is None else _int("workers", workers),

@@ -18,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "core/output_path.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
@@ -33,6 +32,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "core/output_path.h"
 #include "core/status_macros.h"
 #include "kernels/optimizer_name.h"
 #include "mpi/mpi_cluster.h"
@@ -236,45 +236,14 @@ absl::Status ParseOptimizerFlags(hogwild::SgdOptions& sgd) {
   return absl::OkStatus();
 }
 
-// The optimizer's and EMA's flags typed where nothing reads them, the default value included
-// (ValidateOptions refuses only values other than the library's defaults, since it cannot see
-// what was typed): e.g. --adam_beta1=0.9 with sgd, or --optimizer_state with one worker.
+// The settings only some configurations read, typed where these options do not read them, the
+// default value included (trainer/trainer_options.h UnreadSettings): e.g. --adam_beta1=0.9 with
+// sgd, or --optimizer_state with one worker.
 absl::Status CheckTypedFlagsHaveEffect(const hogwild::TrainerOptions& options) {
-  using namespace hogwild;
-  const OptimizerKind kind = options.sgd.optimizer;
-  const bool adam = kind == OptimizerKind::kAdam || kind == OptimizerKind::kAdamW;
-  const bool rmsprop = kind == OptimizerKind::kRmsprop;
-  const std::string with = absl::StrFormat("with optimizer %s", OptimizerName(kind));
-  const bool hogwild_updates = options.mode == Mode::kAsync || options.mode == Mode::kSsp;
-  const bool stateless = kind == OptimizerKind::kSgd && options.sgd.momentum == 0.0f;
-  std::string state_where;
-  if (!hogwild_updates) {
-    state_where = absl::StrFormat(
-        "in %s mode (one optimizer state per replica); it is for async "
-        "and ssp modes",
-        ModeName(options.mode));
-  } else if (WorkerCount(options) == 1) {
-    state_where = "with 1 worker (its state is the only one); it needs 2 or more workers";
-  } else if (stateless) {
-    state_where = "with optimizer sgd without momentum (it has no state)";
-  }
-  for (const auto& [flag, used, where] : std::initializer_list<FlagUse>{
-           {"adam_beta1", adam, with + "; it is read by adam, adamw"},
-           {"adam_beta2", adam, with + "; it is read by adam, adamw"},
-           {"rmsprop_alpha", rmsprop, with + "; it is read by rmsprop"},
-           {"eps", adam || rmsprop || kind == OptimizerKind::kAdagrad,
-            with + "; it is read by adam, adamw, rmsprop and adagrad"},
-           {"momentum", !adam && kind != OptimizerKind::kAdagrad,
-            with + "; it is read by sgd, momentum, nesterov and rmsprop"},
-           {"optimizer_state", state_where.empty(), state_where},
-           {"lr_reference_batch", options.lr.scaling != LrSchedule::Scaling::kNone,
-            "with --lr_scaling=none; it is the batch --lr_scaling=linear or sqrt scales from"},
-           {"ema_num_updates", options.ema_decay != 0.0f, "without --ema_decay (no EMA)"},
-           {"weight_decay_biases", options.sgd.weight_decay != 0.0f,
-            "without --weight_decay (nothing decays)"}}) {
-    if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
+  for (const hogwild::UnreadSetting& s : hogwild::UnreadSettings(options, "--")) {
+    if (absl::flags_internal::WasPresentOnCommandLine(s.name)) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("--%s=%s has no effect %s", flag, FlagText(flag), where));
+          absl::StrFormat("--%s=%s has no effect %s", s.name, FlagText(s.name.c_str()), s.where));
     }
   }
   return absl::OkStatus();
@@ -417,9 +386,9 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
       CheckpointEvery checkpoint_every,
       ParseCheckpointEvery(every_given ? absl::GetFlag(FLAGS_checkpoint_every) : "600s"));
   if (options.checkpoint_dir.empty() && (every_given || options.resume)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s needs --checkpoint_dir (the directory where checkpoints live)",
-        every_given ? "--checkpoint_every" : "--resume"));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s needs --checkpoint_dir (the directory where checkpoints live)",
+                        every_given ? "--checkpoint_every" : "--resume"));
   }
   if (!options.checkpoint_dir.empty()) {
     options.checkpoint_every_steps = checkpoint_every.steps;
