@@ -100,9 +100,9 @@ inline double TrainedSumOfSquares(const SgdOptions& options, int64_t lo,
 // The factor grad ([n] float32, element `lo` of the model's first) is clipped by:
 // ClipScale(TrainedSumOfSquares(...), options.clip_global_norm). Without clipping
 // (clip_global_norm <= 0) it is 1 and grad is not read at all: the sum of squares is a pass over
-// P in double whose additions form one dependency chain (about 0.3 ms per step for W1's 269,322
-// parameters, a quarter of a 1-worker step; benchmarks/README.md "Where the 1-worker run lost a
-// quarter"), and its value would be thrown away. Pure.
+// P in double whose additions form one dependency chain (10% of the 1-worker W1 run's worker
+// thread for its 269,322 parameters; benchmarks/README.md "Where the 1-worker run lost its step
+// rate"), and its value would be thrown away. Pure.
 inline float TrainedClipScale(const SgdOptions& options, int64_t lo, absl::Span<const float> grad) {
   if (options.clip_global_norm <= 0.0f) return 1.0f;
   return ClipScale(TrainedSumOfSquares(options, lo, grad), options.clip_global_norm);
