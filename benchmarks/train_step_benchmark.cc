@@ -5,6 +5,10 @@
 //   batch B on one worker: forward, backward, fused update + snapshot. Counters: examples/s and
 //   GFLOP/s (the step's GEMM FLOPs: forward 2P, backward 2P for the weight gradients plus 2x
 //   the weights of every layer but the first for the input gradients: 1,211,392 per example).
+// - BM_PolicyStep/B: the same step as the worker's loop takes it, less the input pipeline:
+//   through the Hogwild policy (BeginStep, FinishStep: clipping's factor, the staleness, the
+//   fused update) and with the divergence guard's scan of the gradient (trainer/finite_check.h).
+//   Its gap to BM_TrainStep is what the policy and the guard cost per step.
 // - BM_GemmLimit/B: the same eight GEMM calls with the same shapes straight into OpenBLAS on
 //   the same core, nothing else: the practical limit of BM_TrainStep.
 // - BM_HogwildUpdate/momentum:M: ParameterStore::SgdUpdateAndRead over P = 269,322 floats
@@ -25,9 +29,11 @@
 
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "sync/hogwild.h"
 #include "sync/parameter_store.h"
 #include "sync/tower_average.h"
 #include "trainer/data/mnist.h"
+#include "trainer/finite_check.h"
 #include "trainer/model/model.h"
 #include "trainer/model/tower.h"
 #include "trainer/trainer.h"
@@ -83,6 +89,35 @@ void BM_TrainStep(benchmark::State& state) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_TrainStep)->Arg(16)->Arg(64)->Arg(256);
+
+void BM_PolicyStep(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  auto model = MakeW1Model();
+  CpuBackend backend;
+  auto tower = Tower::Create(model.get(), &backend, batch).value();
+  ParameterStore store(model->num_params());
+  model->InitParams(1, store.unsafe_values());
+  Hogwild policy(&store, /*num_workers=*/1, SgdOptions{});
+  std::vector<float> grad(model->num_params());
+  const std::vector<float> features = RandomVector(batch * kInput, 2);
+  std::vector<int32_t> labels(batch);
+  for (int64_t i = 0; i < batch; ++i) labels[i] = static_cast<int32_t>(i % kClasses);
+  for (auto _ : state) {
+    DeviceSpan<const float> params = policy.BeginStep(0).value();
+    auto loss = tower->ForwardBackward(params.data(), batch, features.data(), labels.data(),
+                                       1.0f / batch, grad.data());
+    benchmark::DoNotOptimize(loss);
+    if (FirstNonFinite(grad) >= 0) {
+      state.SkipWithError("non-finite gradient");
+      return;
+    }
+    auto stats = policy.FinishStep(0, DeviceSpan<const float>(grad.data(), grad.size()), 1e-3f);
+    benchmark::DoNotOptimize(stats);
+  }
+  state.counters["examples/s"] =
+      benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_PolicyStep)->Arg(64);
 
 void BM_GemmLimit(benchmark::State& state) {
   const int b = static_cast<int>(state.range(0));

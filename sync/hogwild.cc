@@ -93,8 +93,7 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
   const SgdOptions& o = sgd_options();
   // Clipping: this worker's own gradient (sync/grad_clip.h), into a private copy when it is
   // scaled (the caller's gradient is read-only).
-  if (const float scale = ClipScale(TrainedSumOfSquares(o, 0, grad), o.clip_global_norm);
-      scale != 1.0f) {
+  if (const float scale = TrainedClipScale(o, 0, grad); scale != 1.0f) {
     w.clipped.resize(grad.size());
     ScaleTrained(o, 0, scale, grad, absl::MakeSpan(w.clipped));
     grad = absl::MakeConstSpan(w.clipped);

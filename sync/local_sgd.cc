@@ -63,9 +63,7 @@ absl::StatusOr<StepStats> LocalSgd::DoFinishStep(int worker, DeviceSpan<const fl
   PerWorker& w = workers_[worker];
   // A CPU policy: the gradient is in host memory. Clipped per worker (its local gradient).
   absl::Span<const float> g = grad.HostSpan();
-  if (const float scale =
-          ClipScale(TrainedSumOfSquares(sgd_options(), 0, g), sgd_options().clip_global_norm);
-      scale != 1.0f) {
+  if (const float scale = TrainedClipScale(sgd_options(), 0, g); scale != 1.0f) {
     w.clipped.resize(g.size());
     ScaleTrained(sgd_options(), 0, scale, g, absl::MakeSpan(w.clipped));
     g = absl::MakeConstSpan(w.clipped);

@@ -4,6 +4,8 @@
 // and local_sgd each worker's own gradient.
 #include "sync/grad_clip.h"
 
+#include <sys/mman.h>
+
 #include <cmath>
 #include <memory>
 #include <random>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "sync/optimizer_slots.h"
 #include "sync/parameter_store.h"
 #include "sync/policy_factory.h"
 
@@ -26,6 +29,23 @@ TEST(GradClip, ScaleIsMaxNormOverNormBelowOne) {
   EXPECT_EQ(ClipScale(25.0, 10.0f), 1.0f);
   EXPECT_EQ(ClipScale(25.0, 0.0f), 1.0f);  // off
   EXPECT_EQ(SumOfSquares(std::vector<float>{3.0f, 4.0f}), 25.0);
+}
+
+// Without clipping the async and local_sgd policies' factor must not cost a pass over the
+// gradient (it was a quarter of a 1-worker W1 step): the gradient here lies in memory that cannot
+// be read, so any read of it ends the test with SIGSEGV. With clipping it is ClipScale of the sum
+// of squares.
+TEST(GradClip, TrainedClipScaleOffNeverReadsTheGradient) {
+  const size_t bytes = 1 << 16;
+  void* page = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  const absl::Span<const float> unreadable(static_cast<const float*>(page), bytes / sizeof(float));
+  EXPECT_EQ(TrainedClipScale(SgdOptions{.clip_global_norm = 0.0f}, 0, unreadable), 1.0f);
+  munmap(page, bytes);
+  const std::vector<float> g = {3.0f, 4.0f};  // norm 5
+  EXPECT_EQ(TrainedClipScale(SgdOptions{.clip_global_norm = 1.0f}, 0, g),
+            static_cast<float>(1.0 / (5.0 + 1e-6)));
+  EXPECT_EQ(TrainedClipScale(SgdOptions{.clip_global_norm = 10.0f}, 0, g), 1.0f);
 }
 
 std::vector<float> Random(int seed, float scale) {

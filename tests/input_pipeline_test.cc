@@ -1,6 +1,8 @@
 // The input pipeline (trainer/input_pipeline.h): distinct shards and every example exactly once
 // per epoch (async), shards that partition every global batch (sync), deterministic order per
 // seed (invariant 7 of DESIGN.md), and Cancel() unblocking a waiting Next().
+#include "trainer/data/input_pipeline.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -12,7 +14,6 @@
 #include "gtest/gtest.h"
 #include "tests/thread_state.h"
 #include "tests/watchdog.h"
-#include "trainer/data/input_pipeline.h"
 
 namespace hogwild {
 namespace {
@@ -195,7 +196,8 @@ std::vector<std::vector<int64_t>> OrderPerWorker(const Dataset& data,
   std::vector<std::vector<int64_t>> order;
   for (const auto& batches : DrainAll(data, options)) {
     order.emplace_back();
-    for (const Batch& b : batches) order.back().insert(order.back().end(), b.indices.begin(), b.indices.end());
+    for (const Batch& b : batches)
+      order.back().insert(order.back().end(), b.indices.begin(), b.indices.end());
   }
   return order;
 }
@@ -218,7 +220,8 @@ TEST(InputPipeline, SameSeedSameOrderPerWorkerDifferentSeedDifferentOrder) {
 
 TEST(InputPipeline, EpochsArePermutedDifferently) {
   constexpr int64_t kN = 200;
-  const PipelineOptions options{.mode = Mode::kAsync, .num_workers = 1, .batch_size = 16, .epochs = 3};
+  const PipelineOptions options{
+      .mode = Mode::kAsync, .num_workers = 1, .batch_size = 16, .epochs = 3};
   const BatchPlan plan(kN, options);
   std::vector<int64_t> identity(kN);
   for (int64_t i = 0; i < kN; ++i) identity[i] = i;
@@ -243,6 +246,52 @@ TEST(InputPipeline, EpochsArePermutedDifferently) {
 }
 
 // ---- cancellation -------------------------------------------------------------------------------
+
+// Recycle(): the producer refills the buffers handed back instead of allocating new ones, and
+// the batches are the same as without recycling. A recycled batch is marked by a capacity no
+// fresh batch has (a fresh vector's resize(n) allocates exactly n); with every batch recycled
+// before the next Next(), only the batches in circulation (queue, worker, producer) are fresh.
+TEST(InputPipeline, RecycledBuffersAreRefilledWithTheSameBatches) {
+  const Dataset data = IndexedDataset(103);
+  const PipelineOptions options{
+      .mode = Mode::kAsync, .num_workers = 2, .batch_size = 10, .epochs = 3, .prefetch = 2};
+  const std::vector<std::vector<Batch>> reference = DrainAll(data, options);
+  constexpr size_t kMarkCapacity = 777 * kDim;
+  InputPipeline pipeline(&data, options);
+  std::vector<std::vector<Batch>> got(options.num_workers);
+  std::vector<int> fresh(options.num_workers, 0);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < options.num_workers; ++w) {
+    threads.emplace_back([&, w] {
+      while (true) {
+        auto next = pipeline.Next(w);
+        EXPECT_TRUE(next.ok()) << next.status();
+        if (!next.ok() || !next->has_value()) return;
+        Batch& b = **next;
+        if (b.features.capacity() != kMarkCapacity) ++fresh[w];
+        got[w].push_back(b);  // a copy: `b` itself goes back
+        b.features.reserve(kMarkCapacity);
+        pipeline.Recycle(w, std::move(b));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int w = 0; w < options.num_workers; ++w) {
+    ASSERT_EQ(got[w].size(), reference[w].size());
+    for (size_t i = 0; i < got[w].size(); ++i) {
+      const Batch &a = got[w][i], &r = reference[w][i];
+      EXPECT_EQ(a.epoch, r.epoch);
+      EXPECT_EQ(a.step, r.step);
+      EXPECT_EQ(a.global_size, r.global_size);
+      EXPECT_EQ(a.indices, r.indices);
+      EXPECT_EQ(a.features, r.features);
+      EXPECT_EQ(a.labels, r.labels);
+      ExpectContentsMatchIndices(a, data);
+    }
+    EXPECT_GT(got[w].size(), static_cast<size_t>(options.prefetch + 2));
+    EXPECT_LE(fresh[w], options.prefetch + 2) << "worker " << w << " of " << got[w].size();
+  }
+}
 
 TEST(InputPipeline, CancelUnblocksABlockedNext) {
   const Dataset data = IndexedDataset(10);
@@ -280,11 +329,10 @@ TEST(InputPipeline, DestroyingWithFullQueuesDoesNotHang) {
   // Producers blocked on full queues (nobody consumes) must be released by the destructor.
   const Dataset data = IndexedDataset(1000);
   testing::WithWatchdog(kHangS, "the pipeline's destructor", [&] {
-    InputPipeline pipeline(&data, PipelineOptions{.mode = Mode::kSync,
-                                                  .num_workers = 3,
-                                                  .batch_size = 6,
-                                                  .epochs = 5,
-                                                  .prefetch = 1});
+    InputPipeline pipeline(
+        &data,
+        PipelineOptions{
+            .mode = Mode::kSync, .num_workers = 3, .batch_size = 6, .epochs = 5, .prefetch = 1});
     auto first = pipeline.Next(1);
     ASSERT_TRUE(first.ok() && first->has_value());
     // Every producer has filled its queue and is blocked on it (5 epochs never fit in one

@@ -1,10 +1,15 @@
 #include "trainer/data/batch_feed.h"
 
+#include <utility>
+
 #include "core/status_macros.h"
 
 namespace hogwild {
 
 absl::StatusOr<std::optional<BatchView>> HostBatchFeed::Next() {
+  // The previous batch is released now (the contract of Next()): its buffers go back to the
+  // producer, to be refilled rather than allocated and zeroed again.
+  if (current_) pipeline_->Recycle(worker_, *std::move(current_));
   HOGWILD_ASSIGN_OR_RETURN(current_, pipeline_->Next(worker_));
   if (!current_) return std::nullopt;
   return BatchView{.epoch = current_->epoch,

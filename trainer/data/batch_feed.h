@@ -19,9 +19,9 @@ namespace hogwild {
 // One batch, in the worker's backend memory, valid until the next Next() call.
 struct BatchView {
   int64_t epoch = 0;
-  int64_t step = 0;         // as Batch::step
-  int64_t global_size = 0;  // as Batch::global_size
-  int64_t size = 0;         // examples in this batch (0 for an empty sync shard)
+  int64_t step = 0;                 // as Batch::step
+  int64_t global_size = 0;          // as Batch::global_size
+  int64_t size = 0;                 // examples in this batch (0 for an empty sync shard)
   const float* features = nullptr;  // [size, D] float32, backend memory
   const int32_t* labels = nullptr;  // [size] int32, backend memory
 };
@@ -37,7 +37,8 @@ class BatchFeed {
   virtual absl::StatusOr<std::optional<BatchView>> Next() = 0;
 };
 
-// The CPU workers' feed: the pipeline's host batches, unchanged (no copy).
+// The CPU workers' feed: the pipeline's host batches, unchanged (no copy); each batch's buffers
+// go back to the pipeline (InputPipeline::Recycle) when the next one is taken.
 class HostBatchFeed final : public BatchFeed {
  public:
   // `pipeline` must outlive the feed.

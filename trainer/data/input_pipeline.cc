@@ -74,14 +74,15 @@ struct InputPipeline::WorkerQueue {
   explicit WorkerQueue(int capacity) : queue(static_cast<size_t>(capacity)) {}
   CancellableQueue<std::optional<Batch>> queue;
   std::mutex mu;
-  absl::Status error;  // guarded by mu
+  absl::Status error;         // guarded by mu
+  std::vector<Batch> spares;  // guarded by mu: batches handed back by Recycle()
 };
 
 InputPipeline::InputPipeline(const Dataset* dataset, PipelineOptions options)
     : dataset_(dataset), options_(options), plan_(dataset->size(), options) {
   HOGWILD_CHECK(options_.start_step.empty() ||
-                     static_cast<int>(options_.start_step.size()) == options_.num_workers,
-                 "InputPipeline: start_step needs one entry per worker");
+                    static_cast<int>(options_.start_step.size()) == options_.num_workers,
+                "InputPipeline: start_step needs one entry per worker");
   for (int w = 0; w < options_.num_workers; ++w) {
     queues_.push_back(std::make_unique<WorkerQueue>(std::max(1, options_.prefetch)));
   }
@@ -120,11 +121,12 @@ void InputPipeline::Produce(int worker) {
           ++step;
           continue;
         }
-        Batch batch;
+        Batch batch = TakeSpare(worker);
         batch.epoch = epoch;
         batch.step = step++;
         batch.global_size = global_size;
         batch.indices = std::move(rows);
+        // A spare of the same size is not zero-filled again: every element is written below.
         batch.features.resize(batch.indices.size() * dim);
         batch.labels.resize(batch.indices.size());
         for (size_t i = 0; i < batch.indices.size(); ++i) {
@@ -145,6 +147,25 @@ void InputPipeline::Produce(int worker) {
           absl::StrFormat("input pipeline of worker %d failed: %s", worker, e.what()));
     }
     queue.Push(std::nullopt);
+  }
+}
+
+Batch InputPipeline::TakeSpare(int worker) {
+  WorkerQueue& q = *queues_[worker];
+  std::lock_guard<std::mutex> lock(q.mu);
+  if (q.spares.empty()) return Batch();
+  Batch batch = std::move(q.spares.back());
+  q.spares.pop_back();
+  return batch;
+}
+
+void InputPipeline::Recycle(int worker, Batch batch) {
+  WorkerQueue& q = *queues_[worker];
+  std::lock_guard<std::mutex> lock(q.mu);
+  // Bounded by the batches in circulation: the queue's `prefetch`, the worker's and the
+  // producer's, so none is dropped in the steady state.
+  if (q.spares.size() < static_cast<size_t>(std::max(1, options_.prefetch)) + 2) {
+    q.spares.push_back(std::move(batch));
   }
 }
 
