@@ -1,6 +1,8 @@
 // Throughput of the cnn model's training step on the CPU backend (one thread, as one worker):
 // forward + backward through the Tower plus the SGD update, on random 28x28 inputs, and the three
-// convolution passes of the second conv layer (the bulk of the FLOPs) on their own.
+// convolution passes of the second conv layer (the bulk of the FLOPs) on their own. The argument
+// im2col:0 runs the backend's default convolution kernels (oneDNN), im2col:1 the im2col + GEMM
+// per example ones (CpuConvKernel::kIm2col), so both can be compared in one run.
 // items_per_second = examples/s. benchmarks/cnn_vs_pytorch.py runs the same network and batch
 // in PyTorch and reports the ratio.
 //
@@ -27,6 +29,10 @@
 namespace hogwild {
 namespace {
 
+CpuConvKernel Kernel(int64_t im2col) {
+  return im2col != 0 ? CpuConvKernel::kIm2col : CpuConvKernel::kOnednn;
+}
+
 std::vector<float> Random(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
@@ -37,7 +43,7 @@ std::vector<float> Random(size_t n, uint32_t seed) {
 
 // The CNN of the README with initialized parameters and a random batch of `batch` examples.
 struct CnnStep {
-  explicit CnnStep(int64_t batch) : batch(batch) {
+  CnnStep(int64_t batch, CpuConvKernel conv) : batch(batch), backend(conv) {
     auto created = Model::Create(ModelSpec{.name = "cnn", .input_shape = {1, 28, 28}});
     if (!created.ok()) {
       status = created.status();
@@ -56,9 +62,9 @@ struct CnnStep {
   }
 
   int64_t batch;
+  CpuBackend backend;
   absl::Status status;
   std::unique_ptr<Model> model;
-  CpuBackend backend;
   std::unique_ptr<Tower> tower;
   std::vector<float> params;
   std::vector<float> features;  // [batch, 784]
@@ -66,7 +72,7 @@ struct CnnStep {
 
 void BM_CnnTrainStep(benchmark::State& state) {
   const int64_t batch = state.range(0);
-  CnnStep step(batch);
+  CnnStep step(batch, Kernel(state.range(1)));
   if (!step.status.ok()) return state.SkipWithError(step.status.ToString().c_str());
   std::vector<float>& params = step.params;
   std::vector<float> grad(params.size());
@@ -85,11 +91,16 @@ void BM_CnnTrainStep(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * batch);
 }
-BENCHMARK(BM_CnnTrainStep)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CnnTrainStep)
+    ->ArgNames({"batch", "im2col"})
+    ->Args({64, 0})
+    ->Args({64, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_CnnForward(benchmark::State& state) {
   const int64_t batch = state.range(0);
-  CnnStep step(batch);
+  CnnStep step(batch, Kernel(state.range(1)));
   if (!step.status.ok()) return state.SkipWithError(step.status.ToString().c_str());
   for (auto _ : state) {
     auto logits = step.tower->Forward(step.params.data(), batch, step.features.data());
@@ -98,7 +109,12 @@ void BM_CnnForward(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * batch);
 }
-BENCHMARK(BM_CnnForward)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CnnForward)
+    ->ArgNames({"batch", "im2col"})
+    ->Args({64, 0})
+    ->Args({64, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The cnn's second convolution: 32 -> 64 channels, 5x5, pad 2, on 14x14, batch 64.
 enum Pass { kForward, kBackwardData, kBackwardFilter };
@@ -113,7 +129,7 @@ void BM_Conv2(benchmark::State& state) {
                       .kernel_width = 5,
                       .pad_height = 2,
                       .pad_width = 2};
-  CpuBackend backend;
+  CpuBackend backend(Kernel(state.range(1)));
   const std::vector<float> x = Random(s.batch * s.in_size(), 1), w = Random(s.filter_size(), 2),
                            b = Random(s.out_channels, 3), dy = Random(s.batch * s.out_size(), 4);
   std::vector<float> y(dy.size()), dx(x.size()), dw(w.size()), db(b.size());
@@ -138,10 +154,8 @@ void BM_Conv2(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * s.batch);
 }
 BENCHMARK(BM_Conv2)
-    ->ArgName("pass")
-    ->Arg(kForward)
-    ->Arg(kBackwardData)
-    ->Arg(kBackwardFilter)
+    ->ArgNames({"pass", "im2col"})
+    ->ArgsProduct({{kForward, kBackwardData, kBackwardFilter}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -1,14 +1,15 @@
 #!/usr/bin/python3
-"""The cnn model's CPU training step: hogwild (im2col + OpenBLAS) against PyTorch, one thread.
+"""The cnn model's CPU training step: hogwild (oneDNN; im2col + OpenBLAS) against PyTorch, one thread.
 
 Same network (conv5x5-32 pad 2, ReLU, maxpool 2, conv5x5-64 pad 2, ReLU, maxpool 2, flatten,
 dense 3136->256, ReLU, dense 256->10), same batch (64), float32, softmax cross-entropy, one plain
 SGD step per iteration. PyTorch runs with torch.set_num_threads(1) and OPENBLAS_NUM_THREADS=1,
 once with its default conv path (oneDNN/MKL-DNN, when built in) and once with oneDNN disabled
-(its own im2col + BLAS path, like ours). Our side is //benchmarks:cnn_step_benchmark's
-BM_CnnTrainStep, run from here so both are measured in one run on the same machine state.
+(its own im2col + BLAS path). Our side is //benchmarks:cnn_step_benchmark's BM_CnnTrainStep,
+once with the default oneDNN convolutions (im2col:0) and once with im2col + OpenBLAS per example
+(im2col:1), run from here so all are measured in one run on the same machine state.
 
-The three are sampled interleaved (ours, PyTorch default, PyTorch without oneDNN, repeat), so a
+The four are sampled interleaved (ours twice, PyTorch default, PyTorch without oneDNN, repeat), so a
 shared machine's changing load hits them alike. Reports examples/s by wall time and by process
 CPU time (on a shared machine CPU time is closer to what one free core delivers), median and
 best sample of each, and the ratios ours/theirs.
@@ -77,9 +78,10 @@ def torch_rate(step, mkldnn, iterations):
     return BATCH * iterations / (t1 - t0), BATCH * iterations / (c1 - c0)
 
 
-def ours_rate(binary, min_time_s):
+def ours_rate(binary, min_time_s, im2col=0):
     out = subprocess.run(
-        [binary, "--benchmark_filter=BM_CnnTrainStep", "--benchmark_format=json",
+        [binary, f"--benchmark_filter=BM_CnnTrainStep/batch:{BATCH}/im2col:{im2col}/",
+         "--benchmark_format=json",
          f"--benchmark_min_time={min_time_s}"],
         check=True, capture_output=True, text=True).stdout
     run = [b for b in json.loads(out)["benchmarks"] if b.get("run_type") == "iteration"][0]
@@ -100,14 +102,16 @@ def main():
           f"mkldnn available {torch.backends.mkldnn.is_available()}")
     step = torch_stepper()
     print(f"BLAS mapped: {loaded_blas()}")
-    names = ["hogwild (im2col + OpenBLAS)", "pytorch, default (oneDNN conv)",
+    names = ["hogwild, default (oneDNN conv)", "hogwild, im2col + OpenBLAS",
+             "pytorch, default (oneDNN conv)",
              "pytorch, oneDNN off (im2col + BLAS)"]
     samples = {name: [] for name in names}
     # Interleaved, so that a shared machine's changing load hits all three alike.
     for _ in range(args.repetitions):
-        samples[names[0]].append(ours_rate(args.ours, 1.0))
-        samples[names[1]].append(torch_rate(step, True, args.iterations))
-        samples[names[2]].append(torch_rate(step, False, max(2, args.iterations // 4)))
+        samples[names[0]].append(ours_rate(args.ours, 1.0, 0))
+        samples[names[1]].append(ours_rate(args.ours, 1.0, 1))
+        samples[names[2]].append(torch_rate(step, True, args.iterations))
+        samples[names[3]].append(torch_rate(step, False, max(2, args.iterations // 4)))
     print(f"\ncnn training step, batch {BATCH}, one thread, {args.repetitions} interleaved samples")
     print(f"{'':38} {'ex/s wall':>10} {'ex/s CPU':>9} {'best wall':>10} {'best CPU':>9} "
           f"{'ours/them (median wall, CPU; best wall, CPU)':>46}")

@@ -16,8 +16,8 @@ training set's mean and standard deviation on both sides; one thread per worker 
   mlp     ours 1 worker, 2 async, sync 2 (global batch 64) for one epoch (no evaluation), PyTorch
           one process and Hogwild 2 processes (benchmarks/pytorch_compare.py); pairs: 2 async vs
           1, sync 2 vs async 2, 1 worker vs PyTorch one process, 2 async vs PyTorch Hogwild 2
-  cnn     the cnn model's train step, batch 64, one thread: ours (BM_CnnTrainStep) vs PyTorch's
-          default path (benchmarks/cnn_vs_pytorch.py's model)
+  cnn     the cnn model's train step, batch 64, one thread: ours (BM_CnnTrainStep, default oneDNN
+          convolutions) vs PyTorch's default path (benchmarks/cnn_vs_pytorch.py's model)
   tta     time to 85% test accuracy, 2 async workers, evaluations every 0.25 epoch: ours vs
           PyTorch Hogwild 2 processes (both count their evaluations in the time; ours evaluates
           on its evaluator thread, PyTorch's rank 0 inline); and ours with vs without its
@@ -108,7 +108,9 @@ def torch_mlp(mode, workers, epochs, eval_every=0.0, target=0.85):
 
 
 def cnn_ours(bins, min_time):
-    out = sh([bins("benchmarks/cnn_step_benchmark"), "--benchmark_filter=BM_CnnTrainStep",
+    # im2col:0: the backend's default convolutions (oneDNN), as the trainer runs them.
+    out = sh([bins("benchmarks/cnn_step_benchmark"),
+              "--benchmark_filter=BM_CnnTrainStep/batch:64/im2col:0/",
               "--benchmark_format=json", f"--benchmark_min_time={min_time}"])
     run = [b for b in json.loads(out)["benchmarks"] if b.get("run_type") == "iteration"][0]
     return 64 / (run["real_time"] / 1e3)  # real_time: ms per step of 64 examples

@@ -1,4 +1,4 @@
-// The Conv2d layer on the CPU backend (im2col + OpenBLAS) against float64 references:
+// The Conv2d layer on the CPU backend (its default kernels, oneDNN) against float64 references:
 // - forward against the direct 7-loop convolution on random data;
 // - backward against central finite differences of the float64 reference of the scalar
 //   L = sum(r * y) for a random r, so dL/dy = r: every dW and db element, and every dx element;

@@ -24,6 +24,7 @@ packages=(
   libboost-dev             # Boost.Math (header-only): Student t quantiles of the study report
   zlib1g-dev               # gzip-compressed IDX files, crc32 of checkpoints
   libopenblas-pthread-dev  # GEMM; the thread-safe build, pinned to 1 thread per call
+  libdnnl-dev              # oneDNN 2.6: the CPU convolutions, pinned to the calling thread
   dataset-fashion-mnist    # the default training data (/usr/share/datasets/fashion-mnist)
   python3-dev pybind11-dev # the Python module (python/), built for /usr/bin/python3
   python3-numpy python3-matplotlib  # its arrays; the README's Python example plots

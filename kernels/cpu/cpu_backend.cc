@@ -14,6 +14,7 @@
 #include "kernels/cpu/batch_norm.h"
 #include "kernels/cpu/direct_max_pool2d.h"
 #include "kernels/cpu/im2col_conv2d.h"
+#include "kernels/cpu/onednn_conv2d.h"
 #include "kernels/cpu/sgd_update.h"
 #include "kernels/functors.h"
 
@@ -39,11 +40,22 @@ absl::Status CheckSizes(const char* op, int64_t a, int64_t b = 0, int64_t c = 0)
 
 }  // namespace
 
-CpuBackend::CpuBackend() {
+CpuBackend::CpuBackend(CpuConvKernel conv) : conv_kernel_(conv) {
   // One GEMM thread per call: the trainer already runs one worker per core, and OpenBLAS's own
   // threads would oversubscribe them. Process-wide setting, done once.
   static std::once_flag once;
   std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+CpuBackend::~CpuBackend() = default;
+
+absl::StatusOr<cpu::OnednnConv2d*> CpuBackend::Onednn() {
+  if (onednn_ == nullptr) {
+    auto created = cpu::OnednnConv2d::Create();
+    if (!created.ok()) return created.status();
+    onednn_ = *std::move(created);
+  }
+  return onednn_.get();
 }
 
 absl::StatusOr<void*> CpuBackend::Allocate(size_t bytes) {
@@ -79,9 +91,8 @@ absl::Status CpuBackend::Fill(int64_t count, float value, float* x) {
   return absl::OkStatus();
 }
 
-absl::Status CpuBackend::Gemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n,
-                              int64_t k, float alpha, const float* a, const float* b, float beta,
-                              float* c) {
+absl::Status CpuBackend::Gemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k,
+                              float alpha, const float* a, const float* b, float beta, float* c) {
   if (auto s = CheckSizes("Gemm", m, n, k); !s.ok()) return s;
   if (m == 0 || n == 0) return absl::OkStatus();
   if (k == 0) {
@@ -159,8 +170,8 @@ absl::Status CpuBackend::SoftmaxCrossEntropy(int64_t rows, int64_t classes, cons
   // independent of the row count's rounding.
   double sum = 0.0;
   for (int64_t r = 0; r < rows; ++r) {
-    sum += SoftmaxCrossEntropyRow(logits + r * classes, static_cast<int>(classes), labels[r],
-                                  scale, dlogits + r * classes);
+    sum += SoftmaxCrossEntropyRow(logits + r * classes, static_cast<int>(classes), labels[r], scale,
+                                  dlogits + r * classes);
   }
   *loss_sum = static_cast<float>(sum);
   return absl::OkStatus();
@@ -185,6 +196,11 @@ absl::Status CpuBackend::SgdUpdate(int64_t n, float lr, float momentum, float we
 absl::Status CpuBackend::Conv2dForward(const Conv2dShape& shape, const float* x, const float* w,
                                        const float* bias, float* y) {
   if (auto s = ValidateConv2dShape(shape, "Conv2dForward"); !s.ok()) return s;
+  if (conv_kernel_ == CpuConvKernel::kOnednn) {
+    auto onednn = Onednn();
+    if (!onednn.ok()) return onednn.status();
+    return (*onednn)->Forward(shape, x, w, bias, y);
+  }
   cpu::Conv2dForward(shape, x, w, bias, y, conv_scratch_);
   return absl::OkStatus();
 }
@@ -192,6 +208,11 @@ absl::Status CpuBackend::Conv2dForward(const Conv2dShape& shape, const float* x,
 absl::Status CpuBackend::Conv2dBackwardData(const Conv2dShape& shape, const float* w,
                                             const float* dy, float* dx) {
   if (auto s = ValidateConv2dShape(shape, "Conv2dBackwardData"); !s.ok()) return s;
+  if (conv_kernel_ == CpuConvKernel::kOnednn) {
+    auto onednn = Onednn();
+    if (!onednn.ok()) return onednn.status();
+    return (*onednn)->BackwardData(shape, w, dy, dx);
+  }
   cpu::Conv2dBackwardData(shape, w, dy, dx, conv_scratch_);
   return absl::OkStatus();
 }
@@ -199,6 +220,11 @@ absl::Status CpuBackend::Conv2dBackwardData(const Conv2dShape& shape, const floa
 absl::Status CpuBackend::Conv2dBackwardFilter(const Conv2dShape& shape, const float* x,
                                               const float* dy, float* dw, float* db) {
   if (auto s = ValidateConv2dShape(shape, "Conv2dBackwardFilter"); !s.ok()) return s;
+  if (conv_kernel_ == CpuConvKernel::kOnednn) {
+    auto onednn = Onednn();
+    if (!onednn.ok()) return onednn.status();
+    return (*onednn)->BackwardFilter(shape, x, dy, dw, db);
+  }
   cpu::Conv2dBackwardFilter(shape, x, dy, dw, db, conv_scratch_);
   return absl::OkStatus();
 }

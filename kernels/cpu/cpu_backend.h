@@ -1,22 +1,40 @@
 // The CPU backend: GEMM through OpenBLAS limited to one thread per call (one worker per core, so
-// BLAS must not add threads of its own), element-wise ops as plain loops over the functors in kernels/functors.h.
-// Convolutions are im2col + GEMM (kernels/cpu/conv2d.h), max pooling direct loops
-// (kernels/cpu/max_pool2d.h); the im2col column buffer is this backend's, i.e. its worker's.
+// BLAS must not add threads of its own), element-wise ops as plain loops over the functors in
+// kernels/functors.h. Convolutions go through oneDNN by default (kernels/cpu/onednn_conv2d.h, its
+// primitives built per shape on first use and pinned to the calling thread), or im2col + GEMM per
+// example (kernels/cpu/im2col_conv2d.h, CpuConvKernel::kIm2col); max pooling is direct loops
+// (kernels/cpu/direct_max_pool2d.h). Conv state (primitives, im2col columns) is this backend's,
+// i.e. its worker's.
 // Every op runs to completion before it returns; memory is ordinary 64-byte-aligned host memory.
 // Thread-safety: one CpuBackend per worker thread; distinct objects are independent.
 #ifndef HOGWILD_KERNELS_CPU_CPU_BACKEND_H_
 #define HOGWILD_KERNELS_CPU_CPU_BACKEND_H_
 
+#include <memory>
 #include <vector>
 
 #include "kernels/backend.h"
 
 namespace hogwild {
 
+namespace cpu {
+class OnednnConv2d;
+}  // namespace cpu
+
+// Which kernels the CPU backend's convolutions use.
+enum class CpuConvKernel {
+  kOnednn,  // oneDNN's direct convolution over the whole batch (default; faster, see
+            // benchmarks/README.md "CNN step: oneDNN vs im2col")
+  kIm2col,  // im2col + one OpenBLAS sgemm per example
+};
+
 class CpuBackend final : public Backend {
  public:
-  // Sets OpenBLAS to one thread per call, process-wide (once).
-  CpuBackend();
+  // Sets OpenBLAS to one thread per call, process-wide (once). `conv` picks the convolution
+  // kernels; oneDNN's engine is created on the first convolution (its failure is that call's
+  // status).
+  explicit CpuBackend(CpuConvKernel conv = CpuConvKernel::kOnednn);
+  ~CpuBackend() override;
 
   std::string name() const override { return "cpu"; }
 
@@ -38,8 +56,8 @@ class CpuBackend final : public Backend {
                                    const int32_t* labels, float scale, float* dlogits,
                                    float* loss_sum) override;
   absl::Status Accumulate(int64_t n, const float* x, float* y) override;
-  absl::Status SgdUpdate(int64_t n, float lr, float momentum, float weight_decay,
-                         const float* grad, float* velocity, float* params) override;
+  absl::Status SgdUpdate(int64_t n, float lr, float momentum, float weight_decay, const float* grad,
+                         float* velocity, float* params) override;
 
   absl::Status Conv2dForward(const Conv2dShape& shape, const float* x, const float* w,
                              const float* bias, float* y) override;
@@ -62,6 +80,11 @@ class CpuBackend final : public Backend {
                                    float* mean, float* var) override;
 
  private:
+  // The oneDNN kernels, created on first use; null with kIm2col.
+  absl::StatusOr<cpu::OnednnConv2d*> Onednn();
+
+  CpuConvKernel conv_kernel_;
+  std::unique_ptr<cpu::OnednnConv2d> onednn_;
   // im2col columns of one example, [C*KH*KW, OH*OW] of the largest conv seen.
   std::vector<float> conv_scratch_;
 };
