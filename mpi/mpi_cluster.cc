@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
@@ -17,6 +18,22 @@ bool MpiCluster::LaunchedByMpi() {
     if (std::getenv(name) != nullptr) return true;
   }
   return false;
+}
+
+bool MpiCluster::SpeaksBeforeInit() {
+  if (!LaunchedByMpi()) return true;
+  // Another app context of an MPMD start has its own command line, so its own errors.
+  if (const char* app = std::getenv("OMPI_MCA_orte_app_num"); app != nullptr) {
+    int app_num = 0;
+    if (!absl::SimpleAtoi(app, &app_num) || app_num != 0) return true;
+  }
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    if (const char* value = std::getenv(name); value != nullptr) {
+      int rank = 0;
+      return !absl::SimpleAtoi(value, &rank) || rank == 0;
+    }
+  }
+  return true;
 }
 
 absl::StatusOr<std::unique_ptr<MpiCluster>> MpiCluster::InitIfLaunched(int* argc, char*** argv) {

@@ -36,6 +36,16 @@ class MpiCluster final : public Cluster {
   // (PMIX_RANK). Reads the environment only.
   static bool LaunchedByMpi();
 
+  // True when this process should print the errors it finds before MPI starts (Abseil's
+  // flag-parse errors, the command line's own checks): a plain start; rank 0 (by the launcher's
+  // OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK, read as LaunchedByMpi() reads its variables);
+  // a rank whose rank variable is missing or unreadable; or a rank started with another command
+  // line than rank 0's (Open MPI's MPMD form `mpirun -np 1 a : -np 1 b`, OMPI_MCA_orte_app_num
+  // != 0), whose errors rank 0 may not share. Every rank of one command line finds the same
+  // errors, so the other ranks stay silent and end with the same status: the error is printed
+  // once, not once per rank. Reads the environment only; thread-safe as getenv(3).
+  static bool SpeaksBeforeInit();
+
   // nullptr when !LaunchedByMpi(); otherwise calls MPI_Init_thread (asking for
   // MPI_THREAD_SERIALIZED: worker threads make the calls, one at a time) and returns the
   // cluster of MPI_COMM_WORLD. Before it, sets OMPI_MCA_osc=sm,pt2pt in the environment unless

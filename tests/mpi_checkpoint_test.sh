@@ -10,7 +10,10 @@
 # - a refused flag (a sync batch smaller than the rank count) creates no directory;
 # - SIGTERM to mpirun, or to rank 1 alone: every rank stops at one step boundary and the
 #   checkpoint is written; signalled alone, rank 1 makes every rank exit 143 (as one process),
-#   so mpirun's status is 143 too.
+#   so mpirun's status is 143 too; the test signals once both ranks have trained a step (a fixed
+#   sleep could land before a slow start);
+# - SIGTERM to rank 1 the moment its handler is in place (before MPI_Init): still an orderly stop
+#   of every rank, exit 143.
 #
 # Usage (from tests/BUILD): mpi_checkpoint_test.sh <path of //tests:mpi_train>
 set -u
@@ -81,16 +84,20 @@ rank_pid() {
 }
 for target in mpirun rank1; do
   label="SIGTERM to $target"
+  started="$tmp/started_$target"
+  mkdir -p "$started"
   mpirun --allow-run-as-root --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo \
     -np 2 "$probe" "${long[@]}" --stop_on_signals --checkpoint_dir="$tmp/c_$target" \
-    >"$tmp/term_$target.log" 2>&1 &
+    --started_dir="$started" >"$tmp/term_$target.log" 2>&1 &
   job=$!
-  # Both ranks up, then a moment of training.
-  for _ in $(seq 1 100); do
-    [[ -n $(rank_pid "$job" 0) && -n $(rank_pid "$job" 1) ]] && break
+  # Both ranks training (each has finished its first step), however slowly a busy machine
+  # started them: a fixed sleep once signalled rank 1 before it had started (issue 13).
+  for _ in $(seq 1 600); do
+    [[ -e $started/rank0 && -e $started/rank1 ]] && break
+    kill -0 "$job" 2>/dev/null || break
     sleep 0.1
   done
-  sleep 2
+  check "$label: both ranks trained a step" test -e "$started/rank0" -a -e "$started/rank1"
   if [[ $target == mpirun ]]; then victim=$job; else victim=$(rank_pid "$job" 1); fi
   check "$label: found it running" test -n "$victim"
   [[ -n $victim ]] && kill -TERM "$victim"
@@ -112,6 +119,36 @@ for target in mpirun rank1; do
   check "$label: the checkpoint is written" test -s "$tmp/c_$target/checkpoint.hwckpt"
   grep -q ' stopped$' "$tmp/term_$target.log" || cat "$tmp/term_$target.log"
 done
+
+# SIGTERM to rank 1 as early as it can be taken: the moment its handler is in place (SigCgt in
+# /proc), which is before MPI_Init (seconds on a busy machine). Before the handlers were
+# installed ahead of MPI_Init, a signal in that window killed rank 1 outright (mpirun's status
+# 143 too, but no orderly stop and no "stopped" lines). Every rank still stops in order now.
+label="SIGTERM to rank 1 as it starts"
+mpirun --allow-run-as-root --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo \
+  -np 2 "$probe" "${long[@]}" --stop_on_signals >"$tmp/term_early.log" 2>&1 &
+job=$!
+victim=""
+for _ in $(seq 1 3000); do
+  victim=$(rank_pid "$job" 1)
+  # SIGTERM (15) is bit 14 of the caught-signals mask.
+  if [[ -n $victim ]] &&
+    (($(printf '%d' "0x$(awk '/^SigCgt:/ {print $2}' "/proc/$victim/status" 2>/dev/null || echo 0)") & 0x4000)); then
+    break
+  fi
+  victim=""
+  sleep 0.01
+done
+check "$label: its handler was seen in place" test -n "$victim"
+[[ -n $victim ]] && kill -TERM "$victim"
+( sleep 60 && kill -KILL "$job" 2>/dev/null ) &
+watchdog=$!
+wait "$job"
+rc=$?
+kill "$watchdog" 2>/dev/null
+check "$label: exit status 143 ($rc)" test "$rc" -eq 143
+check "$label: both ranks stopped in order" test "$(grep -c ' stopped$' "$tmp/term_early.log")" -eq 2
+grep -q ' stopped$' "$tmp/term_early.log" || cat "$tmp/term_early.log"
 
 [[ $failures -eq 0 ]] || { echo "$failures failure(s)"; exit 1; }
 echo "all multi-process checkpoint cases passed"

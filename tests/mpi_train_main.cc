@@ -67,6 +67,9 @@ ABSL_FLAG(int64_t, stop_step, 10, "see --stop_rank");
 ABSL_FLAG(bool, stop_on_signals, false,
           "SIGINT/SIGTERM ask for an orderly stop, as in the train command; the exit status is "
           "then 128 + the signal");
+ABSL_FLAG(std::string, started_dir, "",
+          "DIR: each rank creates DIR/rank<R> when its worker 0 has finished its first step, so "
+          "that a test acts on a job known to be training (not one still starting, nor ended)");
 ABSL_FLAG(std::string, compare, "", "A,B: compare two parameter files and exit");
 ABSL_FLAG(double, tolerance, 0.0, "largest allowed |A - B| for --compare");
 ABSL_FLAG(std::string, checkpoint_params, "",
@@ -169,8 +172,13 @@ absl::StatusOr<TrainResult> Run(Cluster* cluster, const std::atomic<bool>* signa
   const int64_t fail_step = absl::GetFlag(FLAGS_fail_step);
   const bool stops = absl::GetFlag(FLAGS_stop_rank) == rank;
   const int64_t stop_step = absl::GetFlag(FLAGS_stop_step);
-  if (fail_rank == rank || stops) {
+  const std::string started_dir = absl::GetFlag(FLAGS_started_dir);
+  if (fail_rank == rank || stops || !started_dir.empty()) {
     options.step_hook = [=](int worker, int64_t step) {
+      // The hook runs before the step: step 1 begins once step 0 is done.
+      if (worker == 0 && step == 1 && !started_dir.empty()) {
+        std::ofstream(absl::StrFormat("%s/rank%d", started_dir, rank)).put('1');
+      }
       if (worker == 0 && step == fail_step && fail_rank == rank) {
         return absl::DataLossError(absl::StrFormat("injected failure at step %d", step));
       }
@@ -185,12 +193,6 @@ absl::StatusOr<TrainResult> Run(Cluster* cluster, const std::atomic<bool>* signa
 }  // namespace hogwild
 
 int main(int argc, char** argv) {
-  absl::StatusOr<std::unique_ptr<hogwild::MpiCluster>> mpi =
-      hogwild::MpiCluster::InitIfLaunched(&argc, &argv);
-  if (!mpi.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(mpi.status().message()).c_str());
-    return 1;
-  }
   absl::ParseCommandLine(argc, argv);
   if (const std::string dir = absl::GetFlag(FLAGS_checkpoint_params); !dir.empty()) {
     return hogwild::DumpCheckpoint(dir, absl::GetFlag(FLAGS_params_out));
@@ -198,9 +200,8 @@ int main(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_compare).empty()) {
     return hogwild::Compare(absl::GetFlag(FLAGS_compare), absl::GetFlag(FLAGS_tolerance));
   }
-  hogwild::MpiCluster* cluster = mpi->get();
-  const int rank = cluster != nullptr ? cluster->rank() : 0;
-  const bool several = cluster != nullptr && cluster->num_ranks() > 1;
+  // The handlers go in before MPI starts, as in the train command: a signal during MPI_Init
+  // (seconds on a busy machine) is then a stop request, not the default action's death.
   std::unique_ptr<hogwild::StopOnSignals> signals;
   if (absl::GetFlag(FLAGS_stop_on_signals)) {
     absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> installed =
@@ -211,6 +212,15 @@ int main(int argc, char** argv) {
     }
     signals = std::move(*installed);
   }
+  absl::StatusOr<std::unique_ptr<hogwild::MpiCluster>> mpi =
+      hogwild::MpiCluster::InitIfLaunched(&argc, &argv);
+  if (!mpi.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(mpi.status().message()).c_str());
+    return 1;
+  }
+  hogwild::MpiCluster* cluster = mpi->get();
+  const int rank = cluster != nullptr ? cluster->rank() : 0;
+  const bool several = cluster != nullptr && cluster->num_ranks() > 1;
   absl::StatusOr<hogwild::TrainResult> result =
       hogwild::Run(cluster, signals != nullptr ? &signals->stop_requested() : nullptr);
   if (!result.ok() && several && hogwild::IsJobWide(result.status())) {

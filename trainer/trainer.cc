@@ -64,8 +64,9 @@ absl::Status CheckMultiProcessData(const TrainerOptions& options, int64_t train_
   if (options.mode == Mode::kAsync && options.batch_size > largest_shard) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::batch_size=%d is larger than a worker's shard (%d of %d examples over "
-        "%d ranks x %d workers)",
-        options.batch_size, largest_shard, train_examples, num_ranks, WorkerCount(options)));
+        "%d ranks x %d worker%s)",
+        options.batch_size, largest_shard, train_examples, num_ranks, WorkerCount(options),
+        WorkerCount(options) == 1 ? "" : "s"));
   }
   return absl::OkStatus();
 }

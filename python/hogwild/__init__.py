@@ -171,7 +171,9 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     these settings would not read (hidden with model="cnn", lr_decay_rate with the constant
     schedule, workers with GPUs, staleness_bound outside mode="ssp", adam_beta1 with
     optimizer="sgd", ema_num_updates without ema_decay) is refused, even typed at its default
-    value, never silently dropped.
+    value, never silently dropped. The command's --exchange_every is not a keyword: it is read
+    only by a job of several processes (mpirun), and this module trains in the calling process
+    alone (it is not an MPI program); use the train binary under mpirun for that.
 
     on_log_row: called with every convergence-log row as a dict (README.md, "Convergence
       log": wall_time_s, kind "train"/"eval", epoch, step, examples_seen, worker, train_loss,

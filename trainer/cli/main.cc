@@ -41,6 +41,7 @@
 #include "trainer/cli/gpu_handoff.h"
 #include "trainer/cli/option_flags.h"
 #include "trainer/cli/progress_line.h"
+#include "trainer/cli/quiet_stderr.h"
 #include "trainer/cli/stop_signal.h"
 #include "trainer/data/mnist.h"
 #include "trainer/device.h"
@@ -464,11 +465,12 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
         absl::StrCat(OptimizerName(options.sgd.optimizer),
                      options.sgd.shared_optimizer_state ? " (shared state)" : "");
     absl::PrintF(
-        "hogwild: %s mode, %s%d workers on %s, optimizer %s, %s (%d train / %d test examples)\n"
-        "%s\n",
+        "hogwild: %s mode, %s%d worker%s on %s, optimizer %s, %s (%d train / %d test "
+        "examples)\n%s\n",
         ModeName(options.mode), num_ranks > 1 ? absl::StrFormat("%d processes x ", num_ranks) : "",
-        WorkerCount(options), DevicesToString(options.devices), optimizer, info.name, train.size(),
-        test.size(), model->Describe());
+        WorkerCount(options), WorkerCount(options) == 1 ? "" : "s",
+        DevicesToString(options.devices), optimizer, info.name, train.size(), test.size(),
+        model->Describe());
   }
   std::fflush(stdout);
   return Train(options, train, test);
@@ -531,6 +533,10 @@ absl::Status CheckNoEmptyValues() {
 }
 
 int main(int argc, char** argv) {
+  // Under mpirun every rank parses the same command line before MPI starts and would print the
+  // same error (Abseil's unknown flag or bad value, which exit(1) at once, and the checks
+  // below): rank 0 says it, the other ranks end with the same status silently.
+  hogwild::QuietStderr quiet_before_mpi(!hogwild::MpiCluster::SpeaksBeforeInit());
   // Abseil's --help shows only flags defined in a file named like the program ("train"); ours
   // live in main.cc, so say which file holds them.
   absl::FlagsUsageConfig usage_config;
@@ -583,14 +589,41 @@ int main(int argc, char** argv) {
   const absl::StatusOr<std::string> gpu_binary =
       hogwild::GpuBinaryFor(absl::GetFlag(FLAGS_devices), hogwild::ThisProcessGpuFacts());
   if (!gpu_binary.ok() || !gpu_binary->empty()) {
+    // train_gpu parses the flags again, quiet on the same ranks: hand it the real stderr.
+    if (gpu_binary.ok()) quiet_before_mpi.Restore();
     const absl::Status status = gpu_binary.ok()
                                     ? hogwild::ExecGpuBinary(*gpu_binary, original_argv.data())
                                     : gpu_binary.status();
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
     return 1;
   }
+  // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal. Installed
+  // before MPI starts: a signal during MPI_Init (seconds on a busy machine) is then a stop request
+  // like any other, where the default action would kill the rank and lose its orderly exit.
+  // mpirun forwards a signal to every rank: rank 0 (known before MPI starts from the launcher's
+  // environment) says it for the job. mpirun also sends SIGTERM when it ends a job after another
+  // rank failed: the line says both.
+  const bool launched = hogwild::MpiCluster::LaunchedByMpi();
+  const bool speaks = hogwild::MpiCluster::SpeaksBeforeInit();
+  absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop =
+      hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [launched, speaks](int signo) {
+        if (!speaks) return;
+        std::fprintf(
+            stderr,
+            "\nhogwild: %s %s%s; finishing the current step%s (send it again to "
+            "exit at once)\n",
+            launched ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
+            launched ? " (a signal to the job, or mpirun ending it after another rank failed)" : "",
+            absl::GetFlag(FLAGS_checkpoint_dir).empty() ? "" : " and writing a checkpoint");
+      });
+  if (!stop.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
+    return 1;
+  }
   // Started by mpirun: join the job (a plain start makes no MPI call at all), and check that
-  // every rank was given the same flags before anything else.
+  // every rank was given the same flags before anything else. From here each error is said by
+  // the rank that has it, or by rank 0 for a refusal the ranks agreed on.
+  quiet_before_mpi.Restore();
   absl::StatusOr<std::unique_ptr<hogwild::MpiCluster>> mpi =
       hogwild::MpiCluster::InitIfLaunched(&argc, &argv);
   if (!mpi.ok()) {
@@ -609,25 +642,6 @@ int main(int argc, char** argv) {
       }
       return 1;
     }
-  }
-  // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal.
-  absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop =
-      hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [cluster](int signo) {
-        // mpirun forwards a signal to every rank: rank 0 says it for the job. mpirun also sends
-        // SIGTERM when it ends a job after another rank failed: the line says both.
-        if (cluster != nullptr && cluster->rank() != 0) return;
-        const bool job = cluster != nullptr && cluster->num_ranks() > 1;
-        std::fprintf(
-            stderr,
-            "\nhogwild: %s %s%s; finishing the current step%s (send it again to "
-            "exit at once)\n",
-            job ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
-            job ? " (a signal to the job, or mpirun ending it after another rank failed)" : "",
-            absl::GetFlag(FLAGS_checkpoint_dir).empty() ? "" : " and writing a checkpoint");
-      });
-  if (!stop.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
-    return 1;
   }
   absl::StatusOr<hogwild::TrainResult> result = Run(&(*stop)->stop_requested(), cluster);
   if (!result.ok()) {
