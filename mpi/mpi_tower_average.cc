@@ -3,8 +3,6 @@
 #include <algorithm>
 
 #include "core/status_macros.h"
-#include "kernels/cpu/sgd_update.h"
-#include "kernels/functors.h"
 #include "mpi/mpi_status.h"
 
 namespace hogwild {
@@ -16,7 +14,8 @@ MpiTowerAverage::MpiTowerAverage(ParameterStore* store, int num_workers, SgdOpti
       barrier_(num_workers),
       tower_grads_(num_workers, nullptr),
       partial_(store->size()),
-      global_(store->size()) {
+      global_(store->size()),
+      update_(options, store->size(), num_workers) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &num_ranks_);
   const int64_t p = store->size();
@@ -25,10 +24,17 @@ MpiTowerAverage::MpiTowerAverage(ParameterStore* store, int num_workers, SgdOpti
     counts_.push_back(static_cast<int>(p * (q + 1) / num_ranks_ - p * q / num_ranks_));
   }
   received_.resize(static_cast<size_t>(counts_[rank_]) * num_ranks_);
-  if (options.momentum != 0.0f) velocity_.assign(p, 0.0f);
 }
 
-int MpiTowerAverage::num_optimizer_buffers() const { return velocity_.empty() ? 0 : 1; }
+int MpiTowerAverage::num_optimizer_buffers() const { return update_.num_buffers(); }
+
+int MpiTowerAverage::num_optimizer_steps() const { return update_.num_steps(); }
+
+std::vector<uint64_t> MpiTowerAverage::DoSaveOptimizerSteps() const { return update_.SaveSteps(); }
+
+void MpiTowerAverage::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
+  update_.RestoreSteps(steps);
+}
 
 absl::Status MpiTowerAverage::DoReadParams(absl::Span<float> out) const {
   store()->Read(out);
@@ -36,12 +42,12 @@ absl::Status MpiTowerAverage::DoReadParams(absl::Span<float> out) const {
 }
 
 absl::StatusOr<std::vector<std::vector<float>>> MpiTowerAverage::DoSaveOptimizerState() const {
-  if (velocity_.empty()) return std::vector<std::vector<float>>{};
-  return std::vector<std::vector<float>>{velocity_};
+  return update_.SaveBuffers();
 }
 
-absl::Status MpiTowerAverage::DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) {
-  if (!momentum.empty()) velocity_ = momentum[0];
+absl::Status MpiTowerAverage::DoRestoreOptimizerState(
+    const std::vector<std::vector<float>>& momentum) {
+  update_.RestoreBuffers(momentum);
   return absl::OkStatus();
 }
 
@@ -90,10 +96,11 @@ absl::StatusOr<StepStats> MpiTowerAverage::DoFinishStep(int worker, DeviceSpan<c
                                                         float lr) {
   const int64_t p = store()->size();
   tower_grads_[worker] = grad.data();
+  // This update's step count, read before the barrier (as TowerAverage): worker 0 advances it
+  // after the update, and the previous step's closing barrier ordered that write before this.
+  const uint64_t step = update_.step() + 1;
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
-  const int64_t begin = p * worker / num_workers();
-  const int64_t end = p * (worker + 1) / num_workers();
-  AddLocalTowers(begin, end);
+  AddLocalTowers(p * worker / num_workers(), p * (worker + 1) / num_workers());
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
   if (worker == 0) {
     const absl::Status exchanged = Exchange();
@@ -104,13 +111,16 @@ absl::StatusOr<StepStats> MpiTowerAverage::DoFinishStep(int worker, DeviceSpan<c
     }
   }
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
-  float* params = store()->unsafe_values().data();
-  const SgdMomentumFn sgd{lr, sgd_options().momentum, sgd_options().weight_decay};
-  cpu::SgdUpdate(sgd, absl::MakeConstSpan(global_.data() + begin, end - begin),
-                 velocity_.empty() ? absl::Span<float>()
-                                   : absl::MakeSpan(velocity_.data() + begin, end - begin),
-                 absl::MakeSpan(params + begin, end - begin));
-  if (worker == 0) store()->CompleteUpdate();
+  // global_ is the same on every rank: the same update (optimizer, clipping by the averaged
+  // gradient's norm, moving statistics) as one process's, applied by every rank.
+  HOGWILD_RETURN_IF_ERROR(update_.UpdateSlice(
+      worker, lr, step,
+      [this](int64_t lo, int64_t n, float* sum) { std::copy_n(global_.data() + lo, n, sum); },
+      barrier_, store()->unsafe_values().data()));
+  if (worker == 0) {
+    store()->CompleteUpdate();
+    update_.set_step(step);
+  }
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
   return StepStats{.staleness = 0, .applied_lr = lr};
 }

@@ -7,8 +7,13 @@
 //      rank's partial sum s_r ([P]);
 //   2. worker 0 exchanges the partial sums with the other ranks (below), giving the global sum
 //      g = s_0 + s_1 + ... + s_{R-1} ([P]) on every rank;
-//   3. worker w applies SgdMomentumFn with g to its slice of the parameters and of the one
-//      momentum buffer (replicated: every rank holds the same), and the workers meet again.
+//   3. worker w applies the optimizer with g to its slice of the parameters and of the one
+//      optimizer state (replicated: every rank holds the same), exactly as the one-process
+//      policy does (sync/sliced_update.h, shared with TowerAverage): any optimizer of
+//      kernels/optimizer.h, clipping by the global norm of g (the averaged gradient, never a
+//      rank's part), the weight-decay exemptions and batch norm's moving statistics (whose
+//      slots hold the batch statistics, averaged over all towers like the gradient); then the
+//      workers meet again. Adam's step count advances once per step on every rank.
 // Each gradient is pre-scaled by 1/(global batch), so g is the example-weighted average over the
 // R·W towers of the step (uneven splits and empty shards included).
 //
@@ -25,6 +30,9 @@
 // float rounding: the same towers are added, associated as (towers of rank 0) + (towers of
 // rank 1) + ... instead of one left-to-right sum.
 //
+// Checkpoints: every rank holds the same optimizer state, so rank 0's (saved by the trainer) is
+// the job's; a resume restores it on every rank, and continues bitwise.
+//
 // Thread-safety: as TowerAverage (sync/tower_average.h); MPI is called by worker 0 only, between
 // two barriers, so the process needs MPI_THREAD_SERIALIZED. Cancel() releases local waiters;
 // a peer rank blocked in the exchange is released by the job ending (MpiCluster aborts the job
@@ -39,6 +47,7 @@
 #include <vector>
 
 #include "sync/parameter_store.h"
+#include "sync/sliced_update.h"
 #include "sync/step_barrier.h"
 #include "sync/update_policy.h"
 
@@ -48,11 +57,14 @@ class MpiTowerAverage final : public UpdatePolicy {
  public:
   // `store` must outlive this object and hold the same initial parameters on every rank of
   // `comm` (which must outlive it too, with MPI_ERRORS_RETURN). num_workers >= 1 local workers.
-  // options.staleness_aware_lr is ignored.
+  // options.staleness_aware_lr is ignored; options.no_decay and options.moving_stats are the
+  // model's ranges, as for TowerAverage.
   MpiTowerAverage(ParameterStore* store, int num_workers, SgdOptions options, MPI_Comm comm);
 
-  // 1 with momentum, else 0.
+  // NumStateSlots of the one state: 1 with momentum, 2 for Adam, ...
   int num_optimizer_buffers() const override;
+  // 1 for the optimizers with a step count (Adam), else 0.
+  int num_optimizer_steps() const override;
 
   // Payload bytes handed to MPI for other ranks so far, and the exchanges (steps). Thread-safe.
   int64_t bytes_moved() const { return bytes_moved_.load(std::memory_order_relaxed); }
@@ -66,6 +78,8 @@ class MpiTowerAverage final : public UpdatePolicy {
   void DoCancel() override { barrier_.Cancel(); }
   absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
   absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
+  std::vector<uint64_t> DoSaveOptimizerSteps() const override;
+  void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
 
   // partial_[lo, hi) = the local towers' sum in worker order.
   void AddLocalTowers(int64_t lo, int64_t hi);
@@ -82,7 +96,7 @@ class MpiTowerAverage final : public UpdatePolicy {
   std::vector<float> received_;            // [R, own slice] the ranks' parts of the own slice
   std::vector<int> counts_;                // [R] slice q's length
   std::vector<int> offsets_;               // [R] slice q's first element
-  std::vector<float> velocity_;
+  SlicedUpdate update_;                    // the one optimizer state and the slice update
   std::atomic<int64_t> bytes_moved_{0};
   std::atomic<int64_t> exchanges_{0};
 };

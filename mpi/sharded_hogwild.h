@@ -61,6 +61,26 @@
 //   progress differs between runs, so the continuation is not bitwise that of an uninterrupted
 //   run; the state it starts from is exact.
 //
+// What this policy does not take yet (trainer/trainer.cc refuses each by name across processes,
+// in async mode; sync mode across processes takes all of them, mpi/mpi_tower_average.h):
+// - other optimizers than SGD/momentum: per-worker state kept locally with only the parameter
+//   deltas pushed is sound (each worker's Adam sees its own gradients, as in one process), but
+//   the job's checkpoint cut (CheckpointCut) gathers no step counts (Adam's t) and the
+//   trainer's resume hands each rank one buffer per worker (momentum's layout), so Adam would
+//   not resume; enabling it needs the cut and the resume to carry NumStateSlots buffers and the
+//   step count of every worker, and a multi-process test of both.
+// - sgd.shared_optimizer_state: one state per process would be shared by its workers only,
+//   not by the job: neither A3C's shared state nor per-worker state.
+// - batch norm's moving statistics (cnn_bn): a push adds the rank's change of each statistic,
+//   so R ranks move it by about R times the momentum per round (unstable once R·momentum > 1)
+//   instead of averaging; the statistics would need their own averaging exchange.
+// - ema_decay: the ranks' parameters differ between exchanges, so no EMA is the job's, and the
+//   cut does not carry one.
+// - clip_global_norm and weight_decay_biases=false act on each worker's own gradient and would
+//   work through the local Hogwild, but have no multi-process test yet.
+// - lr.scaling: the trainer's global batch counts one rank's workers (batch_size·W), not the
+//   job's R·W.
+//
 // Thread-safety: as Hogwild for the steps. MPI is called by one thread at a time (a mutex: the
 // exchanging worker or the progress thread), so the process needs MPI_THREAD_SERIALIZED;
 // Finish() only after every local worker stopped.

@@ -6,9 +6,6 @@
 #endif
 
 #include "core/status_macros.h"
-#include "kernels/cpu/sgd_update.h"
-#include "kernels/functors.h"
-#include "sync/grad_clip.h"
 
 namespace hogwild {
 
@@ -16,23 +13,16 @@ TowerAverage::TowerAverage(ParameterStore* store, int num_workers, SgdOptions op
     : UpdatePolicy(Mode::kSync, store, num_workers, options),
       barrier_(num_workers),
       tower_grads_(num_workers, nullptr),
-      partial_squares_(num_workers, 0.0) {
-  slots_ = OptimizerSlots(options, store->size());
-}
+      update_(options, store->size(), num_workers) {}
 
-int TowerAverage::num_optimizer_buffers() const { return slots_.num_slots(); }
+int TowerAverage::num_optimizer_buffers() const { return update_.num_buffers(); }
 
-int TowerAverage::num_optimizer_steps() const {
-  return UsesStepCount(sgd_options().optimizer) ? 1 : 0;
-}
+int TowerAverage::num_optimizer_steps() const { return update_.num_steps(); }
 
-std::vector<uint64_t> TowerAverage::DoSaveOptimizerSteps() const {
-  if (num_optimizer_steps() == 0) return {};
-  return {slots_.step};
-}
+std::vector<uint64_t> TowerAverage::DoSaveOptimizerSteps() const { return update_.SaveSteps(); }
 
 void TowerAverage::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
-  if (!steps.empty()) slots_.step = steps[0];
+  update_.RestoreSteps(steps);
 }
 
 absl::Status TowerAverage::DoReadParams(absl::Span<float> out) const {
@@ -41,14 +31,12 @@ absl::Status TowerAverage::DoReadParams(absl::Span<float> out) const {
 }
 
 absl::StatusOr<std::vector<std::vector<float>>> TowerAverage::DoSaveOptimizerState() const {
-  std::vector<std::vector<float>> buffers;
-  AppendSlotBuffers(slots_, &buffers);
-  return buffers;
+  return update_.SaveBuffers();
 }
 
 absl::Status TowerAverage::DoRestoreOptimizerState(
     const std::vector<std::vector<float>>& momentum) {
-  RestoreSlots(momentum, 0, {}, 0, slots_);
+  update_.RestoreBuffers(momentum);
   return absl::OkStatus();
 }
 
@@ -81,48 +69,17 @@ absl::StatusOr<DeviceSpan<const float>> TowerAverage::DoBeginStep(int /*worker*/
 absl::StatusOr<StepStats> TowerAverage::DoFinishStep(int worker, DeviceSpan<const float> grad,
                                                      float lr) {
   // A CPU policy: the gradient is in host memory.
-  const int64_t num_params = store()->size();
   tower_grads_[worker] = grad.data();
   // This update's step count, read before the barrier: worker 0 advances it after the barrier
   // (below), and the previous step's closing barrier ordered its last write before this read.
-  const uint64_t step = slots_.step + 1;
+  const uint64_t step = update_.step() + 1;
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
-
-  const int64_t begin = num_params * worker / num_workers();
-  const int64_t end = num_params * (worker + 1) / num_workers();
-  float* params = store()->unsafe_values().data();
-  // Blocked so the partial sums stay in L1 while all towers are added in worker order.
-  constexpr int64_t kBlock = 1024;
-  alignas(64) float sum[kBlock];
-  float scale = 1.0f;
-  if (sgd_options().clip_global_norm > 0.0f) {
-    // Clipping needs the norm of the whole averaged gradient: each worker adds up its slice's
-    // squares, the partials meet at a barrier, and every worker sums them in worker order (the
-    // same total and factor everywhere), then the slices are summed again and scaled.
-    double squares = 0.0;
-    for (int64_t lo = begin; lo < end; lo += kBlock) {
-      const int64_t n = std::min(kBlock, end - lo);
-      AddTowers(lo, n, sum);
-      squares += TrainedSumOfSquares(sgd_options(), lo, absl::MakeConstSpan(sum, n));
-    }
-    partial_squares_[worker] = squares;
-    HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
-    double total = 0.0;
-    for (double partial : partial_squares_) total += partial;
-    scale = ClipScale(total, sgd_options().clip_global_norm);
-  }
-  for (int64_t lo = begin; lo < end; lo += kBlock) {
-    const int64_t n = std::min(kBlock, end - lo);
-    AddTowers(lo, n, sum);
-    if (scale != 1.0f) {
-      ScaleTrained(sgd_options(), lo, scale, absl::MakeConstSpan(sum, n), absl::MakeSpan(sum, n));
-    }
-    ApplyOptimizerRange(sgd_options(), lr, step, absl::MakeConstSpan(sum, n), slots_, lo,
-                        absl::MakeSpan(params + lo, n));
-  }
+  HOGWILD_RETURN_IF_ERROR(update_.UpdateSlice(
+      worker, lr, step, [this](int64_t lo, int64_t n, float* sum) { AddTowers(lo, n, sum); },
+      barrier_, store()->unsafe_values().data()));
   if (worker == 0) {
     store()->CompleteUpdate();
-    slots_.step = step;
+    update_.set_step(step);
   }
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
   return StepStats{.staleness = 0, .applied_lr = lr};

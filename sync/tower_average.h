@@ -9,7 +9,8 @@
 //      workers' gradients in worker order 0..W-1 (fixed order: bitwise reproducible), which is
 //      the example-weighted average because each gradient is pre-scaled by 1/(global batch);
 //   3. applies the optimizer (kernels/optimizer.h; the SGD family as SgdMomentumFn) to its slice
-//      (one optimizer state, sliced the same way; Adam's step t = the global step + 1);
+//      (one optimizer state, sliced the same way; Adam's step t = the global step + 1): the
+//      update half is sync/sliced_update.h, shared with the policy across processes;
 //   4. arrives at the barrier again, so no one reads the parameters of the next step before
 //      every slice is updated.
 // With clip_global_norm, between 1 and 2 each worker first adds up the squares of its slice of
@@ -25,8 +26,8 @@
 
 #include <vector>
 
-#include "sync/optimizer_slots.h"
 #include "sync/parameter_store.h"
+#include "sync/sliced_update.h"
 #include "sync/step_barrier.h"
 #include "sync/update_policy.h"
 
@@ -59,10 +60,8 @@ class TowerAverage final : public UpdatePolicy {
   // tower_grads_[w]: worker w's gradient of the current step, published before the first
   // barrier and read by all workers between the two barriers.
   std::vector<const float*> tower_grads_;
-  OptimizerSlots slots_;
-  // clip_global_norm: each worker's sum of squares of its slice of the averaged gradient,
-  // written before the middle barrier and read by all after it.
-  std::vector<double> partial_squares_;
+  // The one optimizer state and the update of each worker's slice.
+  SlicedUpdate update_;
 };
 
 }  // namespace hogwild

@@ -6,13 +6,15 @@
 //   mpi_train --mode=sync --workers=4 --params_out=/tmp/q                # one process
 //   mpi_train --compare=/tmp/p,/tmp/q --tolerance=1e-5                   # max |p - q| <= tol?
 //
-// Data: --data=synthetic (tests/test_data.h, 8 features, 4 classes; tested on its first 500
-// examples) or fashion_mnist (the
+// Data: --data=synthetic (tests/test_data.h, 8 features, 4 classes, or 1x6x6 images of 3
+// classes with --model=cnn_bn; tested on its first 500 examples) or fashion_mnist (the
 // first --train_examples images). Prints, on rank 0, "accuracy A" and the summary; every rank
 // prints "rank R examples E params H" (H: a hash of its final parameters).
 // Checkpoints and stops: --checkpoint_dir, --resume, --checkpoint_every_steps as the train
 // command's; --stop_rank=R --stop_step=S: rank R alone asks for an orderly stop before its step S;
 // --stop_on_signals: SIGINT/SIGTERM ask for one (exit status 128 + signal).
+// The recipe: --optimizer, --clip_global_norm, --weight_decay, --weight_decay_biases,
+// --lr_scaling, --ema_decay (the EMA weights go to --params_out.ema), --model=cnn_bn.
 // Exit codes: 0 ok; 1 a failed run (the job is aborted when it has several ranks, unless every
 // rank refused together); 2 a comparison beyond the tolerance; 130/143 stopped by a signal.
 #include <atomic>
@@ -32,12 +34,14 @@
 #include "absl/strings/str_split.h"
 #include "core/mode.h"
 #include "core/status_macros.h"
+#include "kernels/optimizer_name.h"
 #include "mpi/mpi_cluster.h"
 #include "mpi/mpi_status.h"
 #include "tests/test_data.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/stop_signal.h"
 #include "trainer/data/mnist.h"
+#include "trainer/model/lr_schedule.h"
 #include "trainer/trainer.h"
 
 ABSL_FLAG(std::string, mode, "async", "async or sync");
@@ -72,6 +76,16 @@ ABSL_FLAG(std::string, started_dir, "",
           "that a test acts on a job known to be training (not one still starting, nor ended)");
 ABSL_FLAG(std::string, compare, "", "A,B: compare two parameter files and exit");
 ABSL_FLAG(double, tolerance, 0.0, "largest allowed |A - B| for --compare");
+ABSL_FLAG(std::string, optimizer, "sgd", "as the train command's --optimizer");
+ABSL_FLAG(double, clip_global_norm, 0.0, "as the train command's");
+ABSL_FLAG(double, weight_decay, 0.0, "as the train command's");
+ABSL_FLAG(bool, weight_decay_biases, true, "as the train command's");
+ABSL_FLAG(std::string, lr_scaling, "none", "none, linear or sqrt (reference batch 16)");
+ABSL_FLAG(double, ema_decay, 0.0,
+          "as the train command's; rank 0 writes the EMA weights to --params_out.ema");
+ABSL_FLAG(int64_t, average_every, 8, "local_sgd: local steps between averagings");
+ABSL_FLAG(std::string, model, "mlp",
+          "mlp, or cnn_bn on synthetic 1x6x6 images of 3 classes (batch norm's moving stats)");
 ABSL_FLAG(std::string, checkpoint_params, "",
           "DIR: write the parameters of DIR's checkpoint to --params_out, print its global step "
           "and every worker's data position, and exit (no training)");
@@ -144,6 +158,10 @@ absl::StatusOr<TrainResult> Run(Cluster* cluster, const std::atomic<bool>* signa
         LoadTrainTest(info, info.default_dir, absl::GetFlag(FLAGS_train_examples), "n"));
     train = std::move(splits.train);
     test = std::move(splits.test);
+  } else if (absl::GetFlag(FLAGS_model) == "cnn_bn") {
+    train = testing::SyntheticDataset(absl::GetFlag(FLAGS_train_examples), 36, 3, /*seed=*/7);
+    train.example_shape = {1, 6, 6};
+    test = train.Head(500);
   } else {
     train = testing::SyntheticDataset(absl::GetFlag(FLAGS_train_examples), 8, 4, /*seed=*/7);
     // Another seed would draw another labelling map: evaluate on the first training examples.
@@ -159,6 +177,15 @@ absl::StatusOr<TrainResult> Run(Cluster* cluster, const std::atomic<bool>* signa
   options.sgd.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
   options.exchange_every = absl::GetFlag(FLAGS_exchange_every);
   options.model = {.name = "mlp", .hidden = {std::stoi(absl::GetFlag(FLAGS_hidden))}};
+  if (absl::GetFlag(FLAGS_model) != "mlp") options.model = {.name = absl::GetFlag(FLAGS_model)};
+  HOGWILD_ASSIGN_OR_RETURN(options.sgd.optimizer, ParseOptimizer(absl::GetFlag(FLAGS_optimizer)));
+  options.sgd.clip_global_norm = static_cast<float>(absl::GetFlag(FLAGS_clip_global_norm));
+  options.sgd.weight_decay = static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
+  options.weight_decay_biases = absl::GetFlag(FLAGS_weight_decay_biases);
+  HOGWILD_ASSIGN_OR_RETURN(options.lr.scaling, ParseLrScaling(absl::GetFlag(FLAGS_lr_scaling)));
+  if (options.lr.scaling != LrSchedule::Scaling::kNone) options.lr.reference_batch = 16;
+  options.ema_decay = static_cast<float>(absl::GetFlag(FLAGS_ema_decay));
+  options.average_every = absl::GetFlag(FLAGS_average_every);
   options.eval_every_epochs = 0;
   options.log_path = absl::GetFlag(FLAGS_log);
   options.log_every_steps = 10;
@@ -256,6 +283,15 @@ int main(int argc, char** argv) {
       if (!f) {
         std::fprintf(stderr, "error: cannot write %s\n", out.c_str());
         return 1;
+      }
+      if (!result->ema_params.empty()) {
+        std::ofstream e(out + ".ema", std::ios::binary);
+        e.write(reinterpret_cast<const char*>(result->ema_params.data()),
+                static_cast<std::streamsize>(result->ema_params.size() * sizeof(float)));
+        if (!e) {
+          std::fprintf(stderr, "error: cannot write %s.ema\n", out.c_str());
+          return 1;
+        }
       }
     }
   }

@@ -85,23 +85,27 @@ absl::Status ClusterOptionsStatus(const TrainerOptions& options, int num_ranks) 
         "use cpu devices, or one process",
         DevicesToString(options.devices), num_ranks));
   }
-  // The policies across processes (mpi/) update with SGD and momentum only, on the whole
-  // gradient, without the averaged weights: what they would ignore is refused by name.
+  // Sync across processes (mpi/mpi_tower_average.h) applies the one-process update
+  // (sync/sliced_update.h): the whole recipe. Async across processes (mpi/sharded_hogwild.h)
+  // pushes SGD/momentum updates only; what it would ignore or get wrong is refused by name (the
+  // header says why).
   const auto not_across = [num_ranks](const std::string& field) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::%s is not supported across processes yet (%d ranks); leave it out, or "
-        "use one process",
+        "TrainerOptions::%s is not supported across processes in async mode yet (%d ranks); "
+        "leave it out, use mode sync, or use one process",
         field, num_ranks));
   };
-  if (!options.sgd.is_sgd_momentum()) {
-    return not_across(absl::StrCat("sgd.optimizer=", OptimizerName(options.sgd.optimizer)));
+  if (options.mode == Mode::kAsync) {
+    if (!options.sgd.is_sgd_momentum()) {
+      return not_across(absl::StrCat("sgd.optimizer=", OptimizerName(options.sgd.optimizer)));
+    }
+    if (options.sgd.shared_optimizer_state) return not_across("sgd.shared_optimizer_state");
+    if (options.sgd.clip_global_norm != 0.0f) return not_across("sgd.clip_global_norm");
+    if (options.ema_decay != 0.0f) return not_across("ema_decay");
+    if (HasBatchNorm(options.model)) return not_across("model.name=" + options.model.name);
+    if (!options.weight_decay_biases) return not_across("weight_decay_biases=false");
+    if (options.lr.scaling != LrSchedule::Scaling::kNone) return not_across("lr.scaling");
   }
-  if (options.sgd.shared_optimizer_state) return not_across("sgd.shared_optimizer_state");
-  if (options.sgd.clip_global_norm != 0.0f) return not_across("sgd.clip_global_norm");
-  if (options.ema_decay != 0.0f) return not_across("ema_decay");
-  if (HasBatchNorm(options.model)) return not_across("model.name=" + options.model.name);
-  if (!options.weight_decay_biases) return not_across("weight_decay_biases=false");
-  if (options.lr.scaling != LrSchedule::Scaling::kNone) return not_across("lr.scaling");
   if (options.exchange_every < 1) {
     return absl::InvalidArgumentError(
         absl::StrFormat("TrainerOptions::exchange_every=%d is out of range; it must be >= 1",
