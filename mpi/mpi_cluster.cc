@@ -52,7 +52,19 @@ absl::StatusOr<std::unique_ptr<MpiCluster>> MpiCluster::InitIfLaunched(int* argc
   int size = 1;
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  std::unique_ptr<MpiCluster> cluster(new MpiCluster(rank, size));
+  // The ranks of this host (a shared-memory domain), for the GPU mapping (trainer/rank_gpus.h).
+  MPI_Comm host = MPI_COMM_NULL;
+  HOGWILD_MPI_RETURN_IF_ERROR(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host));
+  int local_rank = 0;
+  int local_size = 1;
+  const int rank_rc = MPI_Comm_rank(host, &local_rank);
+  const int size_rc = MPI_Comm_size(host, &local_size);
+  HOGWILD_MPI_RETURN_IF_ERROR(MPI_Comm_free(&host));
+  HOGWILD_MPI_RETURN_IF_ERROR(rank_rc);
+  HOGWILD_MPI_RETURN_IF_ERROR(size_rc);
+  // Constructed before the check below, so that MPI_Finalize runs when it fails.
+  std::unique_ptr<MpiCluster> cluster(new MpiCluster(rank, size, local_rank, local_size));
   if (provided < MPI_THREAD_SERIALIZED) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "rank %d: the MPI library provides thread level %d, below MPI_THREAD_SERIALIZED (%d), "
@@ -60,6 +72,12 @@ absl::StatusOr<std::unique_ptr<MpiCluster>> MpiCluster::InitIfLaunched(int* argc
         rank, provided, MPI_THREAD_SERIALIZED));
   }
   return cluster;
+}
+
+absl::Status MpiCluster::BroadcastFromRankZero(absl::Span<char> bytes) {
+  HOGWILD_MPI_RETURN_IF_ERROR(
+      MPI_Bcast(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, MPI_COMM_WORLD));
+  return absl::OkStatus();
 }
 
 MpiCluster::~MpiCluster() { MPI_Finalize(); }
@@ -137,7 +155,9 @@ absl::Status MpiCluster::StartOrOverRanks(uint32_t bits) {
   or_mine_ = bits;
   or_all_ = 0;
   // Non-blocking: it completes inside the step's own collectives (MpiTowerAverage), so the
-  // decision costs no rendezvous of its own.
+  // decision costs no rendezvous of its own. With GPU workers (NcclTowerAverage: NCCL, no MPI
+  // during steps) it completes in FinishOrOverRanks' MPI_Wait, which every rank reaches between
+  // the same two all-reduces, so the MPI and NCCL collectives cannot wait on each other.
   HOGWILD_MPI_RETURN_IF_ERROR(
       MPI_Iallreduce(&or_mine_, &or_all_, 1, MPI_UINT32_T, MPI_BOR, MPI_COMM_WORLD, &or_request_));
   return absl::OkStatus();

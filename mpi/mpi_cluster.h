@@ -60,6 +60,12 @@ class MpiCluster final : public Cluster {
 
   int rank() const override { return rank_; }
   int num_ranks() const override { return num_ranks_; }
+  // From MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) at start-up: the ranks that share this
+  // rank's host, in world-rank order (portable: not a launcher's environment variable).
+  int local_rank() const override { return local_rank_; }
+  int num_local_ranks() const override { return num_local_ranks_; }
+  // MPI_Bcast of MPI_BYTEs from rank 0 on MPI_COMM_WORLD.
+  absl::Status BroadcastFromRankZero(absl::Span<char> bytes) override;
 
   // async: ShardedHogwild (mpi/sharded_hogwild.h); sync: MpiTowerAverage
   // (mpi/mpi_tower_average.h).
@@ -91,10 +97,16 @@ class MpiCluster final : public Cluster {
   [[noreturn]] void Abort(int code);
 
  private:
-  MpiCluster(int rank, int num_ranks) : rank_(rank), num_ranks_(num_ranks) {}
+  MpiCluster(int rank, int num_ranks, int local_rank, int num_local_ranks)
+      : rank_(rank),
+        num_ranks_(num_ranks),
+        local_rank_(local_rank),
+        num_local_ranks_(num_local_ranks) {}
 
   const int rank_;
   const int num_ranks_;
+  const int local_rank_;
+  const int num_local_ranks_;
   // The policy this cluster created (Train() owns it and keeps it alive until the end of the
   // run; its stats are read through these).
   class MpiTowerAverage* sync_policy_ = nullptr;

@@ -23,10 +23,16 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
   }
   switch (mode) {
     case Mode::kAsync:
+      if (placement.job != nullptr && placement.job->num_ranks > 1) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "async GPU workers do not run across processes yet (%d ranks); use sync mode, cpu "
+            "devices, or one process",
+            placement.job->num_ranks));
+      }
       return DeviceHogwild::Create(store, placement.worker_gpus, options,
                                    placement.force_host_master);
     case Mode::kSync:
-      return NcclTowerAverage::Create(store, placement.worker_gpus, options);
+      return NcclTowerAverage::Create(store, placement.worker_gpus, options, placement.job);
     case Mode::kSsp:
     case Mode::kBackup:
     case Mode::kLocalSgd:

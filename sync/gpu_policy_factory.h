@@ -15,12 +15,14 @@
 namespace hogwild {
 
 // Creates the GPU policy for `mode` over `store` (which must outlive it), one worker per entry
-// of placement.worker_gpus (placement.force_host_master applies to async only).
+// of placement.worker_gpus (placement.force_host_master applies to async only). With
+// placement.job of several ranks (sync only) the call is collective and the NCCL all-reduce
+// spans every GPU of every rank (NcclTowerAverage::Create's contract).
 // Every optimizer of kernels/optimizer.h, with options.no_decay and options.moving_stats.
 // Errors: kInvalidArgument for a placement without GPU workers, for
-// options.shared_optimizer_state (CPU workers only) and for a mode without a GPU policy (ssp,
-// backup, local_sgd: CPU workers only, sync/policy_factory.h); the policies' Create errors (no
-// usable GPU, out of device memory, NCCL).
+// options.shared_optimizer_state (CPU workers only), for a mode without a GPU policy (ssp,
+// backup, local_sgd: CPU workers only, sync/policy_factory.h) and for async with a job of
+// several ranks; the policies' Create errors (no usable GPU, out of device memory, NCCL).
 absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
     Mode mode, ParameterStore* store, const PolicyPlacement& placement, SgdOptions options);
 

@@ -21,13 +21,23 @@ NcclTowerAverage::NcclTowerAverage(ParameterStore* store, SgdOptions options, in
       tower_grads_(num_workers, nullptr) {}
 
 absl::StatusOr<std::unique_ptr<NcclTowerAverage>> NcclTowerAverage::Create(
-    ParameterStore* store, std::vector<int> worker_devices, SgdOptions options) {
+    ParameterStore* store, std::vector<int> worker_devices, SgdOptions options,
+    const ProcessGroup* job) {
   if (worker_devices.empty()) {
     return absl::InvalidArgumentError("NcclTowerAverage: no workers (empty device list)");
   }
   HOGWILD_ASSIGN_OR_RETURN(const int count, CudaDeviceCount());
   std::unique_ptr<NcclTowerAverage> policy(
       new NcclTowerAverage(store, options, static_cast<int>(worker_devices.size())));
+  if (job != nullptr && job->num_ranks > 1) {
+    if (job->rank < 0 || job->rank >= job->num_ranks || !job->broadcast_from_rank0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("NcclTowerAverage: bad process group (rank %d of %d%s)", job->rank,
+                          job->num_ranks, job->broadcast_from_rank0 ? "" : ", no broadcast"));
+    }
+    policy->rank_ = job->rank;
+    policy->num_ranks_ = job->num_ranks;
+  }
   for (size_t w = 0; w < worker_devices.size(); ++w) {
     const int d = worker_devices[w];
     if (d < 0 || d >= count) {
@@ -59,22 +69,70 @@ absl::StatusOr<std::unique_ptr<NcclTowerAverage>> NcclTowerAverage::Create(
     }
     HOGWILD_ASSIGN_OR_RETURN(gpu.slots, AllocateDeviceOptimizerSlots(options, store->size()));
   }
-  if (policy->num_replicas() > 1) {
-    std::vector<ncclComm_t> comms(policy->num_replicas(), nullptr);
-    std::vector<int> devices;
-    for (const PerGpu& gpu : policy->gpus_) devices.push_back(gpu.device);
-    HOGWILD_CUDA_RETURN_IF_ERROR(
-        ncclCommInitAll(comms.data(), policy->num_replicas(), devices.data()));
-    for (int g = 0; g < policy->num_replicas(); ++g) policy->gpus_[g].comm = comms[g];
-  }
+  HOGWILD_RETURN_IF_ERROR(policy->OnRank(policy->InitComms(job)));
   return policy;
+}
+
+absl::Status NcclTowerAverage::InitComms(const ProcessGroup* job) {
+  const int local = num_replicas();
+  if (num_ranks_ == 1) {
+    if (local == 1) return absl::OkStatus();
+    std::vector<ncclComm_t> comms(local, nullptr);
+    std::vector<int> devices;
+    for (const PerGpu& gpu : gpus_) devices.push_back(gpu.device);
+    HOGWILD_CUDA_RETURN_IF_ERROR(ncclCommInitAll(comms.data(), local, devices.data()));
+    for (int g = 0; g < local; ++g) gpus_[g].comm = comms[g];
+    return absl::OkStatus();
+  }
+  // Rank 0's unique id and GPU count reach every rank; NCCL ranks are rank-major, so the job's
+  // GPUs are ordered as one process with R·G GPUs would order them.
+  struct Handshake {
+    ncclUniqueId id;
+    int32_t gpus_per_rank;
+  } handshake{};
+  handshake.gpus_per_rank = local;
+  if (rank_ == 0) HOGWILD_CUDA_RETURN_IF_ERROR(ncclGetUniqueId(&handshake.id));
+  HOGWILD_RETURN_IF_ERROR(job->broadcast_from_rank0(
+      absl::Span<char>(reinterpret_cast<char*>(&handshake), sizeof(handshake))));
+  if (handshake.gpus_per_rank != local) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "NcclTowerAverage: rank 0 runs workers on %d GPU(s), this rank on %d; every rank needs "
+        "the same number (the same --devices)",
+        handshake.gpus_per_rank, local));
+  }
+  const int total = num_ranks_ * local;
+  // One thread initializes several NCCL ranks: NCCL requires the calls grouped, each with its
+  // device current.
+  HOGWILD_CUDA_RETURN_IF_ERROR(ncclGroupStart());
+  absl::Status issued;
+  for (int g = 0; g < local && issued.ok(); ++g) {
+    absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(gpus_[g].device);
+    if (!on.ok()) {
+      issued = on.status();
+      break;
+    }
+    ncclComm_t comm = nullptr;
+    issued = HOGWILD_CUDA_STATUS(ncclCommInitRank(&comm, total, handshake.id, rank_ * local + g));
+    gpus_[g].comm = comm;
+  }
+  // The group must be closed even when a call failed, or NCCL stays in group mode.
+  const absl::Status closed = HOGWILD_CUDA_STATUS(ncclGroupEnd());
+  HOGWILD_RETURN_IF_ERROR(issued);
+  return closed;
+}
+
+absl::Status NcclTowerAverage::OnRank(absl::Status status) const {
+  if (status.ok() || num_ranks_ == 1) return status;
+  return absl::Status(status.code(),
+                      absl::StrFormat("rank %d of %d: %s", rank_, num_ranks_, status.message()));
 }
 
 NcclTowerAverage::~NcclTowerAverage() {
   for (PerGpu& gpu : gpus_) {
     absl::StatusOr<ScopedDevice> on = ScopedDevice::Enter(gpu.device);
     if (!on.ok()) LogIfError("NcclTowerAverage", on.status());
-    if (gpu.comm != nullptr) LogIfError("NcclTowerAverage", HOGWILD_CUDA_STATUS(ncclCommDestroy(gpu.comm)));
+    if (gpu.comm != nullptr)
+      LogIfError("NcclTowerAverage", HOGWILD_CUDA_STATUS(ncclCommDestroy(gpu.comm)));
     if (gpu.stream != nullptr) {
       LogIfError("NcclTowerAverage", HOGWILD_CUDA_STATUS(cudaStreamSynchronize(gpu.stream)));
       LogIfError("NcclTowerAverage", HOGWILD_CUDA_STATUS(cudaStreamDestroy(gpu.stream)));
@@ -90,9 +148,9 @@ absl::Status NcclTowerAverage::DoAttachWorker(int worker, Backend* backend) {
   const int device = gpus_[worker_gpu_[worker]].device;
   auto* cuda = dynamic_cast<CudaBackend*>(backend);
   if (cuda == nullptr || cuda->device() != device) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "NcclTowerAverage: worker %d must run on a CUDA backend of GPU %d, got %s", worker,
-        device, backend == nullptr ? "none" : backend->name()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("NcclTowerAverage: worker %d must run on a CUDA backend of GPU %d, got %s",
+                        worker, device, backend == nullptr ? "none" : backend->name()));
   }
   backends_[worker] = cuda;
   return absl::OkStatus();
@@ -116,8 +174,8 @@ absl::StatusOr<DeviceSpan<const float>> NcclTowerAverage::DoBeginStep(int worker
   return DeviceSpan<const float>(gpu.replica.as<const float>(), num_params());
 }
 
-absl::StatusOr<StepStats> NcclTowerAverage::DoFinishStep(int worker,
-                                                         DeviceSpan<const float> grad, float lr) {
+absl::StatusOr<StepStats> NcclTowerAverage::DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                         float lr) {
   // The gradient was written on the worker's stream; waiting here (host-side) orders it before
   // the reduction that worker 0 enqueues on other streams after the barrier.
   HOGWILD_RETURN_IF_ERROR(backends_[worker]->Synchronize());
@@ -126,7 +184,7 @@ absl::StatusOr<StepStats> NcclTowerAverage::DoFinishStep(int worker,
   if (worker == 0) {
     // An error here returns at once; the trainer then cancels the barrier, which releases the
     // others from the closing barrier below.
-    HOGWILD_RETURN_IF_ERROR(Reduce(lr));
+    HOGWILD_RETURN_IF_ERROR(OnRank(Reduce(lr)));
     store()->CompleteUpdate();
   }
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
@@ -196,14 +254,15 @@ absl::Status NcclTowerAverage::Reduce(float lr) {
           LaunchAccumulate(gpu.stream, n, tower_grads_[gpu.workers[i]], sum));
     }
   }
-  // b. Across GPUs. One thread issues every rank's call, which NCCL requires to be grouped.
-  if (gpus_.size() > 1) {
+  // b. Across GPUs (of this process and, in a job, of every rank). One thread issues every
+  //    local NCCL rank's call, which NCCL requires to be grouped.
+  if (gpus_[0].comm != nullptr) {
     HOGWILD_CUDA_RETURN_IF_ERROR(ncclGroupStart());
     absl::Status issued;
     for (PerGpu& gpu : gpus_) {
-      issued = HOGWILD_CUDA_STATUS(ncclAllReduce(gpu.sum.data(), gpu.sum.data(),
-                                                 static_cast<size_t>(n), ncclFloat, ncclSum,
-                                                 gpu.comm, gpu.stream));
+      issued =
+          HOGWILD_CUDA_STATUS(ncclAllReduce(gpu.sum.data(), gpu.sum.data(), static_cast<size_t>(n),
+                                            ncclFloat, ncclSum, gpu.comm, gpu.stream));
       if (!issued.ok()) break;
     }
     // The group must be closed even when a call failed, or NCCL stays in group mode.

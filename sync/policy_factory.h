@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "core/mode.h"
 #include "sync/parameter_store.h"
+#include "sync/process_group.h"
 #include "sync/update_policy.h"
 
 namespace hogwild {
@@ -30,6 +31,9 @@ struct PolicyPlacement {
   int num_cpu_workers = 1;  // used when worker_gpus is empty; >= 1
   // Async on GPUs: the master in pinned host memory even where a GPU could hold it.
   bool force_host_master = false;
+  // Sync on GPUs across processes: the job's processes (not owned; must outlive the policy's
+  // creation). nullptr, or num_ranks == 1: this process alone.
+  const ProcessGroup* job = nullptr;
 };
 
 // The options of the modes that have any (TrainerOptions validates them; see there).

@@ -6,6 +6,8 @@
 //   mpi_train --mode=sync --workers=4 --params_out=/tmp/q                # one process
 //   mpi_train --compare=/tmp/p,/tmp/q --tolerance=1e-5                   # max |p - q| <= tol?
 //
+//   mpirun -np 2 mpi_train_gpu --mode=sync --devices=gpu:0 ...            # NCCL across ranks
+//
 // Data: --data=synthetic (tests/test_data.h, 8 features, 4 classes, or 1x6x6 images of 3
 // classes with --model=cnn_bn; tested on its first 500 examples) or fashion_mnist (the
 // first --train_examples images). Prints, on rank 0, "accuracy A" and the summary; every rank
@@ -41,12 +43,20 @@
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/stop_signal.h"
 #include "trainer/data/mnist.h"
+#include "trainer/device.h"
+#include "trainer/gpu_runtime.h"
 #include "trainer/model/lr_schedule.h"
 #include "trainer/trainer.h"
 
 ABSL_FLAG(std::string, mode, "async", "async or sync");
 ABSL_FLAG(std::string, data, "synthetic", "synthetic or fashion_mnist");
-ABSL_FLAG(int32_t, workers, 1, "workers per process");
+ABSL_FLAG(int32_t, workers, 1, "workers per process (with GPU --devices: per GPU)");
+ABSL_FLAG(std::string, devices, "cpu",
+          "cpu, or gpu:I,J,... as the train command's (needs the GPU build, mpi_train_gpu; under "
+          "mpirun each rank takes its own GPUs: trainer/rank_gpus.h)");
+ABSL_FLAG(bool, gpu_count, false,
+          "print the number of CUDA devices this process sees and exit 0, or the reason there "
+          "are none and exit 1");
 ABSL_FLAG(int64_t, batch_size, 16, "as the train command's");
 ABSL_FLAG(int64_t, epochs, 2, "passes over the training set");
 ABSL_FLAG(int64_t, train_examples, 2000, "training examples");
@@ -170,7 +180,12 @@ absl::StatusOr<TrainResult> Run(Cluster* cluster, const std::atomic<bool>* signa
   TrainerOptions options;
   HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseMode(absl::GetFlag(FLAGS_mode)));
   options.cluster = cluster;
-  options.num_workers = absl::GetFlag(FLAGS_workers);
+  HOGWILD_ASSIGN_OR_RETURN(options.devices, ResolveDevices(absl::GetFlag(FLAGS_devices)));
+  if (options.devices[0].is_gpu()) {
+    options.workers_per_device = absl::GetFlag(FLAGS_workers);
+  } else {
+    options.num_workers = absl::GetFlag(FLAGS_workers);
+  }
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.epochs = absl::GetFlag(FLAGS_epochs);
   options.lr.base_lr = static_cast<float>(absl::GetFlag(FLAGS_lr));
@@ -221,6 +236,18 @@ absl::StatusOr<TrainResult> Run(Cluster* cluster, const std::atomic<bool>* signa
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_gpu_count)) {
+    const absl::StatusOr<int> count = [&]() -> absl::StatusOr<int> {
+      HOGWILD_ASSIGN_OR_RETURN(const hogwild::GpuRuntime* gpu, hogwild::GpuRuntimeOrError());
+      return gpu->DeviceCount();
+    }();
+    if (!count.ok()) {
+      std::printf("%s\n", std::string(count.status().message()).c_str());
+      return 1;
+    }
+    std::printf("%d\n", *count);
+    return 0;
+  }
   if (const std::string dir = absl::GetFlag(FLAGS_checkpoint_params); !dir.empty()) {
     return hogwild::DumpCheckpoint(dir, absl::GetFlag(FLAGS_params_out));
   }

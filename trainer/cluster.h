@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/cord.h"
+#include "absl/types/span.h"
 #include "core/mode.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
@@ -49,9 +50,21 @@ class Cluster {
   virtual int rank() const = 0;
   virtual int num_ranks() const = 0;
 
-  // The update policy of this rank's `local_workers` workers over `store` (which holds the
+  // The ranks of the job on this process's host (>= 1) and this rank's index among them, in
+  // [0, num_local_ranks()): how a rank picks its GPUs (trainer/rank_gpus.h).
+  virtual int local_rank() const = 0;
+  virtual int num_local_ranks() const = 0;
+
+  // Copies rank 0's `bytes` into every rank's (the NCCL unique id of a sync job on GPUs:
+  // sync/process_group.h). Collective, with spans of the same size on every rank; from the
+  // thread that runs Train(). Errors: communication errors.
+  virtual absl::Status BroadcastFromRankZero(absl::Span<char> bytes) = 0;
+
+  // The update policy of this rank's `local_workers` CPU workers over `store` (which holds the
   // initial parameters, the same on every rank, and must outlive the policy), for `mode`:
-  // async and sync (see the implementation's headers for the cross-process contracts).
+  // async and sync (see the implementation's headers for the cross-process contracts). GPU
+  // workers get theirs from the GPU runtime with a ProcessGroup built on this cluster (sync
+  // only: NcclTowerAverage); the calls below work with either policy.
   // `exchange_every` (>= 1): async only, the local steps between two push/pull exchanges.
   // Collective. Errors: kInvalidArgument for another mode; communication errors.
   virtual absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(

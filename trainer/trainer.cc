@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <new>
@@ -18,6 +19,7 @@
 #include "kernels/optimizer_name.h"
 #include "sync/parameter_store.h"
 #include "sync/policy_factory.h"
+#include "sync/process_group.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/checkpoint_state.h"
 #include "trainer/checkpoint/step_boundary.h"
@@ -27,6 +29,7 @@
 #include "trainer/metrics/eval_runner.h"
 #include "trainer/metrics/evaluator.h"
 #include "trainer/metrics/training_metrics.h"
+#include "trainer/rank_gpus.h"
 #include "trainer/weight_ema.h"
 #include "trainer/worker.h"
 #include "trainer/worker_group.h"
@@ -56,6 +59,26 @@ int64_t StepsPerEpoch(const InputPipeline& pipeline, Mode mode, int num_workers)
   return steps;
 }
 
+// A rank of a job of several processes: its workers' GPUs become its own block of the host's
+// (trainer/rank_gpus.h); `devices` [W] is rewritten in place.
+absl::Status MapRankGpus(const Cluster& cluster, const GpuRuntime& gpu,
+                         std::vector<DeviceSpec>& devices) {
+  HOGWILD_ASSIGN_OR_RETURN(const int visible, gpu.DeviceCount());
+  std::vector<int> listed;
+  for (const DeviceSpec& d : devices) {
+    if (std::find(listed.begin(), listed.end(), d.index) == listed.end()) listed.push_back(d.index);
+  }
+  const RankHost host{.local_rank = cluster.local_rank(),
+                      .local_ranks = cluster.num_local_ranks(),
+                      .visible_gpus = visible,
+                      .visible_gpus_restricted = std::getenv("CUDA_VISIBLE_DEVICES") != nullptr};
+  HOGWILD_ASSIGN_OR_RETURN(const std::vector<int> mapped, RankGpus(listed, host));
+  for (DeviceSpec& d : devices) {
+    d.index = mapped[std::find(listed.begin(), listed.end(), d.index) - listed.begin()];
+  }
+  return absl::OkStatus();
+}
+
 // The part of CheckClusterOptions that needs the training set's size.
 absl::Status CheckMultiProcessData(const TrainerOptions& options, int64_t train_examples,
                                    int num_ranks) {
@@ -79,10 +102,11 @@ absl::Status ClusterOptionsStatus(const TrainerOptions& options, int num_ranks) 
         "sync, or one process",
         ModeName(options.mode), num_ranks));
   }
-  if (options.devices[0].is_gpu()) {
+  // Sync on GPUs runs across processes (NcclTowerAverage over a ProcessGroup); async does not.
+  if (options.devices[0].is_gpu() && options.mode != Mode::kSync) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::devices=%s: GPU workers do not run across processes yet (%d ranks); "
-        "use cpu devices, or one process",
+        "TrainerOptions::devices=%s: async GPU workers do not run across processes yet (%d "
+        "ranks); use sync mode, cpu devices, or one process",
         DevicesToString(options.devices), num_ranks));
   }
   // Sync across processes (mpi/mpi_tower_average.h) applies the one-process update
@@ -252,6 +276,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                          runtime.status().message()));
       }
       gpu = *runtime;
+      if (cluster != nullptr) HOGWILD_RETURN_IF_ERROR(MapRankGpus(*cluster, *gpu, worker_devices));
     }
     ModelSpec spec = options.model;
     spec.input_shape = train.example_shape;
@@ -274,16 +299,15 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     }
     signature.optimizer = OptimizerName(options.sgd.optimizer);
     signature.num_ranks = num_ranks;
-    signature.constants = OptimizerConstants{.momentum = options.sgd.momentum,
-                                             .beta1 = options.sgd.beta1,
-                                             .beta2 = options.sgd.beta2,
-                                             .alpha = options.sgd.alpha,
-                                             // The value in effect (0 means the default).
-                                             .eps = options.sgd.eps != 0.0f
-                                                        ? options.sgd.eps
-                                                        : DefaultEps(options.sgd.optimizer),
-                                             .weight_decay = options.sgd.weight_decay,
-                                             .ema_decay = options.ema_decay};
+    signature.constants = OptimizerConstants{
+        .momentum = options.sgd.momentum,
+        .beta1 = options.sgd.beta1,
+        .beta2 = options.sgd.beta2,
+        .alpha = options.sgd.alpha,
+        // The value in effect (0 means the default).
+        .eps = options.sgd.eps != 0.0f ? options.sgd.eps : DefaultEps(options.sgd.optimizer),
+        .weight_decay = options.sgd.weight_decay,
+        .ema_decay = options.ema_decay};
     if (options.resume) {
       // Every rank reads the job's checkpoint (one file system, or the same copy on each host).
       HOGWILD_ASSIGN_OR_RETURN(resumed, ReadLatestCheckpoint(options.checkpoint_dir));
@@ -315,6 +339,14 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                                                .backup_workers = options.backup_workers,
                                                .average_every = options.average_every}));
   } else {
+    // Across processes (sync; CheckClusterOptions): collective, NCCL over every rank's GPUs.
+    ProcessGroup job{.rank = rank, .num_ranks = num_ranks};
+    if (cluster != nullptr) {
+      job.broadcast_from_rank0 = [cluster](absl::Span<char> bytes) {
+        return cluster->BroadcastFromRankZero(bytes);
+      };
+      placement.job = &job;
+    }
     HOGWILD_ASSIGN_OR_RETURN(
         policy, gpu->CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));
   }
@@ -438,9 +470,9 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   context.eval_runner = eval_runner.get();
   context.eval_every_steps =
       options.eval_every_epochs > 0
-          ? std::max<int64_t>(1, std::llround(options.eval_every_epochs *
-                                              StepsPerEpoch(pipeline, options.mode,
-                                                            options.num_workers)))
+          ? std::max<int64_t>(
+                1, std::llround(options.eval_every_epochs *
+                                StepsPerEpoch(pipeline, options.mode, options.num_workers)))
           : options.eval_every_steps;
   context.step_hook = options.step_hook;
   context.worker_devices = worker_devices;
@@ -671,9 +703,9 @@ std::string FormatSummary(const TrainResult& r) {
                           "training",
                           r.periodic_evals, r.eval_seconds);
   } else if (r.periodic_evals > 0) {
-    absl::StrAppendFormat(&summary,
-                          "\nperiodic evaluations %d: %.2f s inline (wall time without them %.2f s)",
-                          r.periodic_evals, r.eval_seconds, r.wall_time_s - r.eval_seconds);
+    absl::StrAppendFormat(
+        &summary, "\nperiodic evaluations %d: %.2f s inline (wall time without them %.2f s)",
+        r.periodic_evals, r.eval_seconds, r.wall_time_s - r.eval_seconds);
   }
   return summary;
 }

@@ -44,15 +44,15 @@ struct TrainResult {
   Mode mode = Mode::kAsync;
   int num_workers = 0;
   double wall_time_s = 0.0;
-  int64_t examples = 0;     // training examples processed
-  int64_t steps = 0;        // global steps (updates applied to the parameters)
+  int64_t examples = 0;  // training examples processed
+  int64_t steps = 0;     // global steps (updates applied to the parameters)
   double examples_per_s = 0.0;
   double final_test_loss = 0.0;
   double final_test_accuracy = 0.0;
   double staleness_mean = 0.0;
   uint64_t staleness_max = 0;
   std::vector<uint64_t> staleness_histogram;  // see TrainingMetrics::kStalenessBuckets
-  std::vector<float> params;  // [P] final parameters
+  std::vector<float> params;                  // [P] final parameters
   // With TrainerOptions::ema_decay: the moving average of the weights ([P]) and its test loss and
   // accuracy (0 without a test set); empty and 0 without an EMA.
   std::vector<float> ema_params;
@@ -64,10 +64,10 @@ struct TrainResult {
   // without them; on the evaluator thread they overlap the training.
   int64_t periodic_evals = 0;
   double eval_seconds = 0.0;
-  bool evals_in_background = false;  // TrainerOptions::eval_in_background, as the run used it
-  bool stopped_early = false;        // a stop was requested (stop_requested) and honoured
-  int64_t resumed_from_step = -1;    // the checkpoint's global step, or -1 (not resumed)
-  int64_t last_checkpoint_step = -1; // global step of the last checkpoint written, or -1
+  bool evals_in_background = false;   // TrainerOptions::eval_in_background, as the run used it
+  bool stopped_early = false;         // a stop was requested (stop_requested) and honoured
+  int64_t resumed_from_step = -1;     // the checkpoint's global step, or -1 (not resumed)
+  int64_t last_checkpoint_step = -1;  // global step of the last checkpoint written, or -1
   // A job of several processes (TrainerOptions::cluster): the ranks, and this rank's
   // communication. num_workers, examples, steps, examples_per_s and staleness are this rank's
   // (steps: its local updates in async mode, the job's steps in sync); examples_all_ranks sums
@@ -94,7 +94,9 @@ absl::Status CheckOutputs(const TrainerOptions& options);
 
 // What a job of `num_ranks` processes (TrainerOptions::cluster) cannot do or needs of the
 // options, checked without the data (Train() checks it again, and the batch against the
-// shards): the mode (async or sync), CPU devices, SGD with or without momentum only (no other
+// shards): the mode (async or sync), CPU devices (GPU devices in sync mode only: NCCL over every
+// rank's GPUs, sync/nccl_tower_average.h, each rank on its own GPUs by trainer/rank_gpus.h's
+// rule; compiled, not yet executed on a GPU), SGD with or without momentum only (no other
 // optimizer, shared state, clipping, EMA, bias exemption, lr scaling), checkpoints in sync mode
 // only, exchange_every >= 1, and in sync mode a global batch of at least num_ranks examples.
 // OK when num_ranks <= 1. Call it before CheckOutputs, which creates the checkpoint directory.
