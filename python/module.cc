@@ -165,7 +165,7 @@ TrainerOptions OptionsFromDict(py::dict options) {
   // default value included.
   // `typed`: each typed keyword's repr().
   const auto typed = TakeAs<std::map<std::string, std::string>>(options, "typed");
-  for (const UnreadSetting& s : UnreadSettings(o, "")) {
+  for (const UnreadSetting& s : UnreadSettings(o, /*as_flags=*/false)) {
     if (const auto it = typed.find(s.name); it != typed.end()) {
       throw py::value_error(absl::StrFormat("%s=%s has no effect %s", s.name, it->second, s.where));
     }

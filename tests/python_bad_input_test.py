@@ -127,7 +127,7 @@ class BadInput(unittest.TestCase):
                                   "weight_decay"], *d, weight_decay_biases=True)
         self.refuses(ValueError, ["optimizer_state='per_worker' has no effect in sync mode"],
                      *d, mode="sync", optimizer_state="per_worker")
-        self.refuses(ValueError, ["lr_reference_batch=256 has no effect with lr_scaling none"],
+        self.refuses(ValueError, ["lr_reference_batch=256 has no effect with lr_scaling='none'"],
                      *d, lr_reference_batch=256)
         self.refuses(ValueError, ['unknown mode "hogwild"'], *d, mode="hogwild")
         self.refuses(ValueError, ["lr_schedule=cosine is unknown"], *d, lr_schedule="cosine")

@@ -241,7 +241,8 @@ int64_t GlobalBatch(const TrainerOptions& options) {
                                          : options.batch_size * WorkerCount(options);
 }
 
-std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, absl::string_view prefix) {
+std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, bool as_flags) {
+  const char* prefix = as_flags ? "--" : "";
   const OptimizerKind kind = options.sgd.optimizer;
   const bool adam = kind == OptimizerKind::kAdam || kind == OptimizerKind::kAdamW;
   const bool rmsprop = kind == OptimizerKind::kRmsprop;
@@ -274,9 +275,10 @@ std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, absl::s
             with + "; it is read by sgd, momentum, nesterov and rmsprop"},
            {"optimizer_state", state_where.empty(), state_where},
            {"lr_reference_batch", options.lr.scaling != LrSchedule::Scaling::kNone,
-            absl::StrFormat("with %slr_scaling none; it is the batch %slr_scaling linear or sqrt "
-                            "scales from",
-                            prefix, prefix)},
+            as_flags ? std::string("with --lr_scaling=none; it is the batch "
+                                   "--lr_scaling=linear or sqrt scales from")
+                     : std::string("with lr_scaling='none'; it is the batch lr_scaling='linear' "
+                                   "or 'sqrt' scales from")},
            {"ema_num_updates", options.ema_decay != 0.0f,
             absl::StrFormat("without %sema_decay (no EMA)", prefix)},
            {"weight_decay_biases", options.sgd.weight_decay != 0.0f,

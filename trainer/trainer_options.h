@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/mode.h"
 #include "sync/update_policy.h"
@@ -192,9 +191,10 @@ struct UnreadSetting {
 // weight_decay_biases and bn_momentum that `options` would not read. ValidateOptions refuses such
 // a field only when it differs from its default, since it cannot see what was typed; a front end
 // that can (the command line, the Python module) refuses every setting listed here that its user
-// typed, default value included, so nothing typed is silently dropped. `prefix` is how the front
-// end spells a setting in the reasons it gives ("--" for flags, "" for keywords). Pure.
-std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, absl::string_view prefix);
+// typed, default value included, so nothing typed is silently dropped. The reasons name the other
+// settings as the command line spells them (--lr_scaling=none) when `as_flags`, else as Python
+// keywords (lr_scaling='none'). Pure.
+std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, bool as_flags);
 
 // ValidateOptions, then the options against the training set's size `train_examples` (> 0):
 // the batch must fit in the data a worker draws from, the global training set in sync mode and

@@ -241,7 +241,7 @@ absl::Status ParseOptimizerFlags(hogwild::SgdOptions& sgd) {
 // default value included (trainer/trainer_options.h UnreadSettings): e.g. --adam_beta1=0.9 with
 // sgd, or --optimizer_state with one worker.
 absl::Status CheckTypedFlagsHaveEffect(const hogwild::TrainerOptions& options) {
-  for (const hogwild::UnreadSetting& s : hogwild::UnreadSettings(options, "--")) {
+  for (const hogwild::UnreadSetting& s : hogwild::UnreadSettings(options, /*as_flags=*/true)) {
     if (absl::flags_internal::WasPresentOnCommandLine(s.name)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--%s=%s has no effect %s", s.name, FlagText(s.name.c_str()), s.where));
