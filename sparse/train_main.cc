@@ -257,10 +257,11 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   HOGWILD_ASSIGN_OR_RETURN(Ratings all, ReadRatingsFile(path));
   const RatingsSplit split = SplitRatings(all, options.seed);
   absl::PrintF(
-      "sparse: mf rank %d, %s mode, %d workers, %s (%d users x %d items, %d train / %d "
+      "sparse: mf rank %d, %s mode, %d worker%s, %s (%d users x %d items, %d train / %d "
       "test ratings)\n",
-      options.rank, SparseModeName(options.mode), options.num_workers, path, all.num_users,
-      all.num_items, split.train.size(), split.test.size());
+      options.rank, SparseModeName(options.mode), options.num_workers,
+      options.num_workers == 1 ? "" : "s", path, all.num_users, all.num_items, split.train.size(),
+      split.test.size());
   std::fflush(stdout);
   std::unique_ptr<ConvergenceLog> log;
   if (const std::string log_path = absl::GetFlag(FLAGS_log); !log_path.empty()) {
@@ -332,11 +333,11 @@ absl::Status Run(const StopOnSignals& stop) {
   const SparseDataset* test = data.test ? &*data.test : nullptr;
   HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, data.train, test));
   absl::PrintF(
-      "sparse: %s, %s mode, %d workers, batch %d, %s (%d examples x %d features, %.1f non-zeros "
+      "sparse: %s, %s mode, %d worker%s, batch %d, %s (%d examples x %d features, %.1f non-zeros "
       "per example%s)\n",
       LinearModelName(options.model), SparseModeName(options.mode), options.num_workers,
-      options.batch_size, data.name, data.train.num_examples(), data.train.num_features,
-      static_cast<double>(data.train.nnz()) / data.train.num_examples(),
+      options.num_workers == 1 ? "" : "s", options.batch_size, data.name, data.train.num_examples(),
+      data.train.num_features, static_cast<double>(data.train.nnz()) / data.train.num_examples(),
       test ? absl::StrFormat("; test: %d examples", test->num_examples()) : "");
   std::fflush(stdout);
 
