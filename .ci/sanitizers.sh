@@ -23,7 +23,11 @@ step "ASan + UBSan: every test"
 bazel test --config=asan_ubsan --test_tag_filters=-python,-mpi //...
 
 step "TSan: concurrency tests"
-bazel test --config=tsan --test_tag_filters=concurrency --build_tests_only //...
+# The suppressions (tools/tsan_suppressions.txt: oneDNN's internal cache only) by absolute path;
+# the other options as in .bazelrc's tsan config, which this --test_env replaces.
+bazel test --config=tsan --test_tag_filters=concurrency --build_tests_only \
+  --test_env=TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1:suppressions=$PWD/tools/tsan_suppressions.txt" \
+  //...
 
 step "libFuzzer: ${FUZZ_SECONDS:-30} s per reader"
 tools/fuzz.sh "${FUZZ_SECONDS:-30}"
