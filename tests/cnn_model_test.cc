@@ -23,11 +23,16 @@ TEST(CnnModel, LayersShapesAndParameterCount) {
   auto model = Model::Create(ModelSpec{.name = "cnn", .input_shape = {1, 28, 28}});
   ASSERT_TRUE(model.ok()) << model.status();
   const std::vector<std::pair<std::string, Shape>> expected = {
-      {"conv5x5 1->32 s1 p2", {32, 28, 28}}, {"relu", {32, 28, 28}},
-      {"maxpool2x2 s2 p0", {32, 14, 14}},    {"conv5x5 32->64 s1 p2", {64, 14, 14}},
-      {"relu", {64, 14, 14}},                {"maxpool2x2 s2 p0", {64, 7, 7}},
-      {"flatten", {3136}},                   {"dense 3136->256", {256}},
-      {"relu", {256}},                       {"dense 256->10", {10}}};
+      {"conv5x5 1->32 s1 p2", {32, 28, 28}},
+      {"maxpool2x2 s2 p0", {32, 14, 14}},
+      {"relu", {32, 14, 14}},
+      {"conv5x5 32->64 s1 p2", {64, 14, 14}},
+      {"maxpool2x2 s2 p0", {64, 7, 7}},
+      {"relu", {64, 7, 7}},
+      {"flatten", {3136}},
+      {"dense 3136->256", {256}},
+      {"relu", {256}},
+      {"dense 256->10", {10}}};
   const auto& layers = (*model)->layers();
   ASSERT_EQ(layers.size(), expected.size());
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -56,8 +61,7 @@ TEST(CnnModel, FlatInputIsInvalidArgumentSayingWhatToUse) {
 TEST(CnnModel, UnknownModelListsCnn) {
   auto model = Model::Create(ModelSpec{.name = "resnet"});
   ASSERT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(model.status().message().find("logreg, mlp, cnn"), std::string::npos)
-      << model.status();
+  EXPECT_NE(model.status().message().find("logreg, mlp, cnn"), std::string::npos) << model.status();
 }
 
 // Mean softmax cross-entropy of float32 logits, accumulated in double.
@@ -93,8 +97,8 @@ TEST(CnnModel, TowerGradientMatchesFiniteDifferences) {
   ASSERT_TRUE(tower.ok());
   std::vector<float> grad(p);
   ASSERT_TRUE((*tower)
-                  ->ForwardBackward(params.data(), batch, data.features.data(),
-                                    data.labels.data(), 1.0f / batch, grad.data())
+                  ->ForwardBackward(params.data(), batch, data.features.data(), data.labels.data(),
+                                    1.0f / batch, grad.data())
                   .ok());
   auto loss = [&]() {
     auto logits = (*tower)->Forward(params.data(), batch, data.features.data());
@@ -195,8 +199,7 @@ TEST(CnnTraining, AsyncWithTwoWorkersTrains) {
   ASSERT_TRUE(init.ok()) << init.status();
   const double uniform_loss = std::log(3.0);
   EXPECT_GT(init->final_test_loss, 0.9 * uniform_loss) << "the initial model is not a guess";
-  EXPECT_LT(run->final_test_loss, 0.25 * uniform_loss)
-      << "initial loss " << init->final_test_loss;
+  EXPECT_LT(run->final_test_loss, 0.25 * uniform_loss) << "initial loss " << init->final_test_loss;
   EXPECT_LT(run->final_test_loss, 0.25 * init->final_test_loss);
   EXPECT_GT(run->final_test_accuracy, 0.9);
 }

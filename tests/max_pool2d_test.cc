@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -15,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/conv_reference.h"
+#include "trainer/layers/relu.h"
 
 namespace hogwild {
 namespace {
@@ -106,6 +108,8 @@ TEST_P(MaxPool2dLayerTest, BackwardMatchesFiniteDifferencesOfFloat64Reference) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MaxPool2dLayerTest,
     ::testing::Values(PoolCase{"w2_s2_lenet", 2, 3, 6, 6, 2, 2, 0},
+                      PoolCase{"w2_s2_four_lanes_and_a_tail", 2, 3, 10, 18, 2, 2, 0},
+                      PoolCase{"w2_s2_lanes_odd_height_and_width", 1, 2, 9, 19, 2, 2, 0},
                       PoolCase{"non_square_odd_floor", 2, 2, 7, 5, 2, 2, 0},
                       PoolCase{"overlapping_w3_s1", 1, 2, 5, 6, 3, 1, 0},
                       PoolCase{"padded_w3_s2_p1_non_square", 2, 2, 7, 4, 3, 2, 1},
@@ -128,6 +132,105 @@ TEST(CpuMaxPool2d, TiesGoToTheFirstMaximumInRowMajorOrder) {
   ASSERT_TRUE(backend.MaxPool2dBackward(s, x.data(), y.data(), dy.data(), dx.data()).ok());
   const std::vector<float> expected = {1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0};
   EXPECT_EQ(dx, expected);
+}
+
+// The 2x2 stride-2 pool's rule on every window of {0, 1, -inf, NaN}^4 (256 windows, 4 lanes at a
+// time and one at a time, an odd last row and column in no window) against the rule written out:
+// the maximum starts at -inf and moves on a strict `>` in row-major order; the gradient goes to
+// the element that last moved it, to the first element when none did.
+TEST(CpuMaxPool2d, PairPoolFollowsTheRuleOnEveryTieAndNanPattern) {
+  constexpr int64_t kWindowsPerRow = 7, kWindows = 256;
+  constexpr int64_t kRows = (kWindows + kWindowsPerRow - 1) / kWindowsPerRow;
+  const Pool2dShape s{.batch = 1,
+                      .channels = 1,
+                      .in_height = 2 * kRows + 1,
+                      .in_width = 2 * kWindowsPerRow + 1,
+                      .window_height = 2,
+                      .window_width = 2,
+                      .stride_height = 2,
+                      .stride_width = 2};
+  const float kValues[4] = {0.0f, 1.0f, -std::numeric_limits<float>::infinity(), std::nanf("")};
+  std::vector<float> x(s.in_size(), 5.0f), dy(s.out_size()), expected_y(s.out_size()),
+      expected_dx(s.in_size(), 0.0f);
+  for (int64_t o = 0; o < s.out_size(); ++o) {
+    const int64_t pattern = o % kWindows;
+    const int64_t oh = o / kWindowsPerRow, ow = o % kWindowsPerRow;
+    const int64_t at[4] = {2 * oh * s.in_width + 2 * ow, 2 * oh * s.in_width + 2 * ow + 1,
+                           (2 * oh + 1) * s.in_width + 2 * ow,
+                           (2 * oh + 1) * s.in_width + 2 * ow + 1};
+    float best = -std::numeric_limits<float>::infinity();
+    int64_t best_k = 0;
+    for (int64_t k = 0; k < 4; ++k) {
+      const float v = kValues[(pattern >> (2 * k)) & 3];
+      x[at[k]] = v;
+      if (v > best) best = v, best_k = k;
+    }
+    dy[o] = static_cast<float>(o + 1);
+    expected_y[o] = best;
+    expected_dx[at[best_k]] = dy[o];
+  }
+  CpuBackend backend;
+  std::vector<float> y(s.out_size(), std::nanf("")), dx(s.in_size(), std::nanf(""));
+  ASSERT_TRUE(backend.MaxPool2dForward(s, x.data(), y.data()).ok());
+  ASSERT_TRUE(backend.MaxPool2dBackward(s, x.data(), y.data(), dy.data(), dx.data()).ok());
+  EXPECT_EQ(y, expected_y);
+  EXPECT_EQ(dx, expected_dx);
+}
+
+// The CNN computes ReLU + max-pool as max-pool + ReLU (trainer/model/model.cc): both orders give
+// the same y and dx bit for bit, on values with many negatives, zeros and ties, for the 2x2
+// stride-2 pool and a general (overlapping, padded) one.
+TEST(CpuMaxPool2d, ReluThenPoolEqualsPoolThenReluBitwise) {
+  for (const int64_t window : {2, 3}) {
+    const int64_t stride = 2, pad = window == 3 ? 1 : 0;
+    auto pool = MaxPool2d::Create({.channels = 3,
+                                   .in_height = 10,
+                                   .in_width = 14,
+                                   .window = window,
+                                   .stride = stride,
+                                   .pad = pad});
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    const Shape in = (*pool)->input_shape(), out = (*pool)->output_shape();
+    Relu relu_in(in), relu_out(out);
+    constexpr int64_t kBatch = 2;
+    const int64_t n_in = kBatch * NumElements(in), n_out = kBatch * NumElements(out);
+    // Quarters of 0.5 in [-2, 2]: a third of the windows all negative, ties everywhere.
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> quarter(-8, 8);
+    std::vector<float> x(n_in), dy(n_out);
+    for (float& v : x) v = 0.25f * static_cast<float>(quarter(rng));
+    for (float& v : dy) v = static_cast<float>(quarter(rng)) + 0.5f;
+    CpuBackend backend;
+    // ReLU, then pool.
+    std::vector<float> r(n_in), y1(n_out), dr(n_in), dx1(n_in);
+    ASSERT_TRUE(relu_in.Forward(backend, kBatch, nullptr, x.data(), r.data()).ok());
+    ASSERT_TRUE((*pool)->Forward(backend, kBatch, nullptr, r.data(), y1.data()).ok());
+    ASSERT_TRUE(
+        (*pool)
+            ->Backward(backend, kBatch, nullptr, r.data(), y1.data(), dy.data(), nullptr, dr.data())
+            .ok());
+    ASSERT_TRUE(
+        relu_in
+            .Backward(backend, kBatch, nullptr, x.data(), r.data(), dr.data(), nullptr, dx1.data())
+            .ok());
+    // Pool, then ReLU.
+    std::vector<float> p(n_out), y2(n_out), dp(n_out), dx2(n_in);
+    ASSERT_TRUE((*pool)->Forward(backend, kBatch, nullptr, x.data(), p.data()).ok());
+    ASSERT_TRUE(relu_out.Forward(backend, kBatch, nullptr, p.data(), y2.data()).ok());
+    ASSERT_TRUE(
+        relu_out
+            .Backward(backend, kBatch, nullptr, p.data(), y2.data(), dy.data(), nullptr, dp.data())
+            .ok());
+    ASSERT_TRUE(
+        (*pool)
+            ->Backward(backend, kBatch, nullptr, x.data(), p.data(), dp.data(), nullptr, dx2.data())
+            .ok());
+    EXPECT_EQ(y1, y2) << "window " << window;
+    EXPECT_EQ(dx1, dx2) << "window " << window;
+    // Not vacuous: some gradient flows, and some windows are all negative.
+    EXPECT_GT(std::count_if(dx1.begin(), dx1.end(), [](float v) { return v != 0.0f; }), 0);
+    EXPECT_GT(std::count(y1.begin(), y1.end(), 0.0f), 0);
+  }
 }
 
 TEST(CpuMaxPool2d, BadShapesAreInvalidArgumentNamingTheValue) {

@@ -16,11 +16,11 @@ namespace hogwild {
 namespace {
 
 // cnn: conv5x5-32 (pad 2), ReLU, maxpool 2x2, conv5x5-64 (pad 2), ReLU, maxpool 2x2, flatten,
-// dense 256, ReLU, dense K; the padding keeps each conv's output the size of its input, so a
-// 28x28 image leaves the second pooling as 64x7x7 = 3136 features.
-// With batch_norm (cnn_bn), a BatchNorm after each conv and after the dense 256, before the
-// ReLU (Ioffe & Szegedy's placement). The convs keep their biases, which the batch norm makes
-// redundant (their gradient is 0), so cnn_bn's conv layers are cnn's.
+// dense 256, ReLU, dense K (each ReLU + maxpool computed as maxpool + ReLU, below); the padding
+// keeps each conv's output the size of its input, so a 28x28 image leaves the second pooling as
+// 64x7x7 = 3136 features. With batch_norm (cnn_bn), a BatchNorm after each conv and after the dense
+// 256, before the ReLU (Ioffe & Szegedy's placement). The convs keep their biases, which the batch
+// norm makes redundant (their gradient is 0), so cnn_bn's conv layers are cnn's.
 absl::Status AddLeNet(const ModelSpec& spec, bool batch_norm,
                       std::vector<std::unique_ptr<Layer>>& layers) {
   const auto add_batch_norm = [&](const Shape& shape) -> absl::Status {
@@ -48,7 +48,6 @@ absl::Status AddLeNet(const ModelSpec& spec, bool batch_norm,
     shape = conv->output_shape();
     layers.push_back(std::move(conv));
     HOGWILD_RETURN_IF_ERROR(add_batch_norm(shape));
-    layers.push_back(std::make_unique<Relu>(shape));
     HOGWILD_ASSIGN_OR_RETURN(auto pool, MaxPool2d::Create({.channels = shape[0],
                                                            .in_height = shape[1],
                                                            .in_width = shape[2],
@@ -57,6 +56,11 @@ absl::Status AddLeNet(const ModelSpec& spec, bool batch_norm,
                                                            .pad = 0}));
     shape = pool->output_shape();
     layers.push_back(std::move(pool));
+    // ReLU, then max-pool, computed as max-pool, then ReLU: the same outputs and gradients bit
+    // for bit (max commutes with the monotone ReLU, and both orders send a window's gradient to
+    // its first maximum when that is positive, nowhere otherwise; tests/max_pool2d_test.cc), on a
+    // quarter of the elements.
+    layers.push_back(std::make_unique<Relu>(shape));
   }
   layers.push_back(std::make_unique<Flatten>(shape));
   const int64_t features = NumElements(shape);
@@ -104,9 +108,9 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(const ModelSpec& spec) {
   int64_t width = features;
   for (const auto& layer : layers) {
     if (NumElements(layer->input_shape()) != width) {
-      return absl::InternalError(absl::StrFormat("model %s: layer '%s' expects %s inputs but gets %d",
-                                                 spec.name, layer->name(),
-                                                 ShapeToString(layer->input_shape()), width));
+      return absl::InternalError(
+          absl::StrFormat("model %s: layer '%s' expects %s inputs but gets %d", spec.name,
+                          layer->name(), ShapeToString(layer->input_shape()), width));
     }
     width = NumElements(layer->output_shape());
   }
