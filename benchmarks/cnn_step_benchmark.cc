@@ -119,16 +119,29 @@ BENCHMARK(BM_CnnForward)
 // The cnn's second convolution: 32 -> 64 channels, 5x5, pad 2, on 14x14, batch 64.
 enum Pass { kForward, kBackwardData, kBackwardFilter };
 
-void BM_Conv2(benchmark::State& state) {
-  const Conv2dShape s{.batch = 64,
-                      .in_channels = 32,
-                      .in_height = 14,
-                      .in_width = 14,
-                      .out_channels = 64,
-                      .kernel_height = 5,
-                      .kernel_width = 5,
-                      .pad_height = 2,
-                      .pad_width = 2};
+// The cnn's two conv layers at batch 64: conv5x5 1->32 on 28x28 and conv5x5 32->64 on 14x14.
+Conv2dShape ConvLayer(int64_t layer) {
+  return layer == 1 ? Conv2dShape{.batch = 64,
+                                  .in_channels = 1,
+                                  .in_height = 28,
+                                  .in_width = 28,
+                                  .out_channels = 32,
+                                  .kernel_height = 5,
+                                  .kernel_width = 5,
+                                  .pad_height = 2,
+                                  .pad_width = 2}
+                    : Conv2dShape{.batch = 64,
+                                  .in_channels = 32,
+                                  .in_height = 14,
+                                  .in_width = 14,
+                                  .out_channels = 64,
+                                  .kernel_height = 5,
+                                  .kernel_width = 5,
+                                  .pad_height = 2,
+                                  .pad_width = 2};
+}
+
+void RunConvPass(benchmark::State& state, const Conv2dShape& s) {
   CpuBackend backend(Kernel(state.range(1)));
   const std::vector<float> x = Random(s.batch * s.in_size(), 1), w = Random(s.filter_size(), 2),
                            b = Random(s.out_channels, 3), dy = Random(s.batch * s.out_size(), 4);
@@ -148,11 +161,19 @@ void BM_Conv2(benchmark::State& state) {
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
   }
   // 2 * F * C * KH * KW * OH * OW flops per example and pass.
-  const double flops = 2.0 * 64 * 32 * 25 * 14 * 14 * s.batch;
+  const double flops = 2.0 * s.out_channels * s.in_channels * s.kernel_height * s.kernel_width *
+                       s.out_height() * s.out_width() * s.batch;
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops * state.iterations() / 1e9, benchmark::Counter::kIsRate);
   state.SetItemsProcessed(state.iterations() * s.batch);
 }
+void BM_Conv1(benchmark::State& state) { RunConvPass(state, ConvLayer(1)); }
+void BM_Conv2(benchmark::State& state) { RunConvPass(state, ConvLayer(2)); }
+BENCHMARK(BM_Conv1)
+    ->ArgNames({"pass", "im2col"})
+    ->ArgsProduct({{kForward, kBackwardData, kBackwardFilter}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Conv2)
     ->ArgNames({"pass", "im2col"})
     ->ArgsProduct({{kForward, kBackwardData, kBackwardFilter}, {0, 1}})

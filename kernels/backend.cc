@@ -26,6 +26,12 @@ absl::Status Backend::Conv2dBackwardFilter(const Conv2dShape&, const float*, con
   return NotImplemented(*this, "Conv2dBackwardFilter");
 }
 
+absl::Status Backend::Conv2dBackward(const Conv2dShape& shape, const float* x, const float* w,
+                                     const float* dy, float* dx, float* dw, float* db) {
+  if (absl::Status s = Conv2dBackwardFilter(shape, x, dy, dw, db); !s.ok()) return s;
+  return dx != nullptr ? Conv2dBackwardData(shape, w, dy, dx) : absl::OkStatus();
+}
+
 absl::Status Backend::MaxPool2dForward(const Pool2dShape&, const float*, float*) {
   return NotImplemented(*this, "MaxPool2dForward");
 }

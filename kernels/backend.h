@@ -57,8 +57,7 @@ class Backend {
   //   C:     [m, n]; with beta == 0 C is write-only (NaNs in it are not propagated).
   // m, n or k == 0 is allowed (C is scaled by beta, or untouched when k == 0 and beta == 1).
   virtual absl::Status Gemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k,
-                            float alpha, const float* a, const float* b, float beta,
-                            float* c) = 0;
+                            float alpha, const float* a, const float* b, float beta, float* c) = 0;
 
   // x[r, c] += bias[c].   x: [rows, cols], bias: [cols].
   virtual absl::Status AddBias(int64_t rows, int64_t cols, const float* bias, float* x) = 0;
@@ -98,8 +97,9 @@ class Backend {
   // The shape is checked with ValidateConv2dShape/ValidatePool2dShape (kInvalidArgument);
   // batch == 0 is allowed. Outputs must not overlap inputs.
   //
-  // The in-tree backends implement all five; the defaults return kUnimplemented naming the
-  // backend and the op, so a backend without convolutions (a test double, say) still compiles.
+  // The in-tree backends implement all five (and Conv2dBackward, which has a working default); the
+  // defaults return kUnimplemented naming the backend and the op, so a backend without convolutions
+  // (a test double, say) still compiles.
 
   // y = conv(x, w) + bias (bias may be null: no bias).
   //   x: [N, C, H, W], w: [F, C, KH, KW], bias: [F], y: [N, F, OH, OW] (write-only).
@@ -108,14 +108,21 @@ class Backend {
 
   // The input gradient dx = conv_transpose(dy, w), overwriting dx.
   //   w: [F, C, KH, KW], dy: [N, F, OH, OW], dx: [N, C, H, W].
-  virtual absl::Status Conv2dBackwardData(const Conv2dShape& shape, const float* w,
-                                          const float* dy, float* dx);
+  virtual absl::Status Conv2dBackwardData(const Conv2dShape& shape, const float* w, const float* dy,
+                                          float* dx);
 
   // The filter and bias gradients summed over the batch, overwriting dw and db (db may be null);
   // with batch == 0 both become zeros.
   //   x: [N, C, H, W], dy: [N, F, OH, OW], dw: [F, C, KH, KW], db: [F].
   virtual absl::Status Conv2dBackwardFilter(const Conv2dShape& shape, const float* x,
                                             const float* dy, float* dw, float* db);
+
+  // Both gradients of one dy, as a layer's backward pass needs them: Conv2dBackwardFilter, then
+  // Conv2dBackwardData when dx is not null, with their contracts. A backend may share work
+  // between the two (the CPU backend's oneDNN path converts dy to its blocked layout once); the
+  // default calls the two ops.
+  virtual absl::Status Conv2dBackward(const Conv2dShape& shape, const float* x, const float* w,
+                                      const float* dy, float* dx, float* dw, float* db);
 
   // Max pooling.   x: [N, C, H, W], y: [N, C, OH, OW] (write-only).
   virtual absl::Status MaxPool2dForward(const Pool2dShape& shape, const float* x, float* y);

@@ -118,6 +118,34 @@ TEST(OnednnConv2d, AllPassesMatchIm2colKernels) {
   }
 }
 
+// The layer's combined pass (dy converted once where both passes share its layout: Cnn2) gives
+// the separate passes' dx, dw and db bit for bit, with and without dx.
+TEST(OnednnConv2d, CombinedBackwardEqualsTheSeparatePassesBitwise) {
+  for (const Conv2dShape& s : {Cnn1(3), Cnn2(3), OddStrided()}) {
+    CpuBackend onednn(CpuConvKernel::kOnednn);
+    const Outputs separate = RunAll(onednn, s);
+    const std::vector<float> x = ToFloat(RandomValues(s.batch * s.in_size(), 11)),
+                             w = ToFloat(RandomValues(s.filter_size(), 12)),
+                             dy = ToFloat(RandomValues(s.batch * s.out_size(), 14));
+    for (const bool with_dx : {true, false}) {
+      std::vector<float> dx(x.size(), std::nanf("")), dw(w.size(), std::nanf("")),
+          db(s.out_channels, std::nanf(""));
+      ASSERT_TRUE(onednn
+                      .Conv2dBackward(s, x.data(), w.data(), dy.data(),
+                                      with_dx ? dx.data() : nullptr, dw.data(), db.data())
+                      .ok());
+      SCOPED_TRACE(::testing::Message() << "C=" << s.in_channels << " with_dx=" << with_dx);
+      EXPECT_EQ(dw, separate.dw);
+      EXPECT_EQ(db, separate.db);
+      if (with_dx) {
+        EXPECT_EQ(dx, separate.dx);
+      } else {
+        EXPECT_TRUE(std::isnan(dx[0]));  // untouched
+      }
+    }
+  }
+}
+
 TEST(OnednnConv2d, EachBatchSizeGetsItsOwnPlan) {
   CpuBackend onednn(CpuConvKernel::kOnednn), im2col(CpuConvKernel::kIm2col);
   for (int64_t batch : {4, 1, 4}) {

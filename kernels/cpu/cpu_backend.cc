@@ -229,6 +229,16 @@ absl::Status CpuBackend::Conv2dBackwardFilter(const Conv2dShape& shape, const fl
   return absl::OkStatus();
 }
 
+absl::Status CpuBackend::Conv2dBackward(const Conv2dShape& shape, const float* x, const float* w,
+                                        const float* dy, float* dx, float* dw, float* db) {
+  if (conv_kernel_ != CpuConvKernel::kOnednn)
+    return Backend::Conv2dBackward(shape, x, w, dy, dx, dw, db);
+  if (auto s = ValidateConv2dShape(shape, "Conv2dBackward"); !s.ok()) return s;
+  auto onednn = Onednn();
+  if (!onednn.ok()) return onednn.status();
+  return (*onednn)->Backward(shape, x, w, dy, dx, dw, db);
+}
+
 absl::Status CpuBackend::MaxPool2dForward(const Pool2dShape& shape, const float* x, float* y) {
   if (auto s = ValidatePool2dShape(shape, "MaxPool2dForward"); !s.ok()) return s;
   cpu::MaxPool2dForward(shape, x, y);

@@ -65,6 +65,8 @@ class CpuBackend final : public Backend {
                                   float* dx) override;
   absl::Status Conv2dBackwardFilter(const Conv2dShape& shape, const float* x, const float* dy,
                                     float* dw, float* db) override;
+  absl::Status Conv2dBackward(const Conv2dShape& shape, const float* x, const float* w,
+                              const float* dy, float* dx, float* dw, float* db) override;
   absl::Status MaxPool2dForward(const Pool2dShape& shape, const float* x, float* y) override;
   absl::Status MaxPool2dBackward(const Pool2dShape& shape, const float* x, const float* y,
                                  const float* dy, float* dx) override;

@@ -211,25 +211,44 @@ absl::Status OnednnConv2d::BackwardData(const Conv2dShape& s, const float* w, co
 
 absl::Status OnednnConv2d::BackwardFilter(const Conv2dShape& s, const float* x, const float* dy,
                                           float* dw, float* db) {
+  return Backward(s, x, /*w=*/nullptr, dy, /*dx=*/nullptr, dw, db);
+}
+
+absl::Status OnednnConv2d::Backward(const Conv2dShape& s, const float* x, const float* w,
+                                    const float* dy, float* dx, float* dw, float* db) {
   if (s.batch == 0) {
     std::fill(dw, dw + s.filter_size(), 0.0f);
     if (db != nullptr) std::fill(db, db + s.out_channels, 0.0f);
     return absl::OkStatus();
   }
   PinToOneThread();
+  const char* call = "convolution_backward_weights";
   try {
     Plan& p = GetPlan(s);
     Impl& d = *impl_;
     const memory b(p.bias_md, d.engine, db != nullptr ? db : p.db_sink.data());
+    const memory dy_weights = d.In(p.bw_dy, dy);
     p.backward_weights.execute(d.stream, {{DNNL_ARG_SRC, d.In(p.bw_x, x)},
-                                          {DNNL_ARG_DIFF_DST, d.In(p.bw_dy, dy)},
+                                          {DNNL_ARG_DIFF_DST, dy_weights},
                                           {DNNL_ARG_DIFF_WEIGHTS, d.Out(p.bw_dw, dw)},
                                           {DNNL_ARG_DIFF_BIAS, b},
                                           {DNNL_ARG_SCRATCHPAD, p.bw_scratch}});
     d.Finish(p.bw_dw, dw);
+    if (dx != nullptr) {
+      call = "convolution_backward_data";
+      // The weights pass's dy, already in this pass's layout, or a conversion of its own.
+      const bool same_layout = p.bd_dy.blocked && p.bw_dy.blocked &&
+                               p.bd_dy.blocked.get_desc() == p.bw_dy.blocked.get_desc();
+      p.backward_data.execute(d.stream,
+                              {{DNNL_ARG_DIFF_DST, same_layout ? dy_weights : d.In(p.bd_dy, dy)},
+                               {DNNL_ARG_WEIGHTS, d.In(p.bd_w, w)},
+                               {DNNL_ARG_DIFF_SRC, d.Out(p.bd_dx, dx)},
+                               {DNNL_ARG_SCRATCHPAD, p.bd_scratch}});
+      d.Finish(p.bd_dx, dx);
+    }
     d.stream.wait();
   } catch (const dnnl::error& e) {
-    return ToStatus(e, "convolution_backward_weights", __LINE__);
+    return ToStatus(e, call, __LINE__);
   }
   return absl::OkStatus();
 }

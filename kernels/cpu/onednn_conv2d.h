@@ -43,6 +43,11 @@ class OnednnConv2d {
   // dw [F, C, KH, KW] and db [F] (may be null) summed over the batch, overwriting both.
   absl::Status BackwardFilter(const Conv2dShape& s, const float* x, const float* dy, float* dw,
                               float* db);
+  // BackwardFilter, then BackwardData when dx is not null, converting dy to the primitives'
+  // blocked layout once where both passes read it in the same one (conv2's dy: one reorder of
+  // 3.2 MB saved per step at batch 64).
+  absl::Status Backward(const Conv2dShape& s, const float* x, const float* w, const float* dy,
+                        float* dx, float* dw, float* db);
 
  private:
   struct Impl;

@@ -63,11 +63,8 @@ absl::Status Conv2d::Forward(Backend& backend, int64_t batch, const float* param
 
 absl::Status Conv2d::Backward(Backend& backend, int64_t batch, const float* params, const float* x,
                               const float* /*y*/, const float* dy, float* dparams, float* dx) {
-  const Conv2dShape s = ShapeFor(batch);
-  HOGWILD_RETURN_IF_ERROR(
-      backend.Conv2dBackwardFilter(s, x, dy, dparams, dparams + shape_.filter_size()));
-  if (dx != nullptr) HOGWILD_RETURN_IF_ERROR(backend.Conv2dBackwardData(s, params, dy, dx));
-  return absl::OkStatus();
+  return backend.Conv2dBackward(ShapeFor(batch), x, /*w=*/params, dy, dx, dparams,
+                                /*db=*/dparams + shape_.filter_size());
 }
 
 }  // namespace hogwild
