@@ -81,7 +81,7 @@ ABSL_FLAG(int32_t, workers, DefaultWorkers(),
           "CPU worker threads (one per core); default: the number of hardware threads. "
           "Not used on GPUs (see --workers_per_device)");
 ABSL_FLAG(std::string, devices, "",
-          "cpu | gpu (every GPU) | gpu:0,1 (those GPUs); default: every GPU if there is one, "
+          "cpu | gpu (every GPU) | gpu:0,1 (those GPUs); empty: every GPU if there is one, "
           "else cpu");
 ABSL_FLAG(int32_t, workers_per_device, 1,
           "GPU workers per GPU (one stream each), in [1, 64]; GPUs only");
@@ -188,7 +188,7 @@ ABSL_FLAG(std::string, checkpoint_dir, "",
           "empty: no checkpoints");
 ABSL_FLAG(std::string, checkpoint_every, "",
           "checkpoint period with --checkpoint_dir: N global steps (500), a time (30s, 10m), or 0 "
-          "for only on SIGINT/SIGTERM and at the end; default 600s");
+          "for only on SIGINT/SIGTERM and at the end; empty: 600s");
 ABSL_FLAG(bool, resume, false,
           "continue from the checkpoint in --checkpoint_dir if there is one (else start afresh)");
 ABSL_FLAG(int64_t, exchange_every, 8,
