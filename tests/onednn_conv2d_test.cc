@@ -2,7 +2,8 @@
 // convolution and against the im2col + GEMM kernels (CpuConvKernel::kIm2col), on the cnn model's
 // two conv shapes and an odd strided one; that they start no thread (pinned to the caller); that
 // a plan per batch size is kept apart; and that two backends on two threads agree with one.
-// (tests/conv2d_test.cc runs the layer's finite-difference checks on the default, oneDNN.)
+// (tests/conv2d_test.cc runs the layer's finite-difference checks on the default, oneDNN. The
+// first conv's filter gradient, C = 1, is im2col + GEMM on both backends by design.)
 #include "kernels/cpu/onednn_conv2d.h"
 
 #include <dirent.h>

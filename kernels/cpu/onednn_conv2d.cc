@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_format.h"
 #include "dnnl.hpp"
+#include "kernels/cpu/im2col_conv2d.h"
 
 namespace hogwild::cpu {
 namespace {
@@ -62,6 +63,7 @@ memory ScratchpadFor(const dnnl::engine& engine, const memory::desc& md) {
 struct OnednnConv2d::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
+  std::vector<float> col_scratch;  // the im2col filter gradient's columns (Plan::plain_x)
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                       int64_t, int64_t, int64_t>,
            std::unique_ptr<Plan>>
@@ -93,6 +95,8 @@ struct OnednnConv2d::Plan {
   memory::desc bias_md;
   memory fwd_scratch, bd_scratch, bw_scratch;
   std::vector<float> zero_bias, db_sink;  // [F]: for bias == null and db == null
+  // The forward reads x in NCHW (a first layer, C < 8); the filter gradient is then im2col + GEMM.
+  bool plain_x = false;
 };
 
 OnednnConv2d::OnednnConv2d(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -137,32 +141,34 @@ OnednnConv2d::Plan& OnednnConv2d::GetPlan(const Conv2dShape& s) {
   const dnnl::convolution_backward_data::primitive_desc bd_pd(
       dnnl::convolution_backward_data::desc(algo, x_any, w_any, y_any, strides, pad, pad), attr,
       engine, fwd_pd);
-  // When the forward reads x in NCHW (a first layer, C < 8), so does the filter gradient, with dy
-  // in NCHW too: oneDNN 2.6 has no AVX2 JIT kernel for that pass there (it picks gemm:jit, its
-  // own im2col + GEMM), and `any` would pad C to 8 for 8x the work (35 of 180 ms of the cnn step
-  // in a loaded-machine profile).
-  const bool plain_x = fwd_pd.src_desc() == x_user;
-  const dnnl::convolution_backward_weights::primitive_desc bw_pd(
-      dnnl::convolution_backward_weights::desc(algo, plain_x ? x_user : x_any,
-                                               plain_x ? w_user : w_any, b_md,
-                                               plain_x ? y_user : y_any, strides, pad, pad),
-      attr, engine, fwd_pd);
+  // When the forward reads x in NCHW (a first layer, C < 8), oneDNN 2.6 has no AVX2 JIT kernel
+  // for the filter gradient: with x in NCHW it picks gemm:jit (its own im2col + GEMM, per
+  // example), slower here than the backend's (im2col_conv2d.h; CPU ms at batch 64 for the cnn's
+  // first conv in benchmarks/README.md), and with `any` it pads C to 8 for 8x the work. So that
+  // pass runs im2col + OpenBLAS, and no weights primitive is built.
+  plan->plain_x = fwd_pd.src_desc() == x_user;
+  if (!plan->plain_x) {
+    const dnnl::convolution_backward_weights::primitive_desc bw_pd(
+        dnnl::convolution_backward_weights::desc(algo, x_any, w_any, b_md, y_any, strides, pad,
+                                                 pad),
+        attr, engine, fwd_pd);
+    plan->backward_weights = dnnl::convolution_backward_weights(bw_pd);
+    plan->bw_x = Stage(engine, x_user, bw_pd.src_desc(), true);
+    plan->bw_dy = Stage(engine, y_user, bw_pd.diff_dst_desc(), true);
+    plan->bw_dw = Stage(engine, w_user, bw_pd.diff_weights_desc(), false);
+    plan->bw_scratch = ScratchpadFor(engine, bw_pd.scratchpad_desc());
+  }
   plan->forward = dnnl::convolution_forward(fwd_pd);
   plan->backward_data = dnnl::convolution_backward_data(bd_pd);
-  plan->backward_weights = dnnl::convolution_backward_weights(bw_pd);
   plan->fwd_x = Stage(engine, x_user, fwd_pd.src_desc(), true);
   plan->fwd_w = Stage(engine, w_user, fwd_pd.weights_desc(), true);
   plan->fwd_y = Stage(engine, y_user, fwd_pd.dst_desc(), false);
   plan->bd_dy = Stage(engine, y_user, bd_pd.diff_dst_desc(), true);
   plan->bd_w = Stage(engine, w_user, bd_pd.weights_desc(), true);
   plan->bd_dx = Stage(engine, x_user, bd_pd.diff_src_desc(), false);
-  plan->bw_x = Stage(engine, x_user, bw_pd.src_desc(), true);
-  plan->bw_dy = Stage(engine, y_user, bw_pd.diff_dst_desc(), true);
-  plan->bw_dw = Stage(engine, w_user, bw_pd.diff_weights_desc(), false);
   plan->bias_md = b_md;
   plan->fwd_scratch = ScratchpadFor(engine, fwd_pd.scratchpad_desc());
   plan->bd_scratch = ScratchpadFor(engine, bd_pd.scratchpad_desc());
-  plan->bw_scratch = ScratchpadFor(engine, bw_pd.scratchpad_desc());
   plan->zero_bias.assign(s.out_channels, 0.0f);
   plan->db_sink.assign(s.out_channels, 0.0f);
   slot = std::move(plan);
@@ -226,18 +232,23 @@ absl::Status OnednnConv2d::Backward(const Conv2dShape& s, const float* x, const 
   try {
     Plan& p = GetPlan(s);
     Impl& d = *impl_;
-    const memory b(p.bias_md, d.engine, db != nullptr ? db : p.db_sink.data());
-    const memory dy_weights = d.In(p.bw_dy, dy);
-    p.backward_weights.execute(d.stream, {{DNNL_ARG_SRC, d.In(p.bw_x, x)},
-                                          {DNNL_ARG_DIFF_DST, dy_weights},
-                                          {DNNL_ARG_DIFF_WEIGHTS, d.Out(p.bw_dw, dw)},
-                                          {DNNL_ARG_DIFF_BIAS, b},
-                                          {DNNL_ARG_SCRATCHPAD, p.bw_scratch}});
-    d.Finish(p.bw_dw, dw);
+    memory dy_weights;
+    if (p.plain_x) {
+      Conv2dBackwardFilter(s, x, dy, dw, db, d.col_scratch);
+    } else {
+      const memory b(p.bias_md, d.engine, db != nullptr ? db : p.db_sink.data());
+      dy_weights = d.In(p.bw_dy, dy);
+      p.backward_weights.execute(d.stream, {{DNNL_ARG_SRC, d.In(p.bw_x, x)},
+                                            {DNNL_ARG_DIFF_DST, dy_weights},
+                                            {DNNL_ARG_DIFF_WEIGHTS, d.Out(p.bw_dw, dw)},
+                                            {DNNL_ARG_DIFF_BIAS, b},
+                                            {DNNL_ARG_SCRATCHPAD, p.bw_scratch}});
+      d.Finish(p.bw_dw, dw);
+    }
     if (dx != nullptr) {
       call = "convolution_backward_data";
       // The weights pass's dy, already in this pass's layout, or a conversion of its own.
-      const bool same_layout = p.bd_dy.blocked && p.bw_dy.blocked &&
+      const bool same_layout = dy_weights && p.bd_dy.blocked && p.bw_dy.blocked &&
                                p.bd_dy.blocked.get_desc() == p.bw_dy.blocked.get_desc();
       p.backward_data.execute(d.stream,
                               {{DNNL_ARG_DIFF_DST, same_layout ? dy_weights : d.In(p.bd_dy, dy)},

@@ -5,6 +5,10 @@
 // default (kernels/cpu/cpu_backend.h); contracts as Backend::Conv2dForward / BackwardData /
 // BackwardFilter, shapes in kernels/conv_shapes.h (`shape` must pass ValidateConv2dShape).
 //
+// One pass is not oneDNN's: the filter gradient of a layer whose input oneDNN reads in NCHW (a
+// first layer, C < 8: no AVX2 JIT kernel for it in oneDNN 2.6) runs im2col + OpenBLAS
+// (im2col_conv2d.h), which is faster there.
+//
 // Primitives (and their reorders, blocked buffers and scratchpad) are built on the first call of
 // each shape, batch included, and kept: later calls of that shape allocate nothing.
 //
