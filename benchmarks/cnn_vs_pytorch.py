@@ -41,16 +41,23 @@ def loaded_blas():
     return ", ".join(sorted(libs)) or "none mapped"
 
 
-def torch_stepper():
-    """The PyTorch model, optimizer and a batch; returns a function doing one SGD step."""
+def torch_stepper(pool_first=False):
+    """The PyTorch model, optimizer and a batch; returns a function doing one SGD step.
+
+    pool_first: each ReLU + MaxPool2d written as MaxPool2d + ReLU, the same function and gradient,
+    which is how our cnn model computes it (trainer/model/model.cc): what the same rewrite gives
+    PyTorch, for a like-for-like reading of the comparison."""
     import torch
     from torch import nn
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
+    def relu_pool():
+        return [nn.MaxPool2d(2), nn.ReLU()] if pool_first else [nn.ReLU(), nn.MaxPool2d(2)]
+
     model = nn.Sequential(
-        nn.Conv2d(1, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(1, 32, 5, padding=2), *relu_pool(),
+        nn.Conv2d(32, 64, 5, padding=2), *relu_pool(),
         nn.Flatten(), nn.Linear(3136, 256), nn.ReLU(), nn.Linear(256, 10))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()

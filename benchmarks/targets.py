@@ -17,7 +17,9 @@ training set's mean and standard deviation on both sides; one thread per worker 
           one process and Hogwild 2 processes (benchmarks/pytorch_compare.py); pairs: 2 async vs
           1, sync 2 vs async 2, 1 worker vs PyTorch one process, 2 async vs PyTorch Hogwild 2
   cnn     the cnn model's train step, batch 64, one thread: ours (BM_CnnTrainStep, default oneDNN
-          convolutions) vs PyTorch's default path (benchmarks/cnn_vs_pytorch.py's model)
+          convolutions) vs PyTorch's default path (benchmarks/cnn_vs_pytorch.py's model), as
+          written (ReLU, then max-pool) and with the pool-then-ReLU order ours computes (the same
+          function; a like-for-like row)
   tta     time to 85% test accuracy, 2 async workers, evaluations every 0.25 epoch: ours vs
           PyTorch Hogwild 2 processes (both count their evaluations in the time; ours evaluates
           on its evaluator thread, PyTorch's rank 0 inline); and ours with vs without its
@@ -120,13 +122,16 @@ CNN_TORCH = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import cnn_vs_pytorch as c
-step = c.torch_stepper()
+step = c.torch_stepper(pool_first=sys.argv[3] == "1")
 print(json.dumps(c.torch_rate(step, True, int(sys.argv[2]))[0]))
 """
 
 
-def cnn_torch(iterations):
-    return json.loads(sh([PYTHON, "-c", CNN_TORCH, HERE, str(iterations)], env=TORCH_ENV))
+def cnn_torch(iterations, pool_first=False):
+    """PyTorch's step rate; pool_first: its ReLU + MaxPool2d written as MaxPool2d + ReLU, as ours
+    computes them (the same function), for the like-for-like row."""
+    return json.loads(sh([PYTHON, "-c", CNN_TORCH, HERE, str(iterations),
+                          "1" if pool_first else "0"], env=TORCH_ENV))
 
 
 def alternate(reps, a, b):
@@ -227,11 +232,27 @@ def main():
                         [(o["async:2"], t["hogwild"]) for o, t in samples], "> 1", "examples/s",
                         busy=busy))
     if "cnn" in blocks:
-        print("cnn: ours BM_CnnTrainStep vs PyTorch default path, 1 thread, batch 64", flush=True)
-        pairs, busy = block("cnn", lambda: alternate(args.reps, lambda: cnn_ours(bins, 1.0),
-                                                     lambda: cnn_torch(10)))
-        rows.append(row("CNN step, 1 worker vs PyTorch 1 thread", pairs, ">= 1.3", "examples/s",
+        print("cnn: ours BM_CnnTrainStep vs PyTorch default path (as written; and with its ReLU + "
+              "pool computed as pool + ReLU, as ours), 1 thread, batch 64", flush=True)
+        # Each repetition: ours, PyTorch as written, PyTorch pool-first, in an order that rotates.
+        def cnn_samples():
+            out = []
+            for r in range(args.reps):
+                sides = [("ours", lambda: cnn_ours(bins, 1.0)), ("torch", lambda: cnn_torch(10)),
+                         ("torch_pf", lambda: cnn_torch(10, True))]
+                sides = sides[r % 3:] + sides[:r % 3]
+                got = {name: f() for name, f in sides}
+                out.append(got)
+                print(f"  rep {r + 1}/{args.reps}: ours {got['ours']:.4g}, PyTorch {got['torch']:.4g}, "
+                      f"PyTorch pool-first {got['torch_pf']:.4g}", flush=True)
+            return out
+        samples, busy = block("cnn", cnn_samples)
+        rows.append(row("CNN step, 1 worker vs PyTorch 1 thread",
+                        [(g["ours"], g["torch"]) for g in samples], ">= 1.3", "examples/s",
                         busy=busy))
+        rows.append(row("CNN step, 1 worker vs PyTorch 1 thread with the same pool-then-ReLU order",
+                        [(g["ours"], g["torch_pf"]) for g in samples], "(like for like)",
+                        "examples/s", busy=busy))
     if "tta" in blocks:
         print(f"tta: time to 85%, 2 async workers, eval every 0.25 epoch, {args.tta_epochs} epochs",
               flush=True)
