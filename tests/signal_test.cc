@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
@@ -48,6 +49,32 @@ TEST(StopOnSignals, FirstSignalSetsTheFlagAndCallsBack) {
     stop->reset();
     EXPECT_EQ(calls.load(), 1) << "the second signal was taken as a first one";
   }
+}
+
+// exit_on_second: the same signal twice at once (GNU timeout's child-then-group delivery) is one
+// stop request; a later repeat, or another signal, ends the process with 128 + its number.
+TEST(StopOnSignalsDeathTest, ADuplicateIsOneRequestAndARealSecondSignalExits) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [](int first, int second, std::chrono::milliseconds gap) {
+    auto stop = StopOnSignals::Install(/*exit_on_second=*/true, nullptr);
+    if (!stop.ok()) _exit(2);
+    // raise() runs the handler before it returns, so the records are in the pipe in this order,
+    // ahead of the destructor's shutdown record: the watcher has handled both once `stop` is gone.
+    raise(first);
+    std::this_thread::sleep_for(gap);
+    raise(second);
+    stop->reset();
+    _exit(0);
+  };
+  const auto window = std::chrono::nanoseconds(StopOnSignals::kDuplicateWindowNs);
+  EXPECT_EXIT(run(SIGTERM, SIGTERM, std::chrono::milliseconds(0)), testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(run(SIGINT, SIGINT, std::chrono::milliseconds(0)), testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(run(SIGTERM, SIGTERM,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(window) +
+                      std::chrono::milliseconds(50)),
+              testing::ExitedWithCode(128 + SIGTERM), "second signal");
+  EXPECT_EXIT(run(SIGTERM, SIGINT, std::chrono::milliseconds(0)),
+              testing::ExitedWithCode(128 + SIGINT), "second signal");
 }
 
 TEST(StopOnSignals, UninstallRestoresThePreviousHandler) {
