@@ -18,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
 #include "absl/flags/internal/usage.h"
@@ -37,6 +36,7 @@
 #include "kernels/optimizer_name.h"
 #include "mpi/mpi_cluster.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/cli/argv_flags.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/gpu_handoff.h"
 #include "trainer/cli/option_flags.h"
@@ -488,37 +488,6 @@ int CheckedExit(int code) {
 
 }  // namespace
 
-// What Abseil accepts silently but would drop: a flag given twice (the last one wins), and
-// --undefok / --flagfile / --fromenv / --tryfromenv, which let flags be ignored or come from
-// elsewhere than the command line. Checked on argv before parsing; "--" ends the flags.
-absl::Status CheckArgvFlags(int argc, char** argv) {
-  absl::flat_hash_map<std::string, std::string> seen;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "--") break;
-    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
-    const absl::string_view name = arg.substr(0, arg.find('='));
-    if (name == "undefok" || name == "flagfile" || name == "fromenv" || name == "tryfromenv") {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--%s is not supported: give every flag on the command line, by its own name", name));
-    }
-    // --noresume is --resume=false: the same flag.
-    std::string key(name);
-    if (absl::StartsWith(key, "no") && absl::FindCommandLineFlag(key) == nullptr &&
-        absl::FindCommandLineFlag(key.substr(2)) != nullptr) {
-      key = key.substr(2);
-    }
-    // A value such as the -1 of `--seed -1` is not a flag; unknown names are Abseil's to refuse.
-    if (absl::FindCommandLineFlag(key) == nullptr) continue;
-    const auto [it, inserted] = seen.emplace(key, argv[i]);
-    if (!inserted) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--%s is given twice ('%s' and '%s'); give it once", key, it->second, argv[i]));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // A flag typed with an empty value (`--checkpoint_dir=$DIR` with DIR unset) would mean "not
 // given"; refuse it by name instead.
 absl::Status CheckNoEmptyValues() {
@@ -551,7 +520,7 @@ int main(int argc, char** argv) {
   // argv as given, for the hand-over to train_gpu.
   std::vector<char*> original_argv(argv, argv + argc);
   original_argv.push_back(nullptr);
-  if (const absl::Status argv_ok = CheckArgvFlags(argc, argv); !argv_ok.ok()) {
+  if (const absl::Status argv_ok = hogwild::CheckArgvFlags(argc, argv); !argv_ok.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(argv_ok.message()).c_str());
     return 1;
   }
