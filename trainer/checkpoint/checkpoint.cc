@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 
@@ -402,10 +403,12 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
 absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignature& f,
                             absl::string_view origin) {
   auto differs = [&](const char* field, const std::string& found, const std::string& expected,
-                     const char* hint) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s: cannot resume: %s differs: the checkpoint has %s, this run %s; %s", origin, field,
-        found, expected, hint));
+                     const std::string& hint) {
+    // "layers" is the one plural field.
+    const char* verb = absl::string_view(field) == "layers" ? "differ" : "differs";
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: cannot resume: %s %s: the checkpoint has %s, this run %s; %s", origin,
+                        field, verb, found, expected, hint));
   };
   constexpr char kOtherDir[] = "use the same settings or another --checkpoint_dir";
   if (f.model_name != e.model_name) {
@@ -452,13 +455,15 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
     const std::array<float, 7> expected = ConstantValues(*e.constants);
     for (size_t i = 0; i < found.size(); ++i) {
       if (found[i] == expected[i]) continue;
-      // Momentum or an EMA on one side only: the state checks say the state is missing.
-      const bool presence = i == 0 || i == 6;
-      if (presence && (found[i] == 0.0f || expected[i] == 0.0f)) continue;
+      // An EMA on one side only: the EMA check says it is missing. (A momentum on one side only
+      // is refused here, with both values: its buffers exist on one side only.)
+      if (i == 6 && (found[i] == 0.0f || expected[i] == 0.0f)) continue;
       return differs(kConstantFlags[i], absl::StrFormat("%g", found[i]),
                      absl::StrFormat("%g", expected[i]),
-                     "the checkpoint's state (optimizer, weights' average) was built with its "
-                     "value; resume with it or use another --checkpoint_dir");
+                     absl::StrFormat("the checkpoint's state (optimizer, weights' average) was "
+                                     "built with its value; resume with %s=%g or use another "
+                                     "--checkpoint_dir",
+                                     kConstantFlags[i], found[i]));
     }
   }
   if (f.mode != e.mode) {
