@@ -21,6 +21,16 @@ expect_error() {
   expect_one_line_error "train $*" "$want" "$train" --data_dir="$empty_dir" "$@"
 }
 
+# Flags Abseil would refuse with its own "ERROR:" line: one "error:" line naming the flag and
+# what it takes, with a did-you-mean for a near miss.
+expect_error "unknown flag --lerning_rate; see --help" --lerning_rate=0.1
+expect_error "unknown flag --epoch; did you mean --epochs?; see --help" --epoch=2
+expect_error "--epochs=abc is not an integer; give --epochs an integer (default 8)" --epochs=abc
+expect_error "--epochs=abc is not an integer" --epochs abc
+expect_error "--lr=fast is not a number" --lr=fast
+expect_error "--resume=maybe is not true or false" --resume=maybe
+expect_error "--checkpoint_every=5min is not a period: give a number with the unit s, m or h" \
+  --checkpoint_every=5min
 expect_error "--workers=0" --workers=0
 expect_error "--workers=-2" --workers=-2
 expect_error "'nope'" --model=nope

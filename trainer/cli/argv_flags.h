@@ -7,15 +7,20 @@
 
 namespace hogwild {
 
-// Refuses, on argv as typed (argc entries; "--" ends the flags):
+// Refuses, on argv as typed (argc entries; "--" ends the flags), with the project's one-line
+// "error: ..." wording instead of Abseil's "ERROR: ..." and exit:
+//   - a name that is no flag of the program: "unknown flag --lerning_rate; see --help", with
+//     "; did you mean --epochs?" when exactly one flag is nearest and within edit distance 2;
+//   - a value that does not parse as the flag's type (absl::ParseFlag, as Abseil's parser):
+//     "--epochs=abc is not an integer; give --epochs an integer (default 8), see --help";
 //   - a flag given twice (Abseil keeps the last one), --name and --noname counting as one:
 //     "--epochs is given twice ('--epochs=2' and '--epochs=1'); give it once";
 //   - --undefok, --flagfile, --fromenv and --tryfromenv, which let flags be ignored or come
 //     from elsewhere than the command line.
-// Only names of flags linked into the program count (absl::FindCommandLineFlag), so call it
-// after the flags are registered (any time in main()); an unknown name or a value such as the
-// -1 of `--seed -1` is left for Abseil's parser. Errors: kInvalidArgument with one line naming
-// the flag. Pure apart from reading the flag registry; thread-safe.
+// A non-boolean flag without '=' takes the next argument as its value (`--seed -1`), as Abseil
+// does. Names are looked up among the flags linked into the program (absl::FindCommandLineFlag),
+// so call it in main(). Errors: kInvalidArgument with one line naming the flag. Pure apart from
+// reading the flag registry; thread-safe.
 absl::Status CheckArgvFlags(int argc, char** argv);
 
 }  // namespace hogwild
