@@ -367,11 +367,18 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
     // The resume is said once Train() has accepted the checkpoint, before the first step, so a
     // refused resume never claims it resumed and the progress line's epochs read from there.
     options.progress = [line = MakeProgressLine(stdout, may_rewrite),
-                        dir = absl::GetFlag(FLAGS_checkpoint_dir)](const ProgressReport& report) {
+                        dir = absl::GetFlag(FLAGS_checkpoint_dir),
+                        stop_requested](const ProgressReport& report) {
       if (report.resumed_from_step >= 0) {
         absl::PrintF("hogwild: resumed from the checkpoint at global step %d (epoch %.2f) in %s\n",
                      report.resumed_from_step, report.start_epoch, dir);
         std::fflush(stdout);
+        return;
+      }
+      // Stopped before the first step of a fresh run: the final evaluation measured the initial
+      // weights, not a result; main() says plainly that nothing was trained.
+      if (report.final && report.metrics.updates == 0 && report.start_epoch == 0.0 &&
+          stop_requested->load(std::memory_order_acquire)) {
         return;
       }
       line(report);
@@ -583,7 +590,9 @@ int main(int argc, char** argv) {
             "exit at once)\n",
             launched ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
             launched ? " (a signal to the job, or mpirun ending it after another rank failed)" : "",
-            absl::GetFlag(FLAGS_checkpoint_dir).empty() ? "" : " and writing a checkpoint");
+            absl::GetFlag(FLAGS_checkpoint_dir).empty()
+                ? ""
+                : " and writing a checkpoint (none if no step was taken yet)");
       });
   if (!stop.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
@@ -651,8 +660,15 @@ int main(int argc, char** argv) {
     // A stopped job ends with the signal's status on every rank, as one process does.
     return CheckedExit(signo != 0 ? 128 + signo : 0);
   }
-  std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  if (result->stopped_early && result->steps == 0 && result->resumed_from_step < 0) {
+    // No summary: its "final test accuracy" would be the untrained weights'.
+    std::printf("stopped by %s before the first step: nothing was trained%s\n",
+                signo == SIGINT ? "SIGINT" : "SIGTERM",
+                dir.empty() ? "" : absl::StrFormat(", nothing saved in %s", dir).c_str());
+    return CheckedExit(128 + signo);
+  }
+  std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   if (result->last_checkpoint_step >= 0) {
     std::printf("checkpoint: global step %ld in %s\n",
                 static_cast<long>(result->last_checkpoint_step), dir.c_str());
@@ -663,9 +679,7 @@ int main(int argc, char** argv) {
     std::printf("stopped early by %s at global step %ld%s\n",
                 signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
                 dir.empty() ? " (no --checkpoint_dir: nothing saved)"
-                : result->last_checkpoint_step >= 0 || result->resumed_from_step >= 0
-                    ? "; continue with --resume"
-                    : " (before the first step: nothing saved)");
+                            : "; continue with --resume");
     return CheckedExit(128 + signo);
   }
   // A job one of whose other ranks was stopped by a signal did not complete either.
