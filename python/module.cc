@@ -94,7 +94,8 @@ float TakeFloat32(py::dict& options, const char* key) {
 // As the command line: a keyword typed where these settings do not read it is refused, its
 // default value included. `typed`: each typed keyword's repr(). Call it once `o` has its row sink
 // (log_every is read with one).
-void RefuseUnreadKeywords(const TrainerOptions& o, const std::map<std::string, std::string>& typed) {
+void RefuseUnreadKeywords(const TrainerOptions& o,
+                          const std::map<std::string, std::string>& typed) {
   for (const UnreadSetting& s : UnreadSettings(o, /*as_flags=*/false)) {
     if (const auto it = typed.find(s.name); it != typed.end()) {
       throw py::value_error(absl::StrFormat("%s=%s has no effect %s", s.name, it->second, s.where));

@@ -378,8 +378,7 @@ absl::Status Run(const StopOnSignals& stop) {
       static_cast<double>(result.examples -
                           int64_t{result.resumed_epochs} * data.train.num_examples()) /
           result.train_time_s,
-      loss_name, last.train_loss,
-      last.train_accuracy,
+      loss_name, last.train_loss, last.train_accuracy,
       last.test_loss ? absl::StrFormat("; test %s %.6f, accuracy %.4f", loss_name, *last.test_loss,
                                        *last.test_accuracy)
                      : "");

@@ -597,10 +597,12 @@ TEST(Resume, CheckpointOptionsAreValidated) {
   o = Options(Mode::kSync, 1);
   o.checkpoint_dir = "/tmp/x";
   o.checkpoint_every_steps = -1;
-  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_steps=-1"), std::string::npos);
+  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_steps=-1"),
+            std::string::npos);
   o.checkpoint_every_steps = 0;
   o.checkpoint_every_seconds = -2;
-  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_seconds=-2"), std::string::npos);
+  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_seconds=-2"),
+            std::string::npos);
 }
 
 }  // namespace

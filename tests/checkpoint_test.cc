@@ -397,7 +397,8 @@ TEST(Checkpoint, InconsistentSizesAreRefused) {
 TEST(Checkpoint, NonFiniteParametersAreNeverWrittenNorLoaded) {
   const std::string dir = TempDir("nonfinite");
   ASSERT_TRUE(WriteCheckpoint(dir, SmallCheckpoint()).ok());
-  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+  for (float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     Checkpoint c = SmallCheckpoint();
     c.params[7] = bad;
     const absl::Status s = WriteCheckpoint(dir, c);

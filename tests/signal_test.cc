@@ -1,8 +1,6 @@
 // SIGINT/SIGTERM become an orderly stop (issue 5): the flag is set by the signal, training
 // finishes its current step, writes a checkpoint and returns OK with stopped_early, and the run
 // resumes from it.
-#include "trainer/cli/stop_signal.h"
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/cli/stop_signal.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {
@@ -84,7 +83,10 @@ TEST(StopOnSignals, UninstallRestoresThePreviousHandler) {
   sigemptyset(&action.sa_mask);
   struct sigaction old {};
   ASSERT_EQ(sigaction(SIGTERM, &action, &old), 0);
-  { auto stop = StopOnSignals::Install(false, nullptr); ASSERT_TRUE(stop.ok()); }
+  {
+    auto stop = StopOnSignals::Install(false, nullptr);
+    ASSERT_TRUE(stop.ok());
+  }
   ASSERT_EQ(raise(SIGTERM), 0);
   EXPECT_EQ(previous_handler_calls.load(), 1);
   sigaction(SIGTERM, &old, nullptr);

@@ -74,14 +74,10 @@ int64_t MemoryEstimate::total_bytes() const {
 std::string MemoryEstimate::ToString() const {
   std::vector<std::string> parts;
   const std::pair<const char*, int64_t> named[] = {
-      {"parameters", parameters_bytes},
-      {"parameter snapshots", snapshots_bytes},
-      {"optimizer state", optimizer_bytes},
-      {"gradients", gradients_bytes},
-      {"activations", activations_bytes},
-      {"input batches", input_bytes},
-      {"evaluation", evaluation_bytes},
-      {"checkpoints", checkpoint_bytes}};
+      {"parameters", parameters_bytes},     {"parameter snapshots", snapshots_bytes},
+      {"optimizer state", optimizer_bytes}, {"gradients", gradients_bytes},
+      {"activations", activations_bytes},   {"input batches", input_bytes},
+      {"evaluation", evaluation_bytes},     {"checkpoints", checkpoint_bytes}};
   for (const auto& [name, bytes] : named) {
     if (bytes > 0) parts.push_back(absl::StrCat(name, " ", Bytes(bytes)));
   }

@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <vector>
 #include <memory>
 #include <new>
 #include <optional>
 #include <system_error>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -449,8 +449,8 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
           "%s is at epoch %.2f (global step %d), at or past the end of a run of "
           "TrainerOptions::epochs=%d: nothing is left to train; TrainerOptions::epochs must be "
           "larger (at least %d) to continue training it",
-          CheckpointPath(options.checkpoint_dir), start_epoch, resumed->global_step,
-          options.epochs, static_cast<int64_t>(std::floor(start_epoch)) + 1));
+          CheckpointPath(options.checkpoint_dir), start_epoch, resumed->global_step, options.epochs,
+          static_cast<int64_t>(std::floor(start_epoch)) + 1));
     }
   }
 

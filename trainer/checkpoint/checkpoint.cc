@@ -95,8 +95,8 @@ class Reader {
       HOGWILD_RETURN_IF_ERROR(Pod(field, &count));
     }
     if (count > max_items || count > rest_.size() / item_bytes) {
-      return Corrupt(field, absl::StrFormat("count %d exceeds the %d bytes that remain", count,
-                                            rest_.size()));
+      return Corrupt(
+          field, absl::StrFormat("count %d exceeds the %d bytes that remain", count, rest_.size()));
     }
     *n = count;
     return absl::OkStatus();
@@ -282,8 +282,8 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
         origin, bytes.size(), kHeaderSize));
   }
   if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: not a hogwild checkpoint (wrong magic number)", origin));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: not a hogwild checkpoint (wrong magic number)", origin));
   }
   Reader header(bytes.substr(0, kHeaderSize), origin);
   uint64_t magic = 0, payload_size = 0;
@@ -296,9 +296,9 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
   HOGWILD_RETURN_IF_ERROR(header.Pod("header_crc32", &header_crc));
   const uint32_t actual_header_crc = Crc32(bytes.substr(0, kHeaderSize - 4));
   if (header_crc != actual_header_crc) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: corrupt checkpoint: header checksum 0x%08x, expected 0x%08x", origin,
-        actual_header_crc, header_crc));
+    return absl::DataLossError(
+        absl::StrFormat("%s: corrupt checkpoint: header checksum 0x%08x, expected 0x%08x", origin,
+                        actual_header_crc, header_crc));
   }
   if (version < kOldestCheckpointVersion || version > kCheckpointVersion) {
     return absl::UnimplementedError(
@@ -319,9 +319,9 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
   }
   const uint32_t actual_payload_crc = Crc32(payload);
   if (payload_crc != actual_payload_crc) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: corrupt checkpoint: payload checksum 0x%08x, expected 0x%08x", origin,
-        actual_payload_crc, payload_crc));
+    return absl::DataLossError(
+        absl::StrFormat("%s: corrupt checkpoint: payload checksum 0x%08x, expected 0x%08x", origin,
+                        actual_payload_crc, payload_crc));
   }
 
   // The checksum matched, so the remaining checks catch only a writer bug or a forged file; the
@@ -350,8 +350,8 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     HOGWILD_RETURN_IF_ERROR(r.Floats("ema", &c.ema));
   }
   if (r.remaining() != 0) {
-    return r.Corrupt("(end)", absl::StrFormat("%d unexpected bytes after the last field",
-                                              r.remaining()));
+    return r.Corrupt("(end)",
+                     absl::StrFormat("%d unexpected bytes after the last field", r.remaining()));
   }
   if (c.global_step < 0 || c.epoch < 0) return r.Corrupt("global_step/epoch", "negative");
   // One data position per worker of the job: rank-major, the job's worker r·W + w.
@@ -364,8 +364,8 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     if (step < 0) return r.Corrupt("next_step", absl::StrFormat("negative step %d", step));
   }
   if (static_cast<int64_t>(c.params.size()) != s.num_params) {
-    return r.Corrupt("params", absl::StrFormat("%d values for num_params %d", c.params.size(),
-                                               s.num_params));
+    return r.Corrupt("params",
+                     absl::StrFormat("%d values for num_params %d", c.params.size(), s.num_params));
   }
   // Owners: 1 (sync, async with shared state) or W (async per worker), up to 2 slots each.
   const size_t w = static_cast<size_t>(job_workers);
@@ -392,9 +392,9 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
   }
   for (size_t i = 0; i < c.params.size(); ++i) {
     if (!std::isfinite(c.params[i])) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: checkpoint parameter %d is %f; a diverged state cannot be resumed", origin, i,
-          c.params[i]));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: checkpoint parameter %d is %f; a diverged state cannot be resumed",
+                          origin, i, c.params[i]));
     }
   }
   return c;

@@ -24,8 +24,8 @@ struct EvalEvery {
 absl::StatusOr<EvalEvery> ParseEvalEvery(const std::string& value);
 
 struct CheckpointEvery {
-  int64_t steps = 0;    // > 0: every that many global steps
-  double seconds = 0.0; // > 0: every that many seconds
+  int64_t steps = 0;     // > 0: every that many global steps
+  double seconds = 0.0;  // > 0: every that many seconds
 };
 
 // "500" or "500steps" (global steps), "30s", "10m" or "1h" (wall time), or "0" (only on a stop

@@ -678,8 +678,7 @@ int main(int argc, char** argv) {
     // sees the run did not complete, and the checkpoint lets it continue with --resume.
     std::printf("stopped early by %s at global step %ld%s\n",
                 signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
-                dir.empty() ? " (no --checkpoint_dir: nothing saved)"
-                            : "; continue with --resume");
+                dir.empty() ? " (no --checkpoint_dir: nothing saved)" : "; continue with --resume");
     return CheckedExit(128 + signo);
   }
   // A job one of whose other ranks was stopped by a signal did not complete either.

@@ -45,8 +45,8 @@ class StopOnSignals {
   // `on_first(signo)` runs on the watcher thread after the stop flag is set (may be empty).
   // Errors: kFailedPrecondition if another instance is installed; kInternal when the pipe or
   // the handlers cannot be set up.
-  static absl::StatusOr<std::unique_ptr<StopOnSignals>> Install(
-      bool exit_on_second, std::function<void(int)> on_first);
+  static absl::StatusOr<std::unique_ptr<StopOnSignals>> Install(bool exit_on_second,
+                                                                std::function<void(int)> on_first);
 
   // Restores the previous handlers and stops the watcher thread.
   ~StopOnSignals();
