@@ -137,6 +137,8 @@ absl::Status CheckArgvFlags(int argc, char** argv) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--%s is given twice ('%s' and '%s'); give it once", key, it->second, argv[i]));
     }
+    // Abseil's usage flags (--help, --help=substring, --helpon=...) are its own to read.
+    if (absl::StartsWith(key, "help")) continue;
     if (equals != absl::string_view::npos) {
       if (negated) continue;  // --noresume=x: Abseil's parser names that mistake
       if (const absl::Status ok = CheckValue(*flag, arg.substr(equals + 1)); !ok.ok()) return ok;
