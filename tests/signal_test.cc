@@ -66,14 +66,15 @@ TEST(StopOnSignalsDeathTest, ADuplicateIsOneRequestAndARealSecondSignalExits) {
     _exit(0);
   };
   const auto window = std::chrono::nanoseconds(StopOnSignals::kDuplicateWindowNs);
-  EXPECT_EXIT(run(SIGTERM, SIGTERM, std::chrono::milliseconds(0)), testing::ExitedWithCode(0), "");
-  EXPECT_EXIT(run(SIGINT, SIGINT, std::chrono::milliseconds(0)), testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(run(SIGTERM, SIGTERM, std::chrono::milliseconds(0)), ::testing::ExitedWithCode(0),
+              "");
+  EXPECT_EXIT(run(SIGINT, SIGINT, std::chrono::milliseconds(0)), ::testing::ExitedWithCode(0), "");
   EXPECT_EXIT(run(SIGTERM, SIGTERM,
                   std::chrono::duration_cast<std::chrono::milliseconds>(window) +
                       std::chrono::milliseconds(50)),
-              testing::ExitedWithCode(128 + SIGTERM), "second signal");
+              ::testing::ExitedWithCode(128 + SIGTERM), "second signal");
   EXPECT_EXIT(run(SIGTERM, SIGINT, std::chrono::milliseconds(0)),
-              testing::ExitedWithCode(128 + SIGINT), "second signal");
+              ::testing::ExitedWithCode(128 + SIGINT), "second signal");
 }
 
 TEST(StopOnSignals, UninstallRestoresThePreviousHandler) {

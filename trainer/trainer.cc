@@ -237,8 +237,10 @@ absl::Status CheckOutputs(const TrainerOptions& options) {
   // first): removed again when a check refuses the run, so a refused run leaves nothing behind.
   std::vector<fs::path> created;
   if (!options.checkpoint_dir.empty()) {
+    // (symlink_status reports a missing path as not_found and sets its error code: ENOENT.)
+    std::error_code missing;
     for (fs::path p = fs::absolute(options.checkpoint_dir, ec).lexically_normal();
-         !ec && !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+         !ec && !p.empty() && !fs::exists(fs::symlink_status(p, missing)); p = p.parent_path()) {
       if (p.filename().empty()) p = p.parent_path();  // "dir/" names dir
       created.push_back(p);
     }

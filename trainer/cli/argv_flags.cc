@@ -127,6 +127,9 @@ absl::Status CheckArgvFlags(int argc, char** argv) {
         negated = true;
       }
     }
+    // Abseil's usage flags (--help, --helpfull, --help=substring, --version, ...) are its parser's
+    // own, not all of them registered flags.
+    if (absl::StartsWith(key, "help") || key == "version" || key == "only_check_args") continue;
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(key);
     if (flag == nullptr) {
       return absl::InvalidArgumentError(
@@ -137,8 +140,6 @@ absl::Status CheckArgvFlags(int argc, char** argv) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--%s is given twice ('%s' and '%s'); give it once", key, it->second, argv[i]));
     }
-    // Abseil's usage flags (--help, --help=substring, --helpon=...) are its own to read.
-    if (absl::StartsWith(key, "help")) continue;
     if (equals != absl::string_view::npos) {
       if (negated) continue;  // --noresume=x: Abseil's parser names that mistake
       if (const absl::Status ok = CheckValue(*flag, arg.substr(equals + 1)); !ok.ok()) return ok;
