@@ -25,7 +25,7 @@ expect_error() {
 # what it takes, with a did-you-mean for a near miss.
 expect_error "unknown flag --lerning_rate; see --help" --lerning_rate=0.1
 expect_error "unknown flag --epoch; did you mean --epochs?; see --help" --epoch=2
-expect_error "--epochs=abc is not an integer; give --epochs an integer (default 8)" --epochs=abc
+expect_error "--epochs=abc is not an integer (default 8); see --help" --epochs=abc
 expect_error "--epochs=abc is not an integer" --epochs abc
 expect_error "--lr=fast is not a number" --lr=fast
 expect_error "--resume=maybe is not true or false" --resume=maybe

@@ -97,10 +97,9 @@ absl::Status CheckValue(const absl::CommandLineFlag& flag, absl::string_view val
     return absl::InvalidArgumentError(absl::StrFormat(
         "--%s is empty (an unset shell variable?); give it a value or leave it out", flag.Name()));
   }
-  const std::string expected = ExpectedValue(flag);
-  return absl::InvalidArgumentError(
-      absl::StrFormat("--%s=%s is not %s; give --%s %s (default %s), see --help", flag.Name(),
-                      value, expected, flag.Name(), expected, flag.DefaultValue()));
+  return absl::InvalidArgumentError(absl::StrFormat("--%s=%s is not %s (default %s); see --help",
+                                                    flag.Name(), value, ExpectedValue(flag),
+                                                    flag.DefaultValue()));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace hogwild {
 //   - a name that is no flag of the program: "unknown flag --lerning_rate; see --help", with
 //     "; did you mean --epochs?" when exactly one flag is nearest and within edit distance 2;
 //   - a value that does not parse as the flag's type (absl::ParseFlag, as Abseil's parser):
-//     "--epochs=abc is not an integer; give --epochs an integer (default 8), see --help";
+//     "--epochs=abc is not an integer (default 8); see --help";
 //   - a flag given twice (Abseil keeps the last one), --name and --noname counting as one:
 //     "--epochs is given twice ('--epochs=2' and '--epochs=1'); give it once";
 //   - --undefok, --flagfile, --fromenv and --tryfromenv, which let flags be ignored or come
