@@ -592,7 +592,7 @@ int main(int argc, char** argv) {
             launched ? " (a signal to the job, or mpirun ending it after another rank failed)" : "",
             absl::GetFlag(FLAGS_checkpoint_dir).empty()
                 ? ""
-                : " and writing a checkpoint (none if no step was taken yet)");
+                : " and writing a checkpoint, if a step was taken");
       });
   if (!stop.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
