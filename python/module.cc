@@ -91,7 +91,21 @@ float TakeFloat32(py::dict& options, const char* key) {
   return f;
 }
 
-TrainerOptions OptionsFromDict(py::dict options) {
+// As the command line: a keyword typed where these settings do not read it is refused, its
+// default value included. `typed`: each typed keyword's repr(). Call it once `o` has its row sink
+// (log_every is read with one).
+void RefuseUnreadKeywords(const TrainerOptions& o,
+                          const std::map<std::string, std::string>& typed) {
+  for (const UnreadSetting& s : UnreadSettings(o, /*as_flags=*/false)) {
+    if (const auto it = typed.find(s.name); it != typed.end()) {
+      throw py::value_error(absl::StrFormat("%s=%s has no effect %s", s.name, it->second, s.where));
+    }
+  }
+}
+
+// The options of the dict `options` (emptied); `*typed` receives its "typed" entry, the repr() of
+// each keyword the user typed among those RefuseUnreadKeywords checks.
+TrainerOptions OptionsFromDict(py::dict options, std::map<std::string, std::string>* typed) {
   TrainerOptions o;
   o.mode = ValueOrRaise(ParseMode(TakeAs<std::string>(options, "mode")));
   o.devices = ValueOrRaise(ResolveDevices(TakeAs<std::string>(options, "devices")));
@@ -161,15 +175,7 @@ TrainerOptions OptionsFromDict(py::dict options) {
   o.checkpoint_every_seconds = TakeAs<double>(options, "checkpoint_every_seconds");
   o.resume = TakeAs<bool>(options, "resume");
   o.overwrite_checkpoint = TakeAs<bool>(options, "overwrite_checkpoint");
-  // As the command line: a keyword typed where these settings do not read it is refused, its
-  // default value included.
-  // `typed`: each typed keyword's repr().
-  const auto typed = TakeAs<std::map<std::string, std::string>>(options, "typed");
-  for (const UnreadSetting& s : UnreadSettings(o, /*as_flags=*/false)) {
-    if (const auto it = typed.find(s.name); it != typed.end()) {
-      throw py::value_error(absl::StrFormat("%s=%s has no effect %s", s.name, it->second, s.where));
-    }
-  }
+  *typed = TakeAs<std::map<std::string, std::string>>(options, "typed");
   if (!options.empty()) {
     throw py::key_error(absl::StrFormat("_train: unknown options %s",
                                         py::str(options.attr("keys")()).cast<std::string>()));
@@ -229,7 +235,9 @@ py::array_t<T> ToNumpy(std::vector<T> values) {
   return py::array_t<T>({static_cast<py::ssize_t>(owned->size())}, owned->data(), free);
 }
 
-py::dict ResultToDict(TrainResult r) {
+// `has_test`: whether there was a test set; without one the final test figures are None (not
+// measured), not the 0 the C++ result holds.
+py::dict ResultToDict(TrainResult r, bool has_test) {
   py::dict d;
   d["mode"] = ModeName(r.mode);
   d["workers"] = r.num_workers;
@@ -237,10 +245,13 @@ py::dict ResultToDict(TrainResult r) {
   d["examples"] = r.examples;
   d["steps"] = r.steps;
   d["examples_per_s"] = r.examples_per_s;
-  d["final_test_loss"] = r.final_test_loss;
-  d["final_test_accuracy"] = r.final_test_accuracy;
-  d["final_ema_test_loss"] = r.final_ema_test_loss;
-  d["final_ema_test_accuracy"] = r.final_ema_test_accuracy;
+  const auto measured = [has_test](double value) {
+    return has_test ? py::object(py::float_(value)) : py::none();
+  };
+  d["final_test_loss"] = measured(r.final_test_loss);
+  d["final_test_accuracy"] = measured(r.final_test_accuracy);
+  d["final_ema_test_loss"] = measured(r.final_ema_test_loss);
+  d["final_ema_test_accuracy"] = measured(r.final_ema_test_accuracy);
   d["staleness_mean"] = r.staleness_mean;
   d["staleness_max"] = r.staleness_max;
   d["staleness_histogram"] = ToNumpy(std::move(r.staleness_histogram));
@@ -259,11 +270,14 @@ py::dict TrainFromPython(py::object x, py::object y, py::object test_x, py::obje
                          int64_t train_examples, int64_t num_classes, py::dict options,
                          py::object on_log_row) {
   // A copy, since OptionsFromDict empties the dict it reads.
-  TrainerOptions o = OptionsFromDict(py::reinterpret_steal<py::dict>(PyDict_Copy(options.ptr())));
-  auto [train, test] =
-      LoadData(x, y, test_x, test_y, dataset, data_dir, train_examples, num_classes);
+  std::map<std::string, std::string> typed;
+  TrainerOptions o =
+      OptionsFromDict(py::reinterpret_steal<py::dict>(PyDict_Copy(options.ptr())), &typed);
   PythonBridge bridge(std::move(on_log_row));
   o.log_row_sink = bridge.RowSink();
+  RefuseUnreadKeywords(o, typed);
+  auto [train, test] =
+      LoadData(x, y, test_x, test_y, dataset, data_dir, train_examples, num_classes);
   o.progress = bridge.SignalCheck();
   o.progress_period = PythonBridge::kSignalCheckPeriod;
   o.stop_requested = bridge.stop_requested();
@@ -275,7 +289,7 @@ py::dict TrainFromPython(py::object x, py::object y, py::object test_x, py::obje
   // A callback's exception or Ctrl-C's KeyboardInterrupt first: it is why the run stopped.
   bridge.RethrowIfFailed();
   if (!result.ok()) Raise(result.status());
-  return ResultToDict(*std::move(result));
+  return ResultToDict(*std::move(result), test.size() > 0);
 }
 
 }  // namespace hogwild::python

@@ -37,6 +37,7 @@
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/cli/argv_flags.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/stop_signal.h"
 #include "trainer/metrics/convergence_log.h"
@@ -190,11 +191,17 @@ absl::Status StopIfAsked(const StopOnSignals& stop, const SparseEpochReport& r) 
   return absl::CancelledError(kStoppedBySignal);
 }
 
-// The summary's note on a resumed run.
-std::string ResumedNote(int resumed_epochs, const std::string& dir) {
-  if (resumed_epochs == 0) return "";
-  return absl::StrFormat(" (resumed after epoch %d from %s; the rate is this run's)",
-                         resumed_epochs, dir);
+// The summary's opening: what this run did, "done: 3 epochs, " or, resumed, "done: epochs 7 to 8
+// of 8, resumed after epoch 6 from DIR: ". The counts and times that follow are this run's.
+std::string DoneHead(int epochs, int resumed_epochs, const std::string& dir) {
+  if (resumed_epochs == 0) {
+    return absl::StrFormat("done: %d epoch%s, ", epochs, epochs == 1 ? "" : "s");
+  }
+  const std::string ran =
+      resumed_epochs + 1 == epochs
+          ? absl::StrFormat("epoch %d of %d", epochs, epochs)
+          : absl::StrFormat("epochs %d to %d of %d", resumed_epochs + 1, epochs, epochs);
+  return absl::StrFormat("done: %s, resumed after epoch %d from %s: ", ran, resumed_epochs, dir);
 }
 
 // --log's path checked before any data is read (empty: no log).
@@ -282,11 +289,11 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
                            TrainMatrixFactorization(options, split.train, &split.test));
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
   absl::PrintF(
-      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s%s); test RMSE %.4f against "
-      "%.4f for the global mean %.3f\n",
-      options.epochs, result.updates, result.train_time_s,
-      result.epochs.back().run_updates / result.train_time_s,
-      ResumedNote(result.resumed_epochs, options.checkpoint.dir), *result.epochs.back().test_loss,
+      "%s%d updates in %.3f s of SGD (%.0f updates/s); test RMSE %.4f against %.4f for the "
+      "global mean %.3f\n",
+      DoneHead(options.epochs, result.resumed_epochs, options.checkpoint.dir),
+      result.epochs.back().run_updates, result.train_time_s,
+      result.epochs.back().run_updates / result.train_time_s, *result.epochs.back().test_loss,
       GlobalMeanRmse(result.mean, split.test), result.mean);
   return absl::OkStatus();
 }
@@ -364,14 +371,14 @@ absl::Status Run(const StopOnSignals& stop) {
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
   const SparseEpochReport& last = result.epochs.back();
   absl::PrintF(
-      "done: %d epochs, %d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s%s); final "
-      "train %s %.6f, accuracy %.4f%s\n",
-      options.epochs, result.updates, result.train_time_s, last.run_updates / result.train_time_s,
+      "%s%d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s); final train %s %.6f, "
+      "accuracy %.4f%s\n",
+      DoneHead(options.epochs, result.resumed_epochs, options.checkpoint.dir), last.run_updates,
+      result.train_time_s, last.run_updates / result.train_time_s,
       static_cast<double>(result.examples -
                           int64_t{result.resumed_epochs} * data.train.num_examples()) /
           result.train_time_s,
-      ResumedNote(result.resumed_epochs, options.checkpoint.dir), loss_name, last.train_loss,
-      last.train_accuracy,
+      loss_name, last.train_loss, last.train_accuracy,
       last.test_loss ? absl::StrFormat("; test %s %.6f, accuracy %.4f", loss_name, *last.test_loss,
                                        *last.test_accuracy)
                      : "");
@@ -384,6 +391,11 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Trains a sparse linear model (logistic regression, linear SVM) with Hogwild! SGD.\n"
       "  bazel run //sparse:train -- --workers=2 [--dataset=FILE.svm[.gz] --test=FILE]");
+  // A flag given twice would silently keep its last value, as in //trainer:train.
+  if (const absl::Status argv_ok = hogwild::CheckArgvFlags(argc, argv); !argv_ok.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(argv_ok.message()).c_str());
+    return 1;
+  }
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
   if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {

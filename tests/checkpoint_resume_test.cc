@@ -316,12 +316,13 @@ TEST(Resume, ForeignCheckpointsAreRefusedNamingTheField) {
   const Case cases[] = {
       {"worker count differs", [](TrainerOptions& t) { t.num_workers = 3; }},
       {"mode differs", [](TrainerOptions& t) { t.mode = Mode::kAsync; }},
-      {"layers differs", [](TrainerOptions& t) { t.model.hidden = {17}; }},
+      {"layers differ:", [](TrainerOptions& t) { t.model.hidden = {17}; }},
       {"model differs",
        [](TrainerOptions& t) { t.model = ModelSpec{.name = "logreg", .hidden = {}}; }},
       {"batch size differs", [](TrainerOptions& t) { t.batch_size = 11; }},
       {"seed differs", [](TrainerOptions& t) { t.seed = 12; }},
-      {"optimizer state differs", [](TrainerOptions& t) { t.sgd.momentum = 0.0f; }},
+      {"checkpoint.hwckpt: cannot resume: --momentum differs: the checkpoint has 0.9, this run 0",
+       [](TrainerOptions& t) { t.sgd.momentum = 0.0f; }},
       {"--momentum differs: the checkpoint has 0.9, this run 0.5",
        [](TrainerOptions& t) { t.sgd.momentum = 0.5f; }},
       {"--weight_decay differs: the checkpoint has 0.0001, this run 0.001",
@@ -507,6 +508,11 @@ TEST(Resume, AFinishedRunIsNotResumedWithNothingToTrain) {
     EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
     EXPECT_NE(result.status().message().find("nothing is left to train"), std::string::npos)
         << result.status();
+    // The real position, and what epochs must be.
+    EXPECT_NE(result.status().message().find("is at epoch 2.00 (global step"), std::string::npos)
+        << result.status();
+    EXPECT_NE(result.status().message().find("must be larger (at least 3)"), std::string::npos)
+        << result.status();
   }
 }
 
@@ -591,10 +597,12 @@ TEST(Resume, CheckpointOptionsAreValidated) {
   o = Options(Mode::kSync, 1);
   o.checkpoint_dir = "/tmp/x";
   o.checkpoint_every_steps = -1;
-  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_steps=-1"), std::string::npos);
+  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_steps=-1"),
+            std::string::npos);
   o.checkpoint_every_steps = 0;
   o.checkpoint_every_seconds = -2;
-  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_seconds=-2"), std::string::npos);
+  EXPECT_NE(ValidateOptions(o).message().find("TrainerOptions::checkpoint_every_seconds=-2"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -197,11 +197,20 @@ TEST(Checkpoint, Version3FilesAreStillReadWithoutOptimizerConstants) {
   CheckpointSignature now = old->signature;
   now.constants = OptimizerConstants{.beta1 = 0.5f};
   EXPECT_TRUE(CheckSignature(now, old->signature, "c").ok());
-  // A momentum or EMA on one side only is the state checks' to refuse (they say it is missing).
+  // An EMA on one side only is the EMA check's to refuse (it says it is missing).
   CheckpointSignature with = SmallCheckpoint().signature, without = with;
-  without.constants->momentum = 0.0f;
   without.constants->ema_decay = 0.99f;
   EXPECT_TRUE(CheckSignature(with, without, "c").ok());
+  // A momentum on one side only is refused here, naming the file and both values.
+  without = with;
+  without.constants->momentum = 0.0f;
+  const absl::Status s = CheckSignature(with, without, "dir/checkpoint.hwckpt");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("dir/checkpoint.hwckpt: cannot resume: --momentum differs: the "
+                             "checkpoint has 0, this run 0.9; "),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.message().find("resume with --momentum=0 "), std::string::npos) << s;
 }
 
 TEST(Checkpoint, DatasetIsPartOfTheSignature) {
@@ -267,7 +276,7 @@ TEST(Checkpoint, SignatureMismatchNamesTheField) {
          s.input_shape = {1, 3, 2};
        }},
       {"number of classes differs", [](CheckpointSignature& s) { s.num_classes = 5; }},
-      {"layers differs", [](CheckpointSignature& s) { s.layers[0] = "dense 6->7"; }},
+      {"layers differ:", [](CheckpointSignature& s) { s.layers[0] = "dense 6->7"; }},
       {"parameter count differs", [](CheckpointSignature& s) { s.num_params = 60; }},
       {"mode differs", [](CheckpointSignature& s) { s.mode = Mode::kSync; }},
       {"worker count differs", [](CheckpointSignature& s) { s.num_workers = 3; }},
@@ -388,7 +397,8 @@ TEST(Checkpoint, InconsistentSizesAreRefused) {
 TEST(Checkpoint, NonFiniteParametersAreNeverWrittenNorLoaded) {
   const std::string dir = TempDir("nonfinite");
   ASSERT_TRUE(WriteCheckpoint(dir, SmallCheckpoint()).ok());
-  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+  for (float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     Checkpoint c = SmallCheckpoint();
     c.params[7] = bad;
     const absl::Status s = WriteCheckpoint(dir, c);

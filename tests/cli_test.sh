@@ -21,6 +21,16 @@ expect_error() {
   expect_one_line_error "train $*" "$want" "$train" --data_dir="$empty_dir" "$@"
 }
 
+# Flags Abseil would refuse with its own "ERROR:" line: one "error:" line naming the flag and
+# what it takes, with a did-you-mean for a near miss.
+expect_error "unknown flag --lerning_rate; see --help" --lerning_rate=0.1
+expect_error "unknown flag --epoch; did you mean --epochs?; see --help" --epoch=2
+expect_error "--epochs=abc is not an integer (default 8); see --help" --epochs=abc
+expect_error "--epochs=abc is not an integer" --epochs abc
+expect_error "--lr=fast is not a number" --lr=fast
+expect_error "--resume=maybe is not true or false" --resume=maybe
+expect_error "--checkpoint_every=5min is not a period: give a number with the unit s, m or h" \
+  --checkpoint_every=5min
 expect_error "--workers=0" --workers=0
 expect_error "--workers=-2" --workers=-2
 expect_error "'nope'" --model=nope
@@ -132,6 +142,13 @@ echo "wall_time_s,kind" >"$old_log"
 expect_error "--log=$old_log already holds a convergence log (17 bytes)" --log="$old_log"
 expect_error "or --overwrite_log to replace it" --log="$old_log"
 expect_error "--overwrite_log needs --log" --overwrite_log
+# A refused run leaves no checkpoint directory (nor the parents made for it) behind.
+expect_error "--log=$old_log already holds" --log="$old_log" \
+  --checkpoint_dir="${TEST_TMPDIR:-/tmp}/made_for_ck/newck"
+if [[ -e "${TEST_TMPDIR:-/tmp}/made_for_ck" ]]; then
+  echo "FAIL: the refused run left ${TEST_TMPDIR:-/tmp}/made_for_ck behind"
+  failures=$((failures + 1))
+fi
 if [[ $(cat "$old_log") != "wall_time_s,kind" ]]; then
   echo "FAIL: the refused run changed $old_log"
   failures=$((failures + 1))

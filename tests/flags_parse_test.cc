@@ -43,5 +43,29 @@ TEST(FlagsParse, BadEvalEveryIsRejected) {
   EXPECT_EQ(epochs->epochs, 0.5);
 }
 
+TEST(FlagsParse, CheckpointEveryNamesTheUnitsOrTheRange) {
+  // No number with an accepted unit: a parse error naming the units, not "out of range".
+  for (const std::string value : {"5min", "abc", "10x", "s"}) {
+    ExpectError(ParseCheckpointEvery(value).status(), absl::StatusCode::kInvalidArgument,
+                {"--checkpoint_every=" + value + " is not a period", "s, m or h", "steps"});
+  }
+  for (const std::string value : {"-5", "2000000000000", "0s", "1e9s"}) {
+    ExpectError(ParseCheckpointEvery(value).status(), absl::StatusCode::kInvalidArgument,
+                {"--checkpoint_every=" + value + " is out of range"});
+  }
+  auto minutes = ParseCheckpointEvery("10m");
+  ASSERT_TRUE(minutes.ok());
+  EXPECT_EQ(minutes->seconds, 600.0);
+}
+
+TEST(FlagsParse, SeedSaysNotAnIntegerOrOutOfRange) {
+  ExpectError(ParseSeed("abc").status(), absl::StatusCode::kInvalidArgument,
+              {"--seed=abc is not an integer", "[0, 18446744073709551615]"});
+  ExpectError(ParseSeed("-1").status(), absl::StatusCode::kInvalidArgument,
+              {"--seed=-1 is out of range"});
+  ExpectError(ParseSeed("18446744073709551616").status(), absl::StatusCode::kInvalidArgument,
+              {"--seed=18446744073709551616 is out of range"});
+}
+
 }  // namespace
 }  // namespace hogwild

@@ -25,6 +25,7 @@ extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
@@ -447,11 +448,19 @@ TEST(MemoryEstimate, ScalesWithWorkersMomentumAndCheckpointsAndSaturates) {
   o.num_workers = 4;
   const MemoryEstimate four = EstimateTrainingMemory(o, *model, 1000);
   EXPECT_EQ(four.gradients_bytes, 4 * one.gradients_bytes);
-  EXPECT_EQ(four.optimizer_bytes, 4 * 4 * p);  // a snapshot per worker
+  EXPECT_EQ(four.snapshots_bytes, 4 * 4 * p);  // a snapshot per worker
+  // Plain SGD has no optimizer state: the summary must not show one.
+  EXPECT_EQ(four.optimizer_bytes, 0);
+  EXPECT_TRUE(absl::StrContains(four.ToString(), "parameter snapshots")) << four.ToString();
+  EXPECT_FALSE(absl::StrContains(four.ToString(), "optimizer state")) << four.ToString();
   o.sgd.momentum = 0.9f;
-  EXPECT_EQ(EstimateTrainingMemory(o, *model, 1000).optimizer_bytes, 2 * 4 * 4 * p);
+  EXPECT_EQ(EstimateTrainingMemory(o, *model, 1000).optimizer_bytes, 4 * 4 * p);  // per worker
+  EXPECT_EQ(EstimateTrainingMemory(o, *model, 1000).snapshots_bytes, 4 * 4 * p);
   o.mode = Mode::kSync;
-  EXPECT_EQ(EstimateTrainingMemory(o, *model, 1000).optimizer_bytes, 2 * 4 * p);
+  EXPECT_EQ(EstimateTrainingMemory(o, *model, 1000).optimizer_bytes, 4 * p);  // one state
+  EXPECT_EQ(EstimateTrainingMemory(o, *model, 1000).snapshots_bytes, 0);
+  // The workers' gradients and the average.
+  EXPECT_EQ(EstimateTrainingMemory(o, *model, 1000).gradients_bytes, 5 * 4 * p);
   EXPECT_EQ(EstimateTrainingMemory(o, *model, 1000).checkpoint_bytes, 0);
   o.checkpoint_dir = "/tmp/x";
   EXPECT_EQ(EstimateTrainingMemory(o, *model, 1000).checkpoint_bytes, 2 * 2 * 4 * p);

@@ -247,5 +247,16 @@ TEST(PredictionCsv, WritesAHeaderAndOneRowPerExampleAndRefusesToOverwrite) {
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 }
 
+TEST(PredictionCsv, AFolderWhereNoFileCanBeCreatedIsRefusedUpFrontNamingThePath) {
+  // /proc takes no new files, even for root (a read-only or permission-less folder alike).
+  ExpectError(CheckPredictionOutput("--output", "/proc/p.csv", /*overwrite=*/false),
+              absl::StatusCode::kPermissionDenied,
+              {"--output=/proc/p.csv: cannot create a file in /proc", "choose a folder"});
+  // Nothing says the temporary name, and nothing is left behind.
+  const std::string dir = FreshDir();
+  ASSERT_TRUE(CheckPredictionOutput("--output", dir + "/p.csv", false).ok());
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
 }  // namespace
 }  // namespace hogwild

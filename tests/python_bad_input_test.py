@@ -129,6 +129,8 @@ class BadInput(unittest.TestCase):
                      *d, mode="sync", optimizer_state="per_worker")
         self.refuses(ValueError, ["lr_reference_batch=256 has no effect with lr_scaling='none'"],
                      *d, lr_reference_batch=256)
+        self.refuses(ValueError, ["log_every=10 has no effect without log or on_log_row"], *d,
+                     log_every=10)
         self.refuses(ValueError, ['unknown mode "hogwild"'], *d, mode="hogwild")
         self.refuses(ValueError, ["lr_schedule=cosine is unknown"], *d, lr_schedule="cosine")
         self.refuses(ValueError, ["nope"], *d, model="nope", hidden=None)
@@ -177,6 +179,22 @@ class BadInput(unittest.TestCase):
                          dataset="fashion_mnist", data_dir=empty)
         # Far more memory than any machine has: refused before anything is allocated.
         self.refuses(RuntimeError, ["memory"], self.x, self.y, hidden=[65536] * 6)
+
+    def test_log_every_is_read_with_a_row_callback(self):
+        rows = []
+        hogwild.train(self.x, self.y, epochs=1, workers=1, hidden=[8], batch_size=10,
+                      eval_every=0, log_every=5, on_log_row=rows.append)
+        # 200 examples in batches of 10: 20 steps, a train row every 5.
+        self.assertEqual(sum(row["kind"] == "train" for row in rows), 4)
+
+    def test_test_figures_are_none_without_a_test_set(self):
+        alone = hogwild.train(self.x, self.y, epochs=1, workers=1, hidden=[8])
+        self.assertIsNone(alone.final_test_accuracy)
+        self.assertIsNone(alone.final_test_loss)
+        self.assertIn("final_test_accuracy=None", repr(alone))
+        tested = hogwild.train(self.x, self.y, self.x, self.y, epochs=1, workers=1, hidden=[8])
+        self.assertGreater(tested.final_test_accuracy, 0.0)
+        self.assertGreater(tested.final_test_loss, 0.0)
 
     def test_still_usable_after_errors(self):
         self.test_bad_options_name_the_keyword()

@@ -1,8 +1,6 @@
 // SIGINT/SIGTERM become an orderly stop (issue 5): the flag is set by the signal, training
 // finishes its current step, writes a checkpoint and returns OK with stopped_early, and the run
 // resumes from it.
-#include "trainer/cli/stop_signal.h"
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,11 +8,13 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/cli/stop_signal.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {
@@ -50,6 +50,33 @@ TEST(StopOnSignals, FirstSignalSetsTheFlagAndCallsBack) {
   }
 }
 
+// exit_on_second: the same signal twice at once (GNU timeout's child-then-group delivery) is one
+// stop request; a later repeat, or another signal, ends the process with 128 + its number.
+TEST(StopOnSignalsDeathTest, ADuplicateIsOneRequestAndARealSecondSignalExits) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto run = [](int first, int second, std::chrono::milliseconds gap) {
+    auto stop = StopOnSignals::Install(/*exit_on_second=*/true, nullptr);
+    if (!stop.ok()) _exit(2);
+    // raise() runs the handler before it returns, so the records are in the pipe in this order,
+    // ahead of the destructor's shutdown record: the watcher has handled both once `stop` is gone.
+    raise(first);
+    std::this_thread::sleep_for(gap);
+    raise(second);
+    stop->reset();
+    _exit(0);
+  };
+  const auto window = std::chrono::nanoseconds(StopOnSignals::kDuplicateWindowNs);
+  EXPECT_EXIT(run(SIGTERM, SIGTERM, std::chrono::milliseconds(0)), ::testing::ExitedWithCode(0),
+              "");
+  EXPECT_EXIT(run(SIGINT, SIGINT, std::chrono::milliseconds(0)), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(run(SIGTERM, SIGTERM,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(window) +
+                      std::chrono::milliseconds(50)),
+              ::testing::ExitedWithCode(128 + SIGTERM), "second signal");
+  EXPECT_EXIT(run(SIGTERM, SIGINT, std::chrono::milliseconds(0)),
+              ::testing::ExitedWithCode(128 + SIGINT), "second signal");
+}
+
 TEST(StopOnSignals, UninstallRestoresThePreviousHandler) {
   static std::atomic<int> previous_handler_calls{0};
   struct sigaction action {};
@@ -57,7 +84,10 @@ TEST(StopOnSignals, UninstallRestoresThePreviousHandler) {
   sigemptyset(&action.sa_mask);
   struct sigaction old {};
   ASSERT_EQ(sigaction(SIGTERM, &action, &old), 0);
-  { auto stop = StopOnSignals::Install(false, nullptr); ASSERT_TRUE(stop.ok()); }
+  {
+    auto stop = StopOnSignals::Install(false, nullptr);
+    ASSERT_TRUE(stop.ok());
+  }
   ASSERT_EQ(raise(SIGTERM), 0);
   EXPECT_EQ(previous_handler_calls.load(), 1);
   sigaction(SIGTERM, &old, nullptr);

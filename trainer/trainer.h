@@ -83,7 +83,8 @@ struct TrainResult {
 //     TrainerOptions::overwrite_log: otherwise kFailedPrecondition naming the path, its size and
 //     that option (ConvergenceLog::CheckWouldNotReplace);
 // and about `options.checkpoint_dir` (nothing when it is empty):
-//   - checkpoints can be written there: CheckCheckpointDirWritable (it is created if missing);
+//   - checkpoints can be written there: CheckCheckpointDirWritable (it is created if missing,
+//     and removed again, with the parents created for it, when any check here refuses the run);
 //     errors name TrainerOptions::checkpoint_dir, e.g. kInvalidArgument
 //     "TrainerOptions::checkpoint_dir=/proc/x: cannot create the directory (...)";
 //   - without TrainerOptions::resume or TrainerOptions::overwrite_checkpoint, it holds no

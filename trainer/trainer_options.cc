@@ -284,7 +284,10 @@ std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, bool as
            {"weight_decay_biases", options.sgd.weight_decay != 0.0f,
             absl::StrFormat("without %sweight_decay (nothing decays)", prefix)},
            {"bn_momentum", HasBatchNorm(options.model),
-            absl::StrFormat("with model %s (only cnn_bn has batch norm)", options.model.name)}}) {
+            absl::StrFormat("with model %s (only cnn_bn has batch norm)", options.model.name)},
+           {"log_every", !options.log_path.empty() || options.log_row_sink != nullptr,
+            as_flags ? std::string("without --log")
+                     : std::string("without log or on_log_row (no rows are written)")}}) {
     if (!u.read) unread.push_back({u.name, u.where});
   }
   return unread;

@@ -188,8 +188,10 @@ struct UnreadSetting {
 
 // The settings among the optimizer's constants (momentum, adam_beta1, adam_beta2,
 // rmsprop_alpha, eps), optimizer_state, lr_reference_batch, ema_num_updates,
-// weight_decay_biases and bn_momentum that `options` would not read. ValidateOptions refuses such
-// a field only when it differs from its default, since it cannot see what was typed; a front end
+// weight_decay_biases, bn_momentum and log_every (read only with a log_path or a log_row_sink, so a
+// front end calls this after setting the sink) that `options` would not read. ValidateOptions
+// refuses such a field only when it differs from its default (log_every_steps: never, a row
+// period without rows is harmless), since it cannot see what was typed; a front end
 // that can (the command line, the Python module) refuses every setting listed here that its user
 // typed, default value included, so nothing typed is silently dropped. The reasons name the other
 // settings as the command line spells them (--lr_scaling=none) when `as_flags`, else as Python

@@ -34,14 +34,16 @@ class TrainResult:
       examples: training examples processed, all workers together.
       steps: global steps (updates applied to the shared parameters).
       examples_per_s: examples / wall_time_s.
-      final_test_accuracy: fraction in [0, 1] on the test set (0 without a test set).
-      final_test_loss: mean cross-entropy on the test set (0 without a test set).
+      final_test_accuracy: fraction in [0, 1] on the test set (None without a test set: not
+        measured).
+      final_test_loss: mean cross-entropy on the test set (None without a test set).
       staleness_mean, staleness_max: staleness of the updates (0 in sync mode).
       staleness_histogram: uint64 [65]; bucket s counts updates of staleness s, the last one
         those of staleness >= 64.
       params: float32 [P], the trained parameters, all layers in order (README, "Models").
       ema_params, final_ema_test_accuracy, final_ema_test_loss: with ema_decay, the moving
-        average of the weights and its test accuracy and loss (empty and 0 without).
+        average of the weights and its test accuracy and loss (empty and 0 without; the two
+        figures None without a test set).
       stopped_early: True when a stop was requested and honoured.
       resumed_from_step: the checkpoint's global step, or -1 (not resumed).
       last_checkpoint_step: global step of the last checkpoint written, or -1.
@@ -58,9 +60,11 @@ class TrainResult:
             setattr(self, name, fields[name])
 
     def __repr__(self):
+        def figure(value):
+            return "None" if value is None else f"{value:.4f}"
         return (f"TrainResult(mode={self.mode!r}, workers={self.workers}, "
-                f"final_test_accuracy={self.final_test_accuracy:.4f}, "
-                f"final_test_loss={self.final_test_loss:.4f}, steps={self.steps}, "
+                f"final_test_accuracy={figure(self.final_test_accuracy)}, "
+                f"final_test_loss={figure(self.final_test_loss)}, steps={self.steps}, "
                 f"examples={self.examples}, examples_per_s={self.examples_per_s:.0f}, "
                 f"wall_time_s={self.wall_time_s:.2f}, staleness_mean={self.staleness_mean:.2f}, "
                 f"staleness_max={self.staleness_max}, params=<{self.params.size} float32>)")
@@ -128,7 +132,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           weight_decay=0.0, weight_decay_biases=None, ema_decay=0.0, ema_num_updates=None,
           staleness_aware_lr=False, staleness_bound=None, backup_workers=None,
           average_every=None, seed=1, eval_every="1epoch", log=None, overwrite_log=False,
-          log_every=100, checkpoint_dir=None, checkpoint_every=None, resume=False,
+          log_every=None, checkpoint_dir=None, checkpoint_every=None, resume=False,
           overwrite_checkpoint=False, prefetch=4, on_log_row=None):
     """Trains a classifier with data-parallel SGD and returns a TrainResult.
 
@@ -137,7 +141,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         you want it (train() does not rescale arrays). Copied once into the trainer.
       y: integer labels [N] (any NumPy integer dtype) in [0, num_classes).
       test_x, test_y: the same for the test set (examples of x's shape), or None: no
-        evaluation (final_test_* are 0).
+        evaluation (final_test_* are None).
       dataset: "fashion_mnist", "mnist" or "cifar10" (the binary version's .bin files) instead
         of arrays: loaded from data_dir (default: where tools/setup.sh installs it), both splits standardized with the training set's
         mean and deviation, exactly as `//trainer:train` does.
@@ -165,7 +169,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     staleness_aware_lr (async only), staleness_bound (ssp only, default 3), backup_workers
     (backup only, default 0), average_every (local_sgd only, default 8), seed (in [0, 2^64 - 1]), eval_every (global steps as an
     int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl convergence-log path),
-    overwrite_log, log_every (a log row per worker every N of its steps), checkpoint_dir,
+    overwrite_log, log_every (a log row per worker every N of its steps, default 100; with log
+    or on_log_row only), checkpoint_dir,
     checkpoint_every (with checkpoint_dir: N global steps, "30s", "10m", "1h", 0; default
     "600s"), resume, overwrite_checkpoint, prefetch (batches queued per worker). A keyword that
     these settings would not read (hidden with model="cnn", lr_decay_rate with the constant
@@ -259,8 +264,10 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         ("lr_reference_batch", lr_reference_batch), ("optimizer_state", optimizer_state),
         ("momentum", momentum), ("adam_beta1", adam_beta1), ("adam_beta2", adam_beta2),
         ("rmsprop_alpha", rmsprop_alpha), ("eps", eps), ("bn_momentum", bn_momentum),
-        ("weight_decay_biases", weight_decay_biases), ("ema_num_updates", ema_num_updates))
+        ("weight_decay_biases", weight_decay_biases), ("ema_num_updates", ema_num_updates),
+        ("log_every", log_every))
         if value is not None}
+    log_every = 100 if log_every is None else log_every
     lr_reference_batch = 256 if lr_reference_batch is None else lr_reference_batch
     optimizer_state = "per_worker" if optimizer_state is None else optimizer_state
     momentum = 0.0 if momentum is None else momentum

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 
@@ -94,8 +95,8 @@ class Reader {
       HOGWILD_RETURN_IF_ERROR(Pod(field, &count));
     }
     if (count > max_items || count > rest_.size() / item_bytes) {
-      return Corrupt(field, absl::StrFormat("count %d exceeds the %d bytes that remain", count,
-                                            rest_.size()));
+      return Corrupt(
+          field, absl::StrFormat("count %d exceeds the %d bytes that remain", count, rest_.size()));
     }
     *n = count;
     return absl::OkStatus();
@@ -281,8 +282,8 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
         origin, bytes.size(), kHeaderSize));
   }
   if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: not a hogwild checkpoint (wrong magic number)", origin));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: not a hogwild checkpoint (wrong magic number)", origin));
   }
   Reader header(bytes.substr(0, kHeaderSize), origin);
   uint64_t magic = 0, payload_size = 0;
@@ -295,9 +296,9 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
   HOGWILD_RETURN_IF_ERROR(header.Pod("header_crc32", &header_crc));
   const uint32_t actual_header_crc = Crc32(bytes.substr(0, kHeaderSize - 4));
   if (header_crc != actual_header_crc) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: corrupt checkpoint: header checksum 0x%08x, expected 0x%08x", origin,
-        actual_header_crc, header_crc));
+    return absl::DataLossError(
+        absl::StrFormat("%s: corrupt checkpoint: header checksum 0x%08x, expected 0x%08x", origin,
+                        actual_header_crc, header_crc));
   }
   if (version < kOldestCheckpointVersion || version > kCheckpointVersion) {
     return absl::UnimplementedError(
@@ -318,9 +319,9 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
   }
   const uint32_t actual_payload_crc = Crc32(payload);
   if (payload_crc != actual_payload_crc) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: corrupt checkpoint: payload checksum 0x%08x, expected 0x%08x", origin,
-        actual_payload_crc, payload_crc));
+    return absl::DataLossError(
+        absl::StrFormat("%s: corrupt checkpoint: payload checksum 0x%08x, expected 0x%08x", origin,
+                        actual_payload_crc, payload_crc));
   }
 
   // The checksum matched, so the remaining checks catch only a writer bug or a forged file; the
@@ -349,8 +350,8 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     HOGWILD_RETURN_IF_ERROR(r.Floats("ema", &c.ema));
   }
   if (r.remaining() != 0) {
-    return r.Corrupt("(end)", absl::StrFormat("%d unexpected bytes after the last field",
-                                              r.remaining()));
+    return r.Corrupt("(end)",
+                     absl::StrFormat("%d unexpected bytes after the last field", r.remaining()));
   }
   if (c.global_step < 0 || c.epoch < 0) return r.Corrupt("global_step/epoch", "negative");
   // One data position per worker of the job: rank-major, the job's worker r·W + w.
@@ -363,8 +364,8 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     if (step < 0) return r.Corrupt("next_step", absl::StrFormat("negative step %d", step));
   }
   if (static_cast<int64_t>(c.params.size()) != s.num_params) {
-    return r.Corrupt("params", absl::StrFormat("%d values for num_params %d", c.params.size(),
-                                               s.num_params));
+    return r.Corrupt("params",
+                     absl::StrFormat("%d values for num_params %d", c.params.size(), s.num_params));
   }
   // Owners: 1 (sync, async with shared state) or W (async per worker), up to 2 slots each.
   const size_t w = static_cast<size_t>(job_workers);
@@ -391,9 +392,9 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
   }
   for (size_t i = 0; i < c.params.size(); ++i) {
     if (!std::isfinite(c.params[i])) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: checkpoint parameter %d is %f; a diverged state cannot be resumed", origin, i,
-          c.params[i]));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: checkpoint parameter %d is %f; a diverged state cannot be resumed",
+                          origin, i, c.params[i]));
     }
   }
   return c;
@@ -402,10 +403,12 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
 absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignature& f,
                             absl::string_view origin) {
   auto differs = [&](const char* field, const std::string& found, const std::string& expected,
-                     const char* hint) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s: cannot resume: %s differs: the checkpoint has %s, this run %s; %s", origin, field,
-        found, expected, hint));
+                     const std::string& hint) {
+    // "layers" is the one plural field.
+    const char* verb = absl::string_view(field) == "layers" ? "differ" : "differs";
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: cannot resume: %s %s: the checkpoint has %s, this run %s; %s", origin,
+                        field, verb, found, expected, hint));
   };
   constexpr char kOtherDir[] = "use the same settings or another --checkpoint_dir";
   if (f.model_name != e.model_name) {
@@ -452,13 +455,15 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
     const std::array<float, 7> expected = ConstantValues(*e.constants);
     for (size_t i = 0; i < found.size(); ++i) {
       if (found[i] == expected[i]) continue;
-      // Momentum or an EMA on one side only: the state checks say the state is missing.
-      const bool presence = i == 0 || i == 6;
-      if (presence && (found[i] == 0.0f || expected[i] == 0.0f)) continue;
+      // An EMA on one side only: the EMA check says it is missing. (A momentum on one side only
+      // is refused here, with both values: its buffers exist on one side only.)
+      if (i == 6 && (found[i] == 0.0f || expected[i] == 0.0f)) continue;
       return differs(kConstantFlags[i], absl::StrFormat("%g", found[i]),
                      absl::StrFormat("%g", expected[i]),
-                     "the checkpoint's state (optimizer, weights' average) was built with its "
-                     "value; resume with it or use another --checkpoint_dir");
+                     absl::StrFormat("the checkpoint's state (optimizer, weights' average) was "
+                                     "built with its value; resume with %s=%g or use another "
+                                     "--checkpoint_dir",
+                                     kConstantFlags[i], found[i]));
     }
   }
   if (f.mode != e.mode) {

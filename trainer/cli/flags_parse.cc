@@ -1,8 +1,10 @@
 #include "trainer/cli/flags_parse.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -59,9 +61,17 @@ absl::StatusOr<CheckpointEvery> ParseCheckpointEvery(const std::string& value) {
   } else if (absl::ConsumeSuffix(&v, "h")) {
     unit_s = 3600.0;
   }
+  // A value that is no number with an accepted unit (5min, 10x): say which units there are.
+  const auto not_a_period = [&value] {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--checkpoint_every=%s is not a period: give a number with the unit s, m or h (30s, 10m, "
+        "1h), a number of global steps (500 or 500steps), or 0 for only on stop and at the end",
+        value));
+  };
   if (unit_s > 0.0) {
     double n = 0.0;
-    if (!absl::SimpleAtod(v, &n) || !(n > 0.0) || !(n * unit_s <= 1e7)) {
+    if (!absl::SimpleAtod(v, &n)) return not_a_period();
+    if (!(n > 0.0) || !(n * unit_s <= 1e7)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--checkpoint_every=%s is out of range: a period must be in (0, 1e7] seconds; use "
           "e.g. 30s, 10m, or a number of steps (500)",
@@ -71,6 +81,8 @@ absl::StatusOr<CheckpointEvery> ParseCheckpointEvery(const std::string& value) {
     return every;
   }
   int64_t steps = 0;
+  double number = 0.0;
+  if (!absl::SimpleAtoi(v, &steps) && !absl::SimpleAtod(v, &number)) return not_a_period();
   if (!absl::SimpleAtoi(v, &steps) || steps < 0 || steps > (int64_t{1} << 40)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--checkpoint_every=%s is out of range: use a number of global steps in [1, 2^40] "
@@ -84,9 +96,15 @@ absl::StatusOr<CheckpointEvery> ParseCheckpointEvery(const std::string& value) {
 absl::StatusOr<uint64_t> ParseSeed(const std::string& value) {
   uint64_t seed = 0;
   if (!absl::SimpleAtoi(value, &seed)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--seed=%s is out of range; it must be an integer in [0, %d]", value,
-                        std::numeric_limits<uint64_t>::max()));
+    // "-1" and "2^64" are integers out of range; "abc" or "1.5" are no integer at all.
+    int64_t negative = 0;
+    const bool integer = absl::SimpleAtoi(value, &negative) ||
+                         (!value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+                           return absl::ascii_isdigit(c);
+                         }));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--seed=%s is %s; it must be an integer in [0, %d]", value,
+        integer ? "out of range" : "not an integer", std::numeric_limits<uint64_t>::max()));
   }
   return seed;
 }

@@ -24,13 +24,14 @@ struct EvalEvery {
 absl::StatusOr<EvalEvery> ParseEvalEvery(const std::string& value);
 
 struct CheckpointEvery {
-  int64_t steps = 0;    // > 0: every that many global steps
-  double seconds = 0.0; // > 0: every that many seconds
+  int64_t steps = 0;     // > 0: every that many global steps
+  double seconds = 0.0;  // > 0: every that many seconds
 };
 
 // "500" or "500steps" (global steps), "30s", "10m" or "1h" (wall time), or "0" (only on a stop
-// request and at the end). Errors name the flag, the value and the allowed range: steps in
-// [1, 2^40], a period in (0, 1e7] seconds.
+// request and at the end). Errors name the flag and the value, and either the accepted units
+// (a value that is no number with a unit: "5min", "abc") or the allowed range (steps in
+// [1, 2^40], a period in (0, 1e7] seconds).
 absl::StatusOr<CheckpointEvery> ParseCheckpointEvery(const std::string& value);
 
 // "--seed" as typed: an integer in [0, 2^64 - 1]. Errors name the flag, the value and the range

@@ -18,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
 #include "absl/flags/internal/usage.h"
@@ -37,6 +36,7 @@
 #include "kernels/optimizer_name.h"
 #include "mpi/mpi_cluster.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/cli/argv_flags.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/gpu_handoff.h"
 #include "trainer/cli/option_flags.h"
@@ -367,11 +367,18 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
     // The resume is said once Train() has accepted the checkpoint, before the first step, so a
     // refused resume never claims it resumed and the progress line's epochs read from there.
     options.progress = [line = MakeProgressLine(stdout, may_rewrite),
-                        dir = absl::GetFlag(FLAGS_checkpoint_dir)](const ProgressReport& report) {
+                        dir = absl::GetFlag(FLAGS_checkpoint_dir),
+                        stop_requested](const ProgressReport& report) {
       if (report.resumed_from_step >= 0) {
         absl::PrintF("hogwild: resumed from the checkpoint at global step %d (epoch %.2f) in %s\n",
                      report.resumed_from_step, report.start_epoch, dir);
         std::fflush(stdout);
+        return;
+      }
+      // Stopped before the first step of a fresh run: the final evaluation measured the initial
+      // weights, not a result; main() says plainly that nothing was trained.
+      if (report.final && report.metrics.updates == 0 && report.start_epoch == 0.0 &&
+          stop_requested->load(std::memory_order_acquire)) {
         return;
       }
       line(report);
@@ -488,37 +495,6 @@ int CheckedExit(int code) {
 
 }  // namespace
 
-// What Abseil accepts silently but would drop: a flag given twice (the last one wins), and
-// --undefok / --flagfile / --fromenv / --tryfromenv, which let flags be ignored or come from
-// elsewhere than the command line. Checked on argv before parsing; "--" ends the flags.
-absl::Status CheckArgvFlags(int argc, char** argv) {
-  absl::flat_hash_map<std::string, std::string> seen;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "--") break;
-    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
-    const absl::string_view name = arg.substr(0, arg.find('='));
-    if (name == "undefok" || name == "flagfile" || name == "fromenv" || name == "tryfromenv") {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--%s is not supported: give every flag on the command line, by its own name", name));
-    }
-    // --noresume is --resume=false: the same flag.
-    std::string key(name);
-    if (absl::StartsWith(key, "no") && absl::FindCommandLineFlag(key) == nullptr &&
-        absl::FindCommandLineFlag(key.substr(2)) != nullptr) {
-      key = key.substr(2);
-    }
-    // A value such as the -1 of `--seed -1` is not a flag; unknown names are Abseil's to refuse.
-    if (absl::FindCommandLineFlag(key) == nullptr) continue;
-    const auto [it, inserted] = seen.emplace(key, argv[i]);
-    if (!inserted) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--%s is given twice ('%s' and '%s'); give it once", key, it->second, argv[i]));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // A flag typed with an empty value (`--checkpoint_dir=$DIR` with DIR unset) would mean "not
 // given"; refuse it by name instead.
 absl::Status CheckNoEmptyValues() {
@@ -551,7 +527,7 @@ int main(int argc, char** argv) {
   // argv as given, for the hand-over to train_gpu.
   std::vector<char*> original_argv(argv, argv + argc);
   original_argv.push_back(nullptr);
-  if (const absl::Status argv_ok = CheckArgvFlags(argc, argv); !argv_ok.ok()) {
+  if (const absl::Status argv_ok = hogwild::CheckArgvFlags(argc, argv); !argv_ok.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(argv_ok.message()).c_str());
     return 1;
   }
@@ -614,7 +590,9 @@ int main(int argc, char** argv) {
             "exit at once)\n",
             launched ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
             launched ? " (a signal to the job, or mpirun ending it after another rank failed)" : "",
-            absl::GetFlag(FLAGS_checkpoint_dir).empty() ? "" : " and writing a checkpoint");
+            absl::GetFlag(FLAGS_checkpoint_dir).empty()
+                ? ""
+                : " and writing a checkpoint, if a step was taken");
       });
   if (!stop.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
@@ -682,8 +660,15 @@ int main(int argc, char** argv) {
     // A stopped job ends with the signal's status on every rank, as one process does.
     return CheckedExit(signo != 0 ? 128 + signo : 0);
   }
-  std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  if (result->stopped_early && result->steps == 0 && result->resumed_from_step < 0) {
+    // No summary: its "final test accuracy" would be the untrained weights'.
+    std::printf("stopped by %s before the first step: nothing was trained%s\n",
+                signo == SIGINT ? "SIGINT" : "SIGTERM",
+                dir.empty() ? "" : absl::StrFormat(", nothing saved in %s", dir).c_str());
+    return CheckedExit(128 + signo);
+  }
+  std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   if (result->last_checkpoint_step >= 0) {
     std::printf("checkpoint: global step %ld in %s\n",
                 static_cast<long>(result->last_checkpoint_step), dir.c_str());
@@ -693,10 +678,7 @@ int main(int argc, char** argv) {
     // sees the run did not complete, and the checkpoint lets it continue with --resume.
     std::printf("stopped early by %s at global step %ld%s\n",
                 signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
-                dir.empty() ? " (no --checkpoint_dir: nothing saved)"
-                : result->last_checkpoint_step >= 0 || result->resumed_from_step >= 0
-                    ? "; continue with --resume"
-                    : " (before the first step: nothing saved)");
+                dir.empty() ? " (no --checkpoint_dir: nothing saved)" : "; continue with --resume");
     return CheckedExit(128 + signo);
   }
   // A job one of whose other ranks was stopped by a signal did not complete either.

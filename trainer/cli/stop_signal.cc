@@ -1,9 +1,11 @@
 #include "trainer/cli/stop_signal.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -16,14 +18,38 @@ namespace {
 // and reset only after they are removed.
 int g_pipe[2] = {-1, -1};
 
-// Byte 0 in the pipe is the destructor's wake-up, any other byte a signal number.
-constexpr char kShutdown = 0;
+// One record in the pipe: signal number 0 is the destructor's wake-up, any other a signal, with
+// when it arrived. 16 bytes, below PIPE_BUF, so each write(2) lands whole.
+struct Arrival {
+  int64_t signo;
+  int64_t monotonic_ns;
+};
+constexpr int64_t kShutdown = 0;
+
+int64_t MonotonicNs() {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe (POSIX)
+  return int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+}
 
 extern "C" void OnStopSignal(int signo) {
   const int saved_errno = errno;  // a handler must not clobber the interrupted code's errno
-  const char byte = static_cast<char>(signo);
-  [[maybe_unused]] ssize_t n = ::write(g_pipe[1], &byte, 1);
+  const Arrival arrival{signo, MonotonicNs()};
+  [[maybe_unused]] ssize_t n = ::write(g_pipe[1], &arrival, sizeof(arrival));
   errno = saved_errno;
+}
+
+// Reads one whole record; false at end of file or on an error other than EINTR.
+bool ReadArrival(int fd, Arrival* arrival) {
+  char* bytes = reinterpret_cast<char*>(arrival);
+  size_t got = 0;
+  while (got < sizeof(*arrival)) {
+    const ssize_t n = ::read(fd, bytes + got, sizeof(*arrival) - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    got += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 }  // namespace
@@ -69,8 +95,8 @@ StopOnSignals::StopOnSignals(bool exit_on_second, std::function<void(int)> on_fi
 StopOnSignals::~StopOnSignals() {
   if (int_installed_) ::sigaction(SIGINT, &old_int_, nullptr);
   ::sigaction(SIGTERM, &old_term_, nullptr);
-  const char byte = kShutdown;
-  while (::write(g_pipe[1], &byte, 1) < 0 && errno == EINTR) {
+  const Arrival shutdown{kShutdown, 0};
+  while (::write(g_pipe[1], &shutdown, sizeof(shutdown)) < 0 && errno == EINTR) {
   }
   watcher_.join();
   ::close(g_pipe[0]);
@@ -79,16 +105,20 @@ StopOnSignals::~StopOnSignals() {
 }
 
 void StopOnSignals::Watch() {
+  int64_t first_ns = 0;  // when the first signal arrived
   while (true) {
-    char byte = 0;
-    const ssize_t n = ::read(g_pipe[0], &byte, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || byte == kShutdown) return;
-    const int signo = byte;
+    Arrival arrival{};
+    if (!ReadArrival(g_pipe[0], &arrival) || arrival.signo == kShutdown) return;
+    const int signo = static_cast<int>(arrival.signo);
     if (!stop_requested_.load(std::memory_order_relaxed)) {
+      first_ns = arrival.monotonic_ns;
       signal_.store(signo, std::memory_order_release);
       stop_requested_.store(true, std::memory_order_release);
       if (on_first_) on_first_(signo);
+    } else if (signo == signal_.load(std::memory_order_relaxed) &&
+               arrival.monotonic_ns - first_ns < kDuplicateWindowNs) {
+      // The same request delivered twice (see the header): not a second one.
+      continue;
     } else if (exit_on_second_) {
       static constexpr char kMessage[] = "\nhogwild: second signal; exiting without waiting\n";
       [[maybe_unused]] ssize_t written = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);

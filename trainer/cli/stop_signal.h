@@ -9,7 +9,10 @@
 // main() (OpenBLAS's pthread build starts its pool at load time), and the kernel may deliver a
 // process-directed signal to any thread that does not block it. A second signal while the first
 // is being honoured ends the process at once with _exit(128 + signal), for a user who does not
-// want to wait.
+// want to wait. The same signal again within kDuplicateWindowNs (250 ms) of the first is the same
+// request delivered twice, not a second one, and is ignored: GNU timeout sends its signal to the
+// child and then to its own process group (the child included), and `kill -- -PGID` beside a
+// terminal's Ctrl-C does the same; no person sends a deliberate second signal that fast.
 //
 // As the shell convention (and CPython) has it, a SIGINT that was ignored when the process
 // started (a background job of a non-interactive shell) stays ignored; SIGTERM is always taken.
@@ -25,6 +28,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -35,11 +39,14 @@ namespace hogwild {
 
 class StopOnSignals {
  public:
+  // A repeat of the first signal (same number) arriving sooner than this after it is a duplicate.
+  static constexpr int64_t kDuplicateWindowNs = 250'000'000;
+
   // `on_first(signo)` runs on the watcher thread after the stop flag is set (may be empty).
   // Errors: kFailedPrecondition if another instance is installed; kInternal when the pipe or
   // the handlers cannot be set up.
-  static absl::StatusOr<std::unique_ptr<StopOnSignals>> Install(
-      bool exit_on_second, std::function<void(int)> on_first);
+  static absl::StatusOr<std::unique_ptr<StopOnSignals>> Install(bool exit_on_second,
+                                                                std::function<void(int)> on_first);
 
   // Restores the previous handlers and stops the watcher thread.
   ~StopOnSignals();

@@ -1,5 +1,7 @@
 #include "trainer/predict/prediction_csv.h"
 
+#include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,6 +38,19 @@ absl::Status CheckPredictionOutput(absl::string_view name, const std::string& pa
     return absl::AlreadyExistsError(
         absl::StrFormat("%s=%s exists; pass --overwrite to replace it", name, path));
   }
+  // The CSV is written to a temporary file beside `path` and renamed: a folder where no file can
+  // be created (no write permission, a read-only mount) fails now, not after the predictions.
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  std::string probe = (folder / ".predictions.probe.XXXXXX").string();
+  const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
+  if (fd < 0) {
+    return absl::PermissionDeniedError(
+        absl::StrFormat("%s=%s: cannot create a file in %s (%s); choose a folder you can write to",
+                        name, path, folder.string(), std::strerror(errno)));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
   return absl::OkStatus();
 }
 
@@ -60,17 +75,22 @@ absl::Status WritePredictionsFile(const Predictions& predictions, const std::str
                                   bool overwrite) {
   HOGWILD_RETURN_IF_ERROR(CheckPredictionOutput("--output", path, overwrite));
   const std::string tmp = path + ".tmp";
+  // Errors name the user's path, not the temporary one beside it.
+  const auto fail = [&path](absl::string_view step) {
+    return absl::InternalError(
+        absl::StrFormat("--output=%s: cannot %s (%s)", path, step, std::strerror(errno)));
+  };
   std::FILE* file = std::fopen(tmp.c_str(), "w");
-  if (file == nullptr) return WriteError(tmp);
+  if (file == nullptr) return fail("write it");
   absl::Status status = WritePredictionsCsv(predictions, file);
-  if (status.ok() && ::fsync(fileno(file)) != 0) status = WriteError(tmp);
-  if (std::fclose(file) != 0 && status.ok()) status = WriteError(tmp);
-  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) status = WriteError(path);
-  if (!status.ok()) {
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrFormat("%s: %s", path, status.message()));
+  if (!status.ok()) status = fail("write it");
+  if (status.ok() && ::fsync(fileno(file)) != 0) status = fail("write it (fsync)");
+  if (std::fclose(file) != 0 && status.ok()) status = fail("write it (close)");
+  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = fail("put it in place (rename)");
   }
-  return absl::OkStatus();
+  if (!status.ok()) std::remove(tmp.c_str());
+  return status;
 }
 
 }  // namespace hogwild

@@ -14,11 +14,13 @@
 namespace hogwild {
 
 // Checks, before any work, that `path` may be written: its directory exists, it is not a
-// directory, and it does not exist unless `overwrite`. `name` is the flag that gave the path,
-// for messages. Errors: kInvalidArgument (CheckOutputFilePath's, or an existing path that is not
-// a regular file: a device such as /dev/null or a pipe, which the atomic rename would replace,
-// with or without `overwrite`), kAlreadyExists "<name>=<path> exists; pass --overwrite to replace
-// it". Reads metadata only; thread-safe.
+// directory, it does not exist unless `overwrite`, and a file can be created in its folder.
+// `name` is the flag that gave the path, for messages. Errors: kInvalidArgument
+// (CheckOutputFilePath's, or an existing path that is not a regular file: a device such as
+// /dev/null or a pipe, which the atomic rename would replace, with or without `overwrite`),
+// kAlreadyExists "<name>=<path> exists; pass --overwrite to replace it", kPermissionDenied
+// "<name>=<path>: cannot create a file in <folder> (<strerror>); choose a folder you can write
+// to". Creates and removes a probe file (.predictions.probe.XXXXXX) in the folder; thread-safe.
 absl::Status CheckPredictionOutput(absl::string_view name, const std::string& path, bool overwrite);
 
 // Writes the CSV to `out` (e.g. stdout). Errors: kInternal when a write fails (a full disk, a

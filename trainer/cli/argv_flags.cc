@@ -1,0 +1,154 @@
+#include "trainer/cli/argv_flags.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/marshalling.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+
+namespace hogwild {
+namespace {
+
+// Levenshtein distance (insertions, deletions, substitutions), for did-you-mean hints on flag
+// names of a few dozen characters: one row of the dynamic program.
+int EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<int> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int diagonal = row[0];
+    row[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "; did you mean --epochs?" when exactly one registered flag is nearest to `name` and within
+// edit distance 2, else "".
+std::string DidYouMean(absl::string_view name) {
+  int best = 3;
+  std::vector<std::string> nearest;
+  for (const auto& [known, flag] : absl::GetAllFlags()) {
+    const int d = EditDistance(name, known);
+    if (d < best) {
+      best = d;
+      nearest.clear();
+    }
+    if (d == best) nearest.emplace_back(known);
+  }
+  return nearest.size() == 1 ? absl::StrFormat("; did you mean --%s?", nearest[0]) : "";
+}
+
+// What a value of `flag`'s type looks like, or "" for a type not listed here (Abseil's parser
+// then judges the value).
+std::string ExpectedValue(const absl::CommandLineFlag& flag) {
+  if (flag.IsOfType<bool>()) return "true or false";
+  if (flag.IsOfType<int32_t>()) return "an integer in [-2147483648, 2147483647]";
+  if (flag.IsOfType<int64_t>()) return "an integer";
+  if (flag.IsOfType<uint64_t>()) return "an integer >= 0";
+  if (flag.IsOfType<double>() || flag.IsOfType<float>()) return "a number";
+  return "";
+}
+
+// Whether Abseil will parse `value` as `flag`'s type (absl::ParseFlag, what the parser calls).
+bool ParsesAs(const absl::CommandLineFlag& flag, absl::string_view value) {
+  std::string error;
+  if (flag.IsOfType<bool>()) {
+    bool v;
+    return absl::ParseFlag(value, &v, &error);
+  }
+  if (flag.IsOfType<int32_t>()) {
+    int32_t v;
+    return absl::ParseFlag(value, &v, &error);
+  }
+  if (flag.IsOfType<int64_t>()) {
+    int64_t v;
+    return absl::ParseFlag(value, &v, &error);
+  }
+  if (flag.IsOfType<uint64_t>()) {
+    uint64_t v;
+    return absl::ParseFlag(value, &v, &error);
+  }
+  if (flag.IsOfType<double>()) {
+    double v;
+    return absl::ParseFlag(value, &v, &error);
+  }
+  if (flag.IsOfType<float>()) {
+    float v;
+    return absl::ParseFlag(value, &v, &error);
+  }
+  return true;
+}
+
+absl::Status CheckValue(const absl::CommandLineFlag& flag, absl::string_view value) {
+  if (ParsesAs(flag, value)) return absl::OkStatus();
+  if (value.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--%s is empty (an unset shell variable?); give it a value or leave it out", flag.Name()));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat("--%s=%s is not %s (default %s); see --help",
+                                                    flag.Name(), value, ExpectedValue(flag),
+                                                    flag.DefaultValue()));
+}
+
+}  // namespace
+
+absl::Status CheckArgvFlags(int argc, char** argv) {
+  absl::flat_hash_map<std::string, std::string> seen;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
+    const size_t equals = arg.find('=');
+    const absl::string_view name = arg.substr(0, equals);
+    if (name == "undefok" || name == "flagfile" || name == "fromenv" || name == "tryfromenv") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s is not supported: give every flag on the command line, by its own name", name));
+    }
+    // --noresume is --resume=false: the same flag (booleans only).
+    std::string key(name);
+    bool negated = false;
+    if (absl::StartsWith(key, "no") && absl::FindCommandLineFlag(key) == nullptr) {
+      const absl::CommandLineFlag* positive = absl::FindCommandLineFlag(key.substr(2));
+      if (positive != nullptr && positive->IsOfType<bool>()) {
+        key = key.substr(2);
+        negated = true;
+      }
+    }
+    // Abseil's usage flags (--help, --helpfull, --help=substring, --version, ...) are its parser's
+    // own, not all of them registered flags.
+    if (absl::StartsWith(key, "help") || key == "version" || key == "only_check_args") continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(key);
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("unknown flag --%s%s; see --help", name, DidYouMean(name)));
+    }
+    const auto [it, inserted] = seen.emplace(key, argv[i]);
+    if (!inserted) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s is given twice ('%s' and '%s'); give it once", key, it->second, argv[i]));
+    }
+    if (equals != absl::string_view::npos) {
+      if (negated) continue;  // --noresume=x: Abseil's parser names that mistake
+      if (const absl::Status ok = CheckValue(*flag, arg.substr(equals + 1)); !ok.ok()) return ok;
+    } else if (!flag->IsOfType<bool>() && i + 1 < argc) {
+      // `--seed -1`: the next argument is the value, as Abseil reads it.
+      ++i;
+      if (const absl::Status ok = CheckValue(*flag, argv[i]); !ok.ok()) return ok;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hogwild
