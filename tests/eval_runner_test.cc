@@ -1,7 +1,10 @@
 // Evaluations off the worker thread (trainer/metrics/eval_runner.h): a sync run's log rows are
 // the same, bitwise, whether its evaluations run inline on worker 0 or on the evaluator thread;
-// the weight EMA's accuracy is in every periodic evaluation row; eval_seconds accumulates; and
-// Cancel() stops a running evaluation within a chunk and releases a waiting worker.
+// the weight EMA's accuracy is in every periodic evaluation row; eval_seconds accumulates; an
+// async run with evaluations slower than their period keeps a row per evaluation point, each
+// before the next point; queued snapshots are evaluated in order, each with its row, and pending
+// rows keep their place whatever order they finish in; and Cancel() stops a running evaluation
+// within a chunk, closes the queued ones and releases a waiting worker.
 #include "trainer/metrics/eval_runner.h"
 
 #include <algorithm>
@@ -147,6 +150,39 @@ TEST(EvalRunner, EvalSecondsAccumulateAndTheSummarySaysSo) {
   }
 }
 
+// The bug a tryout found: with 2 async workers and evaluations slower than their period, worker 0
+// waited for the evaluation in flight while worker 1 moved the global step past the next points,
+// which then had no row (or one taken far late). Every point must keep its row, taken before the
+// next point is reached.
+TEST(EvalRunner, AsyncRunsKeepARowPerEvaluationPointWhenEvaluationsAreSlowerThanThePeriod) {
+  const Dataset train = testing::SyntheticDataset(800, 8, 3, 1);
+  // 20000 test examples: one evaluation is tens of training periods of 10 tiny steps.
+  const Dataset test = testing::SyntheticDataset(20000, 8, 3, 2);
+  for (bool background : {true, false}) {
+    SCOPED_TRACE(background);
+    Rows rows;
+    TrainerOptions o = EvaluatedRun(Mode::kAsync, background);
+    o.log_every_steps = 1;
+    o.eval_every_steps = 10;
+    auto result = TrainLogged(o, train, test, rows);
+    ASSERT_TRUE(result.ok()) << result.status();
+    // 800 examples / batch 8 = 100 global steps per epoch, 2 epochs: points 10, 20, ..., 200.
+    ASSERT_EQ(result->steps, 200);
+    EXPECT_EQ(result->periodic_evals, 20);
+    std::vector<int64_t> eval_steps;
+    for (const LogRow& row : rows.rows) {
+      if (row.eval) eval_steps.push_back(row.step);
+    }
+    // The row of point 200 is the final evaluation's too (not repeated).
+    ASSERT_EQ(eval_steps.size(), 20u) << ::testing::PrintToString(eval_steps);
+    for (int k = 1; k <= 20; ++k) {
+      SCOPED_TRACE(k);
+      EXPECT_GE(eval_steps[k - 1], 10 * k) << ::testing::PrintToString(eval_steps);
+      EXPECT_LT(eval_steps[k - 1], 10 * (k + 1)) << ::testing::PrintToString(eval_steps);
+    }
+  }
+}
+
 // An evaluation long enough to cancel in the middle: a wide MLP over many examples.
 class SlowEvaluation : public ::testing::Test {
  protected:
@@ -213,16 +249,88 @@ TEST_F(SlowEvaluation, CancelReleasesAWorkerWaitingForTheEvaluationInFlight) {
             absl::StatusCode::kCancelled);
 }
 
-TEST_F(SlowEvaluation, AtMostOneEvaluationInFlightAndEachGetsItsRow) {
-  EvalRunner runner(evaluator_.get(), &metrics_, /*background=*/true);
-  ASSERT_TRUE(runner.Submit(metrics_.BeginEval(1, 0.1f), params_, {}).ok());
-  // The second request waits for the first (no coalescing), then runs: both finish.
-  ASSERT_TRUE(runner.WaitIdle().ok());
-  EXPECT_EQ(metrics_.Get().evals, 1);
-  ASSERT_TRUE(runner.Submit(metrics_.BeginEval(2, 0.1f), params_, params_).ok());
+TEST_F(SlowEvaluation, QueuedSnapshotsAreEvaluatedInOrderEachWithItsRow) {
+  // A quarter of the test set: still far longer than three Submits, at a quarter of the time.
+  const Dataset test = testing::SyntheticDataset(5000, 32, 10, 3);
+  auto evaluator = Evaluator::Create(model_.get(), &test, &backend_);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  std::vector<LogRow> written;
+  TrainingMetrics metrics(1, 100, nullptr, 1, [&written](const LogRow& row) {
+    written.push_back(row);  // under the metrics' lock
+    return absl::OkStatus();
+  });
+  // One evaluating, one queued: the third Submit waits for room, none is coalesced.
+  EvalRunner runner(evaluator->get(), &metrics, /*background=*/true, /*max_queued=*/1);
+  for (int64_t step = 1; step <= 3; ++step) {
+    ASSERT_TRUE(metrics.RecordStep(0, 1, 0.5, 0, 0.1f, step).ok());
+    ASSERT_TRUE(runner.Submit(metrics.BeginEval(step, 0.1f), params_, {}).ok());
+  }
+  EXPECT_GT(runner.wait_seconds(), 0.0) << "the third waited for the first to finish";
   ASSERT_TRUE(runner.Finish().ok());
-  EXPECT_EQ(metrics_.Get().evals, 2);
-  EXPECT_EQ(metrics_.last_eval_step(), 2);
+  EXPECT_EQ(metrics.Get().evals, 3);
+  EXPECT_EQ(metrics.last_eval_step(), 3);
+  // Train row, its evaluation row, in the order of their instants, steps 1, 1, 2, 2, 3, 3.
+  ASSERT_EQ(written.size(), 6u);
+  for (size_t i = 0; i < written.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(written[i].eval, i % 2 == 1);
+    EXPECT_EQ(written[i].step, static_cast<int64_t>(i / 2 + 1));
+    if (written[i].eval) {
+      EXPECT_TRUE(written[i].test_accuracy.has_value());
+    }
+  }
+}
+
+TEST_F(SlowEvaluation, CancelClosesTheQueuedSnapshotsUnevaluated) {
+  std::vector<LogRow> written;
+  TrainingMetrics metrics(1, 100, nullptr, 1, [&written](const LogRow& row) {
+    written.push_back(row);
+    return absl::OkStatus();
+  });
+  EvalRunner runner(evaluator_.get(), &metrics, /*background=*/true, /*max_queued=*/4);
+  for (int64_t step = 1; step <= 3; ++step) {
+    ASSERT_TRUE(runner.Submit(metrics.BeginEval(step, 0.1f), params_, {}).ok());
+  }
+  ASSERT_TRUE(metrics.RecordStep(0, 1, 0.5, 0, 0.1f, 3).ok());  // held behind them
+  runner.Cancel();
+  const absl::Status status =
+      testing::WithWatchdog(30, "Finish after Cancel", [&] { return runner.Finish(); });
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_EQ(metrics.Get().evals, 3) << "every pending row closed";
+  // The held train row is written; the cancelled evaluations' rows are not.
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_FALSE(written[0].eval);
+}
+
+TEST(TrainingMetrics, PendingEvaluationsKeepTheirPlaceWhateverOrderTheyFinishIn) {
+  std::vector<LogRow> written;
+  TrainingMetrics metrics(1, 100, nullptr, 1, [&written](const LogRow& row) {
+    written.push_back(row);
+    return absl::OkStatus();
+  });
+  const TrainingMetrics::PendingEval a = metrics.BeginEval(1, 0.1f);
+  ASSERT_TRUE(metrics.RecordStep(0, 1, 0.5, 0, 0.1f, 2).ok());
+  const TrainingMetrics::PendingEval b = metrics.BeginEval(2, 0.1f);
+  ASSERT_TRUE(metrics.RecordStep(0, 1, 0.5, 0, 0.1f, 3).ok());
+  // b first: nothing can be written while a, before it, is pending.
+  ASSERT_TRUE(metrics.FinishEval(b, EvalResult{.loss = 1.0, .accuracy = 0.25}).ok());
+  EXPECT_TRUE(written.empty());
+  ASSERT_TRUE(metrics.FinishEval(a, EvalResult{.loss = 2.0, .accuracy = 0.5}).ok());
+  ASSERT_EQ(written.size(), 4u);
+  EXPECT_TRUE(written[0].eval);
+  EXPECT_EQ(written[0].step, 1);
+  EXPECT_EQ(written[0].test_accuracy, 0.5);
+  EXPECT_FALSE(written[1].eval);
+  EXPECT_EQ(written[1].step, 2);
+  EXPECT_TRUE(written[2].eval);
+  EXPECT_EQ(written[2].step, 2);
+  EXPECT_EQ(written[2].test_accuracy, 0.25);
+  EXPECT_FALSE(written[3].eval);
+  EXPECT_EQ(written[3].step, 3);
+  EXPECT_EQ(metrics.last_eval_step(), 2);
+  // A pending evaluation finished twice is a programmer error, not a second row.
+  EXPECT_EQ(metrics.FinishEval(a, EvalResult{}).code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(written.size(), 4u);
 }
 
 }  // namespace

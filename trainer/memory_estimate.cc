@@ -118,7 +118,8 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
   const double orders = 2 * static_cast<double>(std::max<int64_t>(0, train_examples)) * 8;
   e.input_bytes = Saturate(w * ((options.prefetch + 2) * batch_bytes + orders));
   if (has_test_set) {
-    // The evaluator's own tower, parameters and feature chunk, and worker 0's snapshot.
+    // The evaluator's own tower, parameters and feature chunk, and one snapshot (the queue of
+    // snapshots behind a slow evaluator, trainer/metrics/eval_runner.h, is not counted).
     e.evaluation_bytes =
         Saturate((kEvalBatch * (tower.per_example + d) + tower.fixed + 2 * p) * kFloat);
   }

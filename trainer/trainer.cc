@@ -24,6 +24,7 @@
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/checkpoint_state.h"
 #include "trainer/checkpoint/step_boundary.h"
+#include "trainer/eval_schedule.h"
 #include "trainer/gpu_runtime.h"
 #include "trainer/memory_estimate.h"
 #include "trainer/metrics/convergence_log.h"
@@ -37,6 +38,12 @@
 
 namespace hogwild {
 namespace {
+
+// The evaluator's queue of parameter snapshots (trainer/metrics/eval_runner.h): up to this many
+// bytes (an MLP's snapshot is ~1 MB: 16 of them; a ResNet-sized model's a few), and at most
+// kMaxQueuedEvals, which already absorbs a long run of slow evaluations.
+constexpr int64_t kEvalQueueBytes = int64_t{256} << 20;
+constexpr int64_t kMaxQueuedEvals = 16;
 
 // Worker w runs on result[w]: consecutive workers share a GPU. Empty for CPU workers.
 std::vector<DeviceSpec> WorkerDevices(const TrainerOptions& options) {
@@ -481,18 +488,33 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   context.ema = ema.get();
   context.max_batch = options.batch_size;
   // Periodic evaluations on rank 0 only (every rank's parameters are the same in sync mode).
-  std::unique_ptr<EvalRunner> eval_runner;
-  if (rank == 0 && evaluator != nullptr) {
-    eval_runner =
-        std::make_unique<EvalRunner>(evaluator.get(), &metrics, options.eval_in_background);
-  }
-  context.eval_runner = eval_runner.get();
-  context.eval_every_steps =
+  const int64_t eval_every_steps =
       options.eval_every_epochs > 0
           ? std::max<int64_t>(
                 1, std::llround(options.eval_every_epochs *
                                 StepsPerEpoch(pipeline, options.mode, options.num_workers)))
           : options.eval_every_steps;
+  std::unique_ptr<EvalRunner> eval_runner;
+  std::unique_ptr<EvalSchedule> eval_schedule;
+  if (rank == 0 && evaluator != nullptr && eval_every_steps > 0) {
+    // Snapshots may queue up to kEvalQueueBytes (at least one), so an evaluation slower than
+    // its period for a while holds no worker up (trainer/metrics/eval_runner.h).
+    const int64_t snapshot_bytes = std::max<int64_t>(
+        1, policy->num_params() * static_cast<int64_t>(sizeof(float)) * (ema != nullptr ? 2 : 1));
+    const int max_queued =
+        static_cast<int>(std::clamp<int64_t>(kEvalQueueBytes / snapshot_bytes, 1, kMaxQueuedEvals));
+    eval_runner = std::make_unique<EvalRunner>(evaluator.get(), &metrics,
+                                               options.eval_in_background, max_queued);
+    // A resumed run evaluates at the same global steps as an uninterrupted one.
+    eval_schedule = std::make_unique<EvalSchedule>(eval_every_steps,
+                                                   static_cast<int64_t>(policy->global_step()));
+  }
+  context.eval_runner = eval_runner.get();
+  context.eval_schedule = eval_schedule.get();
+  // Where the global step runs on without worker 0 (async, ssp), whoever reaches a point takes
+  // it; GPU workers and several processes keep to worker 0 (trainer/worker.h).
+  context.any_worker_evaluates = (options.mode == Mode::kAsync || options.mode == Mode::kSsp) &&
+                                 worker_devices.empty() && cluster == nullptr;
   context.step_hook = options.step_hook;
   context.worker_devices = worker_devices;
   const StragglerModel stragglers(options.stragglers, options.seed);
@@ -641,6 +663,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   result.periodic_evals = snapshot.evals;
   result.evals_in_background = options.eval_in_background;
   result.eval_seconds = snapshot.eval_seconds;
+  result.eval_wait_seconds = eval_runner != nullptr ? eval_runner->wait_seconds() : 0.0;
   if (ema != nullptr) {
     result.ema_params.resize(result.params.size());
     ema->Read(absl::MakeSpan(result.ema_params));
@@ -721,6 +744,12 @@ std::string FormatSummary(const TrainResult& r) {
                           "\nperiodic evaluations %d: %.2f s on the evaluator thread, beside the "
                           "training",
                           r.periodic_evals, r.eval_seconds);
+    if (r.eval_wait_seconds >= 0.01) {
+      absl::StrAppendFormat(&summary,
+                            " (workers waited %.2f s for room in its queue: evaluations slower "
+                            "than --eval_every)",
+                            r.eval_wait_seconds);
+    }
   } else if (r.periodic_evals > 0) {
     absl::StrAppendFormat(
         &summary, "\nperiodic evaluations %d: %.2f s inline (wall time without them %.2f s)",

@@ -59,12 +59,15 @@ struct TrainResult {
   double final_ema_test_loss = 0.0;
   double final_ema_test_accuracy = 0.0;
   // The periodic evaluations during training (the final one excluded) and their wall time,
-  // summed (TrainingMetrics::Snapshot, the log's eval_seconds): inline on worker 0
+  // summed (TrainingMetrics::Snapshot, the log's eval_seconds): inline on the workers
   // (TrainerOptions::eval_in_background false) wall_time_s - eval_seconds is the run's time
   // without them; on the evaluator thread they overlap the training.
   int64_t periodic_evals = 0;
   double eval_seconds = 0.0;
-  bool evals_in_background = false;   // TrainerOptions::eval_in_background, as the run used it
+  bool evals_in_background = false;  // TrainerOptions::eval_in_background, as the run used it
+  // Seconds workers waited to hand a snapshot over (EvalRunner::wait_seconds: its queue full,
+  // or inline another worker's evaluation running), summed over workers.
+  double eval_wait_seconds = 0.0;
   bool stopped_early = false;         // a stop was requested (stop_requested) and honoured
   int64_t resumed_from_step = -1;     // the checkpoint's global step, or -1 (not resumed)
   int64_t last_checkpoint_step = -1;  // global step of the last checkpoint written, or -1

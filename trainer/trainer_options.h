@@ -71,9 +71,10 @@ struct TrainerOptions {
   // if eval_every_epochs > 0, every that many epochs (converted to global steps). Both >= 0.
   int64_t eval_every_steps = 0;
   double eval_every_epochs = 1.0;
-  // Periodic evaluations on an evaluator thread of their own (worker 0 only copies the
-  // parameters and goes on; trainer/metrics/eval_runner.h), or, false, inline on worker 0 (it
-  // stalls for each one). The log's rows are the same either way.
+  // Periodic evaluations on an evaluator thread of their own (the worker that reaches an
+  // evaluation point only copies the parameters and goes on; the copies queue, so every point
+  // keeps its row; trainer/metrics/eval_runner.h), or, false, inline on that worker (it stalls
+  // for each one). The log's rows are the same either way.
   bool eval_in_background = true;
   int64_t log_every_steps = 100;  // convergence-log rows per worker, >= 1
   std::string log_path;           // convergence log (CSV, or JSON Lines if *.jsonl); "" = none

@@ -43,12 +43,8 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
                                            ctx.max_batch, ctx.model->input_features()));
   int64_t next_step = ctx.pipeline->start_step(worker);
   step = next_step;
-  // A resumed run evaluates at the same global steps as an uninterrupted one.
-  int64_t next_eval = ctx.eval_every_steps;
-  if (ctx.eval_every_steps > 0) {
-    const int64_t start = static_cast<int64_t>(ctx.policy->global_step());
-    next_eval = (start / ctx.eval_every_steps + 1) * ctx.eval_every_steps;
-  }
+  const bool claims_evals = ctx.eval_runner != nullptr && ctx.eval_schedule != nullptr &&
+                            (worker == 0 || ctx.any_worker_evaluates);
   // The gradient is checked for NaN/Inf on the host only; on a GPU the loss check (which a
   // non-finite gradient makes non-finite at the next step) is the guard.
   const bool host_gradient = device.kind == DeviceSpec::Kind::kCpu;
@@ -71,10 +67,9 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     const absl::Time step_start = absl::Now();
     HOGWILD_ASSIGN_OR_RETURN(DeviceSpan<const float> params, ctx.policy->BeginStep(worker));
     const float grad_scale = batch->global_size > 0 ? 1.0f / batch->global_size : 0.0f;
-    HOGWILD_ASSIGN_OR_RETURN(
-        double loss_sum,
-        tower->ForwardBackward(params.data(), batch->size, batch->features, batch->labels,
-                               grad_scale, grad.data()));
+    HOGWILD_ASSIGN_OR_RETURN(double loss_sum,
+                             tower->ForwardBackward(params.data(), batch->size, batch->features,
+                                                    batch->labels, grad_scale, grad.data()));
     // In sync mode the global step is the same for every tower of a step; in async mode it is
     // the number of updates applied so far by all workers.
     const int64_t global_step = static_cast<int64_t>(ctx.policy->global_step());
@@ -114,21 +109,19 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
       ctx.delay_gate->SleepFor(delay);
     }
     // A failing convergence log stops the run (trainer/metrics/convergence_log.h).
-    HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordStep(worker, batch->size, loss_sum, stats.staleness,
-                                                    stats.applied_lr, global_step + 1,
-                                                    absl::ToDoubleSeconds(delay),
-                                                    stats.remote_staleness));
-    if (worker == 0 && ctx.eval_runner != nullptr && ctx.eval_every_steps > 0 &&
-        global_step + 1 >= next_eval) {
-      // At most one evaluation in flight: wait for the previous one before holding rows back.
-      HOGWILD_RETURN_IF_ERROR(ctx.eval_runner->WaitIdle());
+    HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordStep(
+        worker, batch->size, loss_sum, stats.staleness, stats.applied_lr, global_step + 1,
+        absl::ToDoubleSeconds(delay), stats.remote_staleness));
+    // The global step this update made (read before it, plus it): the first claimer to reach a
+    // point takes it; a point the global step has passed unclaimed is taken late, never skipped.
+    if (claims_evals && ctx.eval_schedule->Claim(global_step + 1).has_value()) {
       // Sync: all slices are updated (the closing barrier passed) and the others only read the
       // parameters until worker 0 reaches the next barrier, so this is the exact step-boundary
       // state. Async: a consistent-enough snapshot, as any Hogwild reader sees.
       // On a GPU this worker's own last update may still be queued: let it land first.
       HOGWILD_RETURN_IF_ERROR(backend->Synchronize());
-      // The row's counters are those of the moment the parameters are read; rows the other
-      // workers record meanwhile wait for it, so the log's step stays monotonic.
+      // The row's counters are those of the moment the parameters are read; rows recorded
+      // meanwhile wait for it, so the log's step stays monotonic.
       const TrainingMetrics::PendingEval pending = ctx.metrics->BeginEval(global_step + 1, lr);
       std::vector<float> snapshot(static_cast<size_t>(ctx.policy->num_params()));
       std::vector<float> ema_snapshot;
@@ -138,9 +131,9 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
         ctx.ema->Read(absl::MakeSpan(ema_snapshot));
       }
       if (!read.ok()) return ctx.metrics->FinishEval(pending, read);
+      // Waits only while the evaluator's queue is full (trainer/metrics/eval_runner.h).
       HOGWILD_RETURN_IF_ERROR(
           ctx.eval_runner->Submit(pending, std::move(snapshot), std::move(ema_snapshot)));
-      while (next_eval <= global_step + 1) next_eval += ctx.eval_every_steps;
     }
   }
 }

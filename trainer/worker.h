@@ -4,8 +4,8 @@
 // to the update policy, and receives its batches in that backend's memory (trainer/batch_feed.h):
 //   batch <- feed.Next(); params <- policy.BeginStep(w);
 //   loss, grad <- tower.ForwardBackward(params, batch, 1 / batch.global_size);
-//   policy.FinishStep(w, grad, lr(step)); metrics; (worker 0) a snapshot for the evaluation
-//   when due.
+//   policy.FinishStep(w, grad, lr(step)); metrics; a snapshot for the evaluation when this
+//   worker claims an evaluation point (WorkerContext::eval_schedule).
 #ifndef HOGWILD_TRAINER_WORKER_H_
 #define HOGWILD_TRAINER_WORKER_H_
 
@@ -18,6 +18,7 @@
 #include "trainer/checkpoint/step_boundary.h"
 #include "trainer/data/input_pipeline.h"
 #include "trainer/device.h"
+#include "trainer/eval_schedule.h"
 #include "trainer/metrics/eval_runner.h"
 #include "trainer/metrics/training_metrics.h"
 #include "trainer/model/lr_schedule.h"
@@ -35,11 +36,17 @@ struct WorkerContext {
   TrainingMetrics* metrics = nullptr;
   LrSchedule lr;
   int64_t max_batch = 1;
-  // Worker 0 takes a snapshot of the parameters (and of the EMA's) when the global step reaches
-  // a multiple of eval_every_steps (0: never) and hands it to the runner, which evaluates it
-  // inline or on its own thread (trainer/metrics/eval_runner.h).
+  // The periodic evaluations (both null: none). A worker whose update reaches an evaluation
+  // point claims it (EvalSchedule::Claim: each point once, in order), opens its log row, takes
+  // a snapshot of the parameters (and of the EMA's) and hands it to the runner, which evaluates
+  // it inline or on its own thread (trainer/metrics/eval_runner.h). Claimers: every worker when
+  // any_worker_evaluates (async and ssp on CPU workers in one process, where the global step
+  // moves on while one worker is held up, and any worker's read is a Hogwild snapshot anyway),
+  // else worker 0 alone (sync-like modes, whose global step waits for worker 0 and whose exact
+  // step-boundary state and EMA worker 0 reads; GPU workers; several processes).
   EvalRunner* eval_runner = nullptr;
-  int64_t eval_every_steps = 0;
+  EvalSchedule* eval_schedule = nullptr;
+  bool any_worker_evaluates = false;
   std::function<absl::Status(int, int64_t)> step_hook;
   // worker_devices[w]: the device of worker w. Empty: every worker on the CPU.
   std::vector<DeviceSpec> worker_devices;

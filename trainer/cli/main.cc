@@ -168,8 +168,9 @@ ABSL_FLAG(std::string, seed, "1", "seed of initialization and data order, in [0,
 ABSL_FLAG(std::string, eval_every, "1epoch",
           "test-set evaluation period: N (global steps), Nepoch(s), or 0 for only at the end");
 ABSL_FLAG(bool, eval_in_background, true,
-          "periodic evaluations on an evaluator thread (worker 0 only copies the parameters); "
-          "--noeval_in_background: inline on worker 0, which stalls for each");
+          "periodic evaluations on an evaluator thread (the worker that reaches an evaluation "
+          "point only copies the parameters; every point keeps its row); "
+          "--noeval_in_background: inline on that worker, which stalls for each");
 ABSL_FLAG(std::string, log, "",
           "convergence log path: CSV, or JSON Lines when it ends in .jsonl (schema: README)");
 ABSL_FLAG(std::string, stragglers, "",

@@ -24,9 +24,10 @@
 //   ema_test_accuracy
 //                   eval rows of a run with a weight EMA (trainer/weight_ema.h): the test
 //                   accuracy of the moving average at the row's step; empty / null otherwise
-//   eval_seconds    wall seconds the periodic evaluations finished before the row took, summed
-//                   (trainer/metrics/eval_runner.h): wall_time_s - eval_seconds is the row's
-//                   time without evaluations when they run inline on worker 0
+//   eval_seconds    wall seconds the periodic evaluations finished before the row took, summed,
+//                   each from the start of its evaluation (not its wait in the queue;
+//                   trainer/metrics/eval_runner.h): wall_time_s - eval_seconds is the row's
+//                   time without evaluations when they run inline (one worker, or sync)
 //
 // Write errors are never ignored: each row is one write(2), checked, so once Write() returns OK
 // the row is in the kernel's hands and a crash of this process keeps it; Close() checks the

@@ -19,8 +19,9 @@ TrainingMetrics::TrainingMetrics(int num_workers, int64_t train_size, Convergenc
 
 TrainingMetrics::~TrainingMetrics() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const LogRow& row : held_) {
-    if (!WriteLocked(row).ok()) break;  // the run already reported the log's error
+  for (const Held& held : held_) {
+    if (held.pending_eval >= 0 || held.drop) continue;
+    if (!WriteLocked(held.row).ok()) break;  // the run already reported the log's error
   }
 }
 
@@ -37,11 +38,22 @@ absl::Status TrainingMetrics::WriteLocked(const LogRow& row) {
 }
 
 absl::Status TrainingMetrics::EmitLocked(const LogRow& row) {
-  if (eval_pending_) {
-    held_.push_back(row);
+  if (!held_.empty()) {
+    held_.push_back(Held{.row = row});
     return absl::OkStatus();
   }
   return WriteLocked(row);
+}
+
+absl::Status TrainingMetrics::FlushHeldLocked() {
+  absl::Status status;
+  while (!held_.empty() && held_.front().pending_eval < 0) {
+    const Held held = std::move(held_.front());
+    held_.pop_front();
+    if (held.drop || !status.ok()) continue;  // after a write error, drop the rest as the log does
+    status = WriteLocked(held.row);
+  }
+  return status;
 }
 
 absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double loss_sum,
@@ -128,7 +140,6 @@ absl::Status TrainingMetrics::FlushWindows(float lr) {
 TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, float lr) {
   std::lock_guard<std::mutex> lock(mu_);
   last_global_step_ = std::max(last_global_step_, global_step);
-  eval_pending_ = true;
   PendingEval pending{
       .row = LogRow{.wall_time_s = ElapsedSeconds(),
                     .eval = true,
@@ -141,11 +152,14 @@ TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, flo
                     .staleness_max = staleness_max_,
                     .lr = lr,
                     .eval_seconds = eval_seconds_},
-      .started = absl::Now()};
+      .started = absl::Now(),
+      .id = next_eval_id_++};
   if (exchanges_ > 0) {
     pending.row.remote_staleness_mean = static_cast<double>(remote_sum_) / exchanges_;
     pending.row.remote_staleness_max = remote_max_;
   }
+  // Its place in the log: every row recorded from now on is written after it.
+  held_.push_back(Held{.row = pending.row, .pending_eval = pending.id});
   return pending;
 }
 
@@ -153,29 +167,27 @@ absl::Status TrainingMetrics::FinishEval(const PendingEval& pending,
                                          const absl::StatusOr<EvalResult>& eval,
                                          const std::optional<EvalResult>& ema) {
   std::lock_guard<std::mutex> lock(mu_);
-  eval_pending_ = false;
   ++evals_;
   eval_seconds_ += absl::ToDoubleSeconds(absl::Now() - pending.started);
   absl::Status status = eval.status();
+  const auto it = std::find_if(held_.begin(), held_.end(), [&](const Held& h) {
+    return h.pending_eval >= 0 && h.pending_eval == pending.id;
+  });
+  // Not found: a PendingEval finished twice, or not from BeginEval (a programmer error).
+  if (it == held_.end()) return absl::InternalError("FinishEval of an evaluation not pending");
+  it->pending_eval = -1;
+  it->drop = !eval.ok();
   if (eval.ok()) {
-    last_eval_ = *eval;
-    last_eval_step_ = pending.row.step;
-    LogRow row = pending.row;
-    row.test_loss = eval->loss;
-    row.test_accuracy = eval->accuracy;
-    if (ema) row.ema_test_accuracy = ema->accuracy;
-    status = WriteLocked(row);
-  }
-  std::vector<LogRow> held;
-  held.swap(held_);
-  for (const LogRow& row : held) {
-    const absl::Status written = WriteLocked(row);
-    if (!written.ok()) {
-      if (status.ok()) status = written;
-      break;
+    if (pending.row.step >= last_eval_step_) {
+      last_eval_ = *eval;
+      last_eval_step_ = pending.row.step;
     }
+    it->row.test_loss = eval->loss;
+    it->row.test_accuracy = eval->accuracy;
+    if (ema) it->row.ema_test_accuracy = ema->accuracy;
   }
-  return status;
+  const absl::Status written = FlushHeldLocked();
+  return status.ok() ? written : status;
 }
 
 absl::Status TrainingMetrics::RecordEval(const EvalResult& eval, int64_t global_step, float lr,

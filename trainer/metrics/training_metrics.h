@@ -7,6 +7,9 @@
 // order, so `step` (the largest global step recorded so far) never goes backwards in the file.
 // An evaluation row's counters are those of the instant its parameters were read
 // (BeginEval); rows recorded while it is being evaluated are held back and written after it.
+// Several evaluations may be pending at once (queued snapshots, trainer/metrics/eval_runner.h):
+// each holds its place in the log from its BeginEval, and the rows are written in the order of
+// their instants as the evaluations before them finish, whatever order they finish in.
 //
 // Rows go to the convergence log (if any), then to the row sink (if any), in that order, each
 // row once, under the lock that orders them.
@@ -23,6 +26,7 @@
 #define HOGWILD_TRAINER_METRICS_TRAINING_METRICS_H_
 
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -44,11 +48,11 @@ class TrainingMetrics {
   struct Snapshot {
     double wall_time_s = 0.0;
     int64_t examples_seen = 0;
-    int64_t updates = 0;           // steps recorded, summed over workers
-    double epoch = 0.0;            // examples_seen / training-set size
+    int64_t updates = 0;             // steps recorded, summed over workers
+    double epoch = 0.0;              // examples_seen / training-set size
     double recent_train_loss = 0.0;  // mean over every worker's latest window
     std::optional<EvalResult> last_eval;
-    double staleness_mean = 0.0;   // over all updates
+    double staleness_mean = 0.0;  // over all updates
     uint64_t staleness_max = 0;
     int64_t evals = 0;          // periodic and final evaluations finished (FinishEval calls)
     double eval_seconds = 0.0;  // their wall time, BeginEval to FinishEval, summed
@@ -69,16 +73,19 @@ class TrainingMetrics {
 
   // An evaluation in two halves, so its row has the counters of the instant the parameters
   // were read. BeginEval (call it just before reading them): the row's counters now, with step
-  // max(global_step, the largest step recorded); until FinishEval, later rows are held back.
-  // FinishEval writes the evaluation row (if `eval` is OK; with `ema`, the weight EMA's result,
-  // its ema_test_accuracy too), then the held rows, adds the time since BeginEval to
-  // eval_seconds (the column of every later row), and returns the first error of `eval` and
-  // the log. FinishEval may run on another thread than BeginEval (the evaluator thread,
-  // trainer/metrics/eval_runner.h). At most one evaluation at a time (the trainer evaluates
-  // from worker 0 only, and once more after every worker and the evaluator have stopped).
+  // max(global_step, the largest step recorded); until FinishEval, this row and every later one
+  // are held back. FinishEval writes the evaluation row (if `eval` is OK; with `ema`, the weight
+  // EMA's result, its ema_test_accuracy too), then the held rows up to the next evaluation still
+  // pending, adds the evaluation's time (since `pending.started`: BeginEval's instant unless the
+  // caller moved it to the start of the evaluation proper) to eval_seconds (the column of every
+  // later row), and returns the first error of `eval` and the log. Every PendingEval must be
+  // finished exactly once (with an error status if it was never evaluated), else the rows after
+  // it are held until the destructor. FinishEval may run on another thread than BeginEval (the
+  // evaluator thread, trainer/metrics/eval_runner.h), and several evaluations may be pending.
   struct PendingEval {
     LogRow row;
     absl::Time started;
+    int64_t id = -1;  // BeginEval's sequence number, which FinishEval finds the row by
   };
   PendingEval BeginEval(int64_t global_step, float lr);
   absl::Status FinishEval(const PendingEval& pending, const absl::StatusOr<EvalResult>& eval,
@@ -95,7 +102,8 @@ class TrainingMetrics {
   // short runs would otherwise log no train rows at all). Errors: the log's.
   absl::Status FlushWindows(float lr);
 
-  // Writes rows still held back by an evaluation that never finished (a worker that threw).
+  // Writes rows still held back by an evaluation that never finished (a worker that threw);
+  // the unfinished evaluations' own rows are dropped.
   ~TrainingMetrics();
 
   Snapshot Get() const;
@@ -123,6 +131,9 @@ class TrainingMetrics {
   absl::Status CloseWindowLocked(int worker, float lr);
   // Writes `row` now, or holds it back while an evaluation is pending. Requires mu_.
   absl::Status EmitLocked(const LogRow& row);
+  // Writes the held rows from the front up to the first evaluation still pending; returns the
+  // first write error. Requires mu_.
+  absl::Status FlushHeldLocked();
   // Writes `row` to the log, then hands it to the sink. Returns the first error of either, or
   // OK (also when there is neither). Requires mu_.
   absl::Status WriteLocked(const LogRow& row);
@@ -147,11 +158,18 @@ class TrainingMetrics {
   std::optional<EvalResult> last_eval_;
   int64_t last_eval_step_ = -1;
   int64_t last_global_step_ = 0;
-  bool eval_pending_ = false;
+  // A row held back: a train row (pending_eval -1) or an evaluation's, pending until its
+  // FinishEval (then written, or dropped when it failed).
+  struct Held {
+    LogRow row;
+    int64_t pending_eval = -1;  // the PendingEval's id while it is pending
+    bool drop = false;          // a failed evaluation: nothing to write
+  };
+  int64_t next_eval_id_ = 0;
   int64_t evals_ = 0;
   double eval_seconds_ = 0.0;  // of the finished evaluations
-  std::vector<LogRow> held_;  // rows recorded while eval_pending_, in order
-  absl::Status sink_status_;  // the sink's first error
+  std::deque<Held> held_;      // from the oldest pending evaluation's row on, in order
+  absl::Status sink_status_;   // the sink's first error
 };
 
 }  // namespace hogwild
