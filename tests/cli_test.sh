@@ -139,7 +139,7 @@ expect_error "is the checkpoint's own file" --checkpoint_dir="${TEST_TMPDIR:-/tm
 # --log never replaces a previous run's log without --overwrite_log (checked before the data).
 old_log="${TEST_TMPDIR:-/tmp}/previous_run.csv"
 echo "wall_time_s,kind" >"$old_log"
-expect_error "--log=$old_log already holds a convergence log (17 bytes)" --log="$old_log"
+expect_error "--log=$old_log already exists (17 bytes)" --log="$old_log"
 expect_error "or --overwrite_log to replace it" --log="$old_log"
 expect_error "--overwrite_log needs --log" --overwrite_log
 # A refused run leaves no checkpoint directory (nor the parents made for it) behind.

@@ -10,8 +10,9 @@
 namespace hogwild {
 
 // A ProgressSink writing "epoch 1.25/8 | 51234 examples/s | train loss ... | test acc ... |
-// staleness ..." to `out`: on a terminal the line is redrawn in place (carriage return and
-// ANSI erase-line), elsewhere (a file, a pipe) each report is a line of its own. `out` must
+// staleness ..." to `out` (the train loss: the mean over the examples trained since the previous
+// line; the last one's when none were): on a terminal the line is redrawn in place (carriage return
+// and ANSI erase-line), elsewhere (a file, a pipe) each report is a line of its own. `out` must
 // outlive the sink. The sink is called from one thread at a time (Train()'s contract).
 // `may_rewrite` = false prints whole lines even on a terminal (a rank under mpirun, whose
 // terminal may be a pseudo-terminal in front of a redirected mpirun).

@@ -50,10 +50,10 @@ absl::Status ConvergenceLog::CheckWouldNotReplace(const std::string& path,
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
     return absl::OkStatus();
   }
-  return absl::FailedPreconditionError(absl::StrFormat(
-      "%s already holds a convergence log (%d bytes) that this run would replace; pass "
-      "another path, or %s to replace it",
-      path, static_cast<int64_t>(st.st_size), overwrite_option));
+  return absl::FailedPreconditionError(
+      absl::StrFormat("%s already exists (%d bytes) and this run would replace it; pass "
+                      "another path, or %s to replace it",
+                      path, static_cast<int64_t>(st.st_size), overwrite_option));
 }
 
 ConvergenceLog::~ConvergenceLog() {

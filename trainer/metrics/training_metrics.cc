@@ -61,6 +61,7 @@ absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double lo
                                          double delay_s, int64_t remote_staleness) {
   std::lock_guard<std::mutex> lock(mu_);
   examples_seen_ += examples;
+  train_loss_sum_ += loss_sum;
   ++updates_;
   // In async mode a worker's global step was read before its update, so steps reach here
   // slightly out of order: a row reports the largest step recorded, which never decreases.
@@ -203,6 +204,7 @@ TrainingMetrics::Snapshot TrainingMetrics::Get() const {
   s.updates = updates_;
   s.epoch = static_cast<double>(examples_seen_) / train_size_;
   s.recent_train_loss = RecentLossLocked();
+  s.train_loss_sum = train_loss_sum_;
   s.last_eval = last_eval_;
   s.staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0;
   s.staleness_max = staleness_max_;

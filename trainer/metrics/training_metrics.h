@@ -51,6 +51,9 @@ class TrainingMetrics {
     int64_t updates = 0;             // steps recorded, summed over workers
     double epoch = 0.0;              // examples_seen / training-set size
     double recent_train_loss = 0.0;  // mean over every worker's latest window
+    // The loss sums of every recorded step, added up: (difference of two snapshots' sums) /
+    // (difference of their examples_seen) is the mean training loss between them.
+    double train_loss_sum = 0.0;
     std::optional<EvalResult> last_eval;
     double staleness_mean = 0.0;  // over all updates
     uint64_t staleness_max = 0;
@@ -148,6 +151,7 @@ class TrainingMetrics {
   mutable std::mutex mu_;
   std::vector<Window> windows_;
   int64_t examples_seen_ = 0;
+  double train_loss_sum_ = 0.0;  // Snapshot::train_loss_sum
   int64_t updates_ = 0;
   double staleness_sum_ = 0.0;
   uint64_t staleness_max_ = 0;
