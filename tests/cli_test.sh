@@ -143,7 +143,7 @@ expect_error "--log=$old_log already exists (17 bytes)" --log="$old_log"
 expect_error "or --overwrite_log to replace it" --log="$old_log"
 expect_error "--overwrite_log needs --log" --overwrite_log
 # A refused run leaves no checkpoint directory (nor the parents made for it) behind.
-expect_error "--log=$old_log already holds" --log="$old_log" \
+expect_error "--log=$old_log already exists" --log="$old_log" \
   --checkpoint_dir="${TEST_TMPDIR:-/tmp}/made_for_ck/newck"
 if [[ -e "${TEST_TMPDIR:-/tmp}/made_for_ck" ]]; then
   echo "FAIL: the refused run left ${TEST_TMPDIR:-/tmp}/made_for_ck behind"
