@@ -97,6 +97,8 @@ struct OnednnConv2d::Plan {
   std::vector<float> zero_bias, db_sink;  // [F]: for bias == null and db == null
   // The forward reads x in NCHW (a first layer, C < 8); the filter gradient is then im2col + GEMM.
   bool plain_x = false;
+  // Both gradients read dy in the same blocked layout: the data pass reuses the weights pass's.
+  bool share_dy = false;
 };
 
 OnednnConv2d::OnednnConv2d(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -166,6 +168,8 @@ OnednnConv2d::Plan& OnednnConv2d::GetPlan(const Conv2dShape& s) {
   plan->bd_dy = Stage(engine, y_user, bd_pd.diff_dst_desc(), true);
   plan->bd_w = Stage(engine, w_user, bd_pd.weights_desc(), true);
   plan->bd_dx = Stage(engine, x_user, bd_pd.diff_src_desc(), false);
+  plan->share_dy = !plan->plain_x && plan->bd_dy.blocked && plan->bw_dy.blocked &&
+                   plan->bd_dy.blocked.get_desc() == plan->bw_dy.blocked.get_desc();
   plan->bias_md = b_md;
   plan->fwd_scratch = ScratchpadFor(engine, fwd_pd.scratchpad_desc());
   plan->bd_scratch = ScratchpadFor(engine, bd_pd.scratchpad_desc());
@@ -248,10 +252,8 @@ absl::Status OnednnConv2d::Backward(const Conv2dShape& s, const float* x, const 
     if (dx != nullptr) {
       call = "convolution_backward_data";
       // The weights pass's dy, already in this pass's layout, or a conversion of its own.
-      const bool same_layout = dy_weights && p.bd_dy.blocked && p.bw_dy.blocked &&
-                               p.bd_dy.blocked.get_desc() == p.bw_dy.blocked.get_desc();
       p.backward_data.execute(d.stream,
-                              {{DNNL_ARG_DIFF_DST, same_layout ? dy_weights : d.In(p.bd_dy, dy)},
+                              {{DNNL_ARG_DIFF_DST, p.share_dy ? dy_weights : d.In(p.bd_dy, dy)},
                                {DNNL_ARG_WEIGHTS, d.In(p.bd_w, w)},
                                {DNNL_ARG_DIFF_SRC, d.Out(p.bd_dx, dx)},
                                {DNNL_ARG_SCRATCHPAD, p.bd_scratch}});

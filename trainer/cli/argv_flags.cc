@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,32 +62,23 @@ std::string ExpectedValue(const absl::CommandLineFlag& flag) {
   return "";
 }
 
-// Whether Abseil will parse `value` as `flag`'s type (absl::ParseFlag, what the parser calls).
-bool ParsesAs(const absl::CommandLineFlag& flag, absl::string_view value) {
+// Whether `value` parses as T (absl::ParseFlag, what the parser calls), if `flag` is of type T.
+template <typename T>
+std::optional<bool> ParsesAsType(const absl::CommandLineFlag& flag, absl::string_view value) {
+  if (!flag.IsOfType<T>()) return std::nullopt;
+  T parsed;
   std::string error;
-  if (flag.IsOfType<bool>()) {
-    bool v;
-    return absl::ParseFlag(value, &v, &error);
-  }
-  if (flag.IsOfType<int32_t>()) {
-    int32_t v;
-    return absl::ParseFlag(value, &v, &error);
-  }
-  if (flag.IsOfType<int64_t>()) {
-    int64_t v;
-    return absl::ParseFlag(value, &v, &error);
-  }
-  if (flag.IsOfType<uint64_t>()) {
-    uint64_t v;
-    return absl::ParseFlag(value, &v, &error);
-  }
-  if (flag.IsOfType<double>()) {
-    double v;
-    return absl::ParseFlag(value, &v, &error);
-  }
-  if (flag.IsOfType<float>()) {
-    float v;
-    return absl::ParseFlag(value, &v, &error);
+  return absl::ParseFlag(value, &parsed, &error);
+}
+
+// Whether Abseil will parse `value` as `flag`'s type; true for a type not listed here (Abseil's
+// parser then judges the value).
+bool ParsesAs(const absl::CommandLineFlag& flag, absl::string_view value) {
+  for (const std::optional<bool> parses :
+       {ParsesAsType<bool>(flag, value), ParsesAsType<int32_t>(flag, value),
+        ParsesAsType<int64_t>(flag, value), ParsesAsType<uint64_t>(flag, value),
+        ParsesAsType<double>(flag, value), ParsesAsType<float>(flag, value)}) {
+    if (parses.has_value()) return *parses;
   }
   return true;
 }
