@@ -23,6 +23,19 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 soname=$(objdump -p "$prefix/lib/libhogwild.so.$version" | awk '$1 == "SONAME" {print $2}')
 [[ $soname == libhogwild.so.${version%%.*} ]] || fail "SONAME is '$soname'"
 
+# A relative prefix is relative to the user's working directory, not the runfiles; a second
+# install replaces the first; no prefix is a usage error.
+mkdir -p "$TEST_TMPDIR/work"
+BUILD_WORKING_DIRECTORY="$TEST_TMPDIR/work" "$install_sh" "$tree" "$version" rel >/dev/null
+BUILD_WORKING_DIRECTORY="$TEST_TMPDIR/work" "$install_sh" "$tree" "$version" rel >/dev/null
+[[ -f $TEST_TMPDIR/work/rel/include/hogwild/trainer/trainer.h ]] ||
+  fail "a relative prefix was not taken from BUILD_WORKING_DIRECTORY"
+if "$install_sh" "$tree" "$version" 2>"$TEST_TMPDIR/err"; then
+  fail "install without a prefix succeeded"
+fi
+[[ $(<"$TEST_TMPDIR/err") == "usage: bazel run //install -- <prefix>   (e.g. ~/.local or /usr/local)" ]] ||
+  fail "install without a prefix said: $(<"$TEST_TMPDIR/err")"
+
 # The fenced block of `lang` in README.md's "## Embedding the library" section.
 readme_block() {
   awk -v lang="$1" '
