@@ -32,6 +32,7 @@ packages=(
   python3-dev pybind11-dev # the Python module (python/), built for /usr/bin/python3
   python3-numpy python3-matplotlib  # its arrays; the README's Python example plots
   libopenmpi-dev openmpi-bin  # MPI (mpi/): runs across processes and hosts, mpirun
+  cmake make pkg-config    # building against the installed C++ library (//install), its test
 )
 want_mnist=0
 want_movielens=0
