@@ -70,9 +70,8 @@ struct FaultCase {
 };
 
 std::string Name(const FaultCase& c) {
-  return absl::StrFormat("%s W=%d worker %d fails at step %d by %s%s", ModeName(c.mode),
-                         c.workers, c.failing_worker, c.step,
-                         c.exception ? "exception" : "status",
+  return absl::StrFormat("%s W=%d worker %d fails at step %d by %s%s", ModeName(c.mode), c.workers,
+                         c.failing_worker, c.step, c.exception ? "exception" : "status",
                          c.checkpoints ? " (checkpointing)" : "");
 }
 
@@ -151,8 +150,8 @@ TEST(FaultInjection, StopRequestEndsEveryWorkerCleanly) {
           if ((worker == w - 1 || mode == Mode::kBackup) && step == 5) stop = true;
           return absl::OkStatus();
         };
-        auto result =
-            testing::WithWatchdog(kWatchdogS, name, [&] { return Train(o, SmallData(), Dataset()); });
+        auto result = testing::WithWatchdog(kWatchdogS, name,
+                                            [&] { return Train(o, SmallData(), Dataset()); });
         ASSERT_TRUE(result.ok()) << result.status();
         EXPECT_TRUE(result->stopped_early);
         auto full = Train(Options(mode, w), SmallData(), Dataset());
@@ -203,6 +202,34 @@ TEST(FaultInjection, DivergenceStopsTrainingAndKeepsTheLastGoodCheckpoint) {
   }
 }
 
+// The worker's guard checks a step's loss and gradient, not the parameters its update makes: a
+// divergence on the very last step is caught by the final check, before the final checkpoint
+// would replace the last good one and before a result is reported.
+TEST(FaultInjection, DivergenceOnTheLastStepIsAnErrorAndKeepsTheLastGoodCheckpoint) {
+  TrainerOptions o = Options(Mode::kAsync, 1);
+  o.checkpoint_dir = TempDir("diverge_last");
+  o.batch_size = static_cast<int64_t>(SmallData().size());  // one step per epoch
+  o.sgd.momentum = 0.0f;
+  o.epochs = 1;
+  ASSERT_TRUE(Train(o, SmallData(), SmallData()).ok());
+  o.resume = true;
+  o.epochs = 2;
+  // Step 1's update sends the parameters to ~1e37: finite, but the outputs overflow.
+  o.lr.base_lr = 1e38f;
+  auto result = testing::WithWatchdog(kWatchdogS, "diverge on the last step",
+                                      [&] { return Train(o, SmallData(), SmallData()); });
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(result.status().message(),
+            "training diverged: the final test loss is nan at global step 2 (learning rate "
+            "1e+38); lower --lr (or --weight_decay or --momentum); the last good checkpoint "
+            "(global step 1) is kept in " +
+                o.checkpoint_dir + ": resume from it with --resume");
+  auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(kept.ok() && kept->has_value()) << kept.status();
+  EXPECT_EQ((*kept)->global_step, 1);
+}
+
 TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
   struct Case {
     Mode mode;
@@ -220,8 +247,8 @@ TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
   for (const Case& c : cases) {
     for (bool checkpoints : {false, true}) {
       if (checkpoints && !SupportsCheckpoints(c.mode)) continue;
-      const std::string name = absl::StrFormat("%s W=%d N=%d B=%d", ModeName(c.mode), c.workers,
-                                               c.examples, c.batch);
+      const std::string name =
+          absl::StrFormat("%s W=%d N=%d B=%d", ModeName(c.mode), c.workers, c.examples, c.batch);
       SCOPED_TRACE(name);
       TrainerOptions o = Options(c.mode, c.workers);
       o.batch_size = c.batch;
@@ -231,7 +258,8 @@ TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
         o.checkpoint_every_steps = 1;
       }
       const Dataset data = testing::SyntheticDataset(c.examples, 4, 2, 3);
-      auto result = testing::WithWatchdog(kWatchdogS, name, [&] { return Train(o, data, Dataset()); });
+      auto result =
+          testing::WithWatchdog(kWatchdogS, name, [&] { return Train(o, data, Dataset()); });
       ASSERT_TRUE(result.ok()) << result.status();
       EXPECT_EQ(result->examples, c.examples * o.epochs);
       if (checkpoints) {

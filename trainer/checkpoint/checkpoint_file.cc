@@ -21,8 +21,7 @@ namespace {
 constexpr int64_t kMaxCheckpointBytes = int64_t{64} << 30;
 
 absl::Status IoError(const std::string& what, const std::string& path, int err) {
-  return absl::InternalError(
-      absl::StrFormat("%s %s: %s", what, path, std::strerror(err)));
+  return absl::InternalError(absl::StrFormat("%s %s: %s", what, path, std::strerror(err)));
 }
 
 // Closes the descriptor on every path; close errors matter only where checked explicitly.
@@ -111,20 +110,16 @@ std::string CheckpointPath(const std::string& dir) {
 }
 
 absl::Status WriteCheckpoint(const std::string& dir, const Checkpoint& checkpoint) {
-  for (size_t i = 0; i < checkpoint.params.size(); ++i) {
-    if (!std::isfinite(checkpoint.params[i])) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "refusing to write a checkpoint with parameter %d = %f into %s; the previous "
-          "checkpoint is kept",
-          i, checkpoint.params[i], dir));
-    }
+  if (const absl::Status finite = CheckCheckpointFinite(checkpoint); !finite.ok()) {
+    return absl::Status(finite.code(), absl::StrCat(finite.message(), "; not written into ", dir,
+                                                    ", the previous checkpoint is kept"));
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (!std::filesystem::is_directory(dir, ec)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--checkpoint_dir=%s is not a directory and cannot be created%s", dir,
-        ec ? " (" + ec.message() + ")" : ""));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--checkpoint_dir=%s is not a directory and cannot be created%s", dir,
+                        ec ? " (" + ec.message() + ")" : ""));
   }
   const std::string path = CheckpointPath(dir);
   const std::string tmp = path + ".tmp";
@@ -171,9 +166,9 @@ absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: the file is empty", path));
   }
   if (st.st_size > kMaxCheckpointBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %d bytes, larger than any checkpoint (%d); is this the right file?", path,
-        st.st_size, kMaxCheckpointBytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d bytes, larger than any checkpoint (%d); is this the right file?",
+                        path, st.st_size, kMaxCheckpointBytes));
   }
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
