@@ -3,6 +3,7 @@
 // worker count,
 // and the first error reaches the caller with the worker id and the step. Every run is wrapped
 // in a watchdog: a hang fails the test instead of stalling the suite.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <limits>
@@ -228,6 +229,46 @@ TEST(FaultInjection, DivergenceOnTheLastStepIsAnErrorAndKeepsTheLastGoodCheckpoi
   auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
   ASSERT_TRUE(kept.ok() && kept->has_value()) << kept.status();
   EXPECT_EQ((*kept)->global_step, 1);
+}
+
+// The gradient check on its own: parameters whose loss is finite but whose gradient overflows,
+// so the loss check cannot be what stops the run. mlp 8 -> 8 -> 3 (dense W [in, out] then b),
+// all-zero features, every label 1: hidden unit 0 is b1[0] = 1e-37, whose weights to classes 0
+// and 1 are +-3.4e38, so the logits are (34, -34, 0) (loss 68 per example) while each
+// example's gradient for b1[0] is 3.4e38 (0.25 + 0.25) = 1.7e38 and the batch of 4 sums to inf.
+TEST(FaultInjection, AGradientThatOverflowsWithAFiniteLossStopsTraining) {
+  Dataset data;
+  data.name = "zeros";
+  data.example_shape = {8};
+  data.num_classes = 3;
+  data.features.assign(4 * 8, 0.0f);
+  data.labels.assign(4, 1);
+  TrainerOptions o = Options(Mode::kAsync, 1);
+  o.checkpoint_dir = TempDir("gradient_overflow");
+  o.batch_size = 4;
+  o.sgd.momentum = 0.0f;
+  o.epochs = 1;
+  ASSERT_TRUE(Train(o, data, Dataset()).ok());
+  auto read = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(read.ok() && read->has_value()) << read.status();
+  Checkpoint c = **read;
+  ASSERT_EQ(c.params.size(), 99u);
+  std::fill(c.params.begin(), c.params.end(), 0.0f);
+  c.params[64] = 1e-37f;    // b1[0]
+  c.params[72] = 3.4e38f;   // W2[0][0]
+  c.params[73] = -3.4e38f;  // W2[0][1]
+  ASSERT_TRUE(WriteCheckpoint(o.checkpoint_dir, c).ok());
+  o.resume = true;
+  o.epochs = 2;
+  auto result = testing::WithWatchdog(kWatchdogS, "gradient overflow",
+                                      [&] { return Train(o, data, Dataset()); });
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(result.status().message(),
+            "worker 0, step 1: training diverged: gradient element 64 is inf at global step 1 "
+            "(learning rate 0.05); lower --lr (or --weight_decay or --momentum); the last good "
+            "checkpoint (global step 1) is kept in " +
+                o.checkpoint_dir + ": resume from it with --resume");
 }
 
 TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
