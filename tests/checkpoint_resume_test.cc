@@ -17,6 +17,7 @@
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_state.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {
@@ -544,6 +545,32 @@ TEST(Resume, AnotherDatasetIsRefusedNamingBoth) {
   // The same data resumes (with an epoch left to train: a finished run has nothing to resume).
   o.epochs = 2;
   EXPECT_TRUE(TrainGuarded(o, "same data").ok());
+}
+
+// The fingerprint covers the labels as well as the examples: the same examples relabelled (one
+// label changed) are another training set.
+TEST(Resume, ARelabelledCopyOfTheTrainingSetIsRefused) {
+  TrainerOptions o = Options(Mode::kAsync, 1);
+  o.checkpoint_dir = TempDir("relabelled");
+  o.epochs = 1;
+  ASSERT_TRUE(TrainGuarded(o, "writer").ok());
+  Dataset relabelled = Data();
+  relabelled.labels[0] = (relabelled.labels[0] + 1) % static_cast<int32_t>(Data().num_classes);
+  o.resume = true;
+  o.epochs = 2;
+  auto result = testing::WithWatchdog(kWatchdogS, "relabelled",
+                                      [&] { return Train(o, relabelled, Dataset()); });
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      result.status().message(),
+      absl::StrFormat("%s: cannot resume: dataset differs: the checkpoint has %s "
+                      "(fingerprint 0x%08x), this run %s (fingerprint 0x%08x); resume with "
+                      "the checkpoint's --dataset and --data_dir, or use another "
+                      "--checkpoint_dir",
+                      CheckpointPath(o.checkpoint_dir), Data().name, DatasetFingerprint(Data()),
+                      Data().name, DatasetFingerprint(relabelled)));
+  EXPECT_NE(DatasetFingerprint(relabelled), DatasetFingerprint(Data()));
 }
 
 TEST(Resume, AVersion1CheckpointResumesWithAWarningAndIsMigrated) {
