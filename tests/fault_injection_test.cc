@@ -5,8 +5,11 @@
 // in a watchdog: a hang fails the test instead of stalling the suite.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -328,6 +331,43 @@ TEST(FiniteCheck, FindsTheFirstNanOrInfinityAnywhere) {
       w[2999] = nan;  // a later one must not hide the first
       EXPECT_EQ(FirstNonFinite(w), static_cast<int64_t>(at)) << at << " " << bad;
     }
+  }
+}
+
+// A second, independent check of the vectorized scan: against std::isfinite for every sign,
+// every exponent at its edges (0, 1, 0x7e, 0xfe, 0xff) and mantissa extremes, placed at the
+// edges of the 1024-value blocks and in the tail, then for random bit patterns anywhere.
+TEST(FiniteCheck, AgreesWithStdIsfiniteForEveryBitPatternClass) {
+  auto naive = [](const std::vector<float>& v) -> int64_t {
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!std::isfinite(v[i])) return static_cast<int64_t>(i);
+    }
+    return -1;
+  };
+  auto from_bits = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f;
+  };
+  std::vector<float> v(2050, 0.5f);  // two blocks and a tail of 2
+  for (uint32_t sign : {0u, 1u}) {
+    for (uint32_t exponent : {0u, 1u, 0x7eu, 0xfeu, 0xffu}) {
+      for (uint32_t mantissa : {0u, 1u, 0x400000u, 0x7fffffu}) {
+        const float value = from_bits(sign << 31 | exponent << 23 | mantissa);
+        for (size_t at : {0, 1, 511, 1023, 1024, 1500, 2047, 2048, 2049}) {
+          std::vector<float> w = v;
+          w[at] = value;
+          ASSERT_EQ(FirstNonFinite(w), naive(w))
+              << std::hex << sign << " " << exponent << " " << mantissa << std::dec << " at " << at;
+        }
+      }
+    }
+  }
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<float> w = v;
+    for (int k = 0; k < 3; ++k) w[rng() % w.size()] = from_bits(static_cast<uint32_t>(rng()));
+    ASSERT_EQ(FirstNonFinite(w), naive(w)) << "trial " << trial;
   }
 }
 
