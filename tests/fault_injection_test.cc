@@ -191,9 +191,8 @@ TEST(FaultInjection, DivergenceStopsTrainingAndKeepsTheLastGoodCheckpoint) {
       ASSERT_FALSE(result.ok());
       const std::string message(result.status().message());
       EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << message;
-      EXPECT_TRUE(message.find("training diverged") != std::string::npos ||
-                  message.find("refusing to write a checkpoint") != std::string::npos)
-          << message;
+      // Whichever check found it (the loss, the gradient, the checkpoint write), one wording.
+      EXPECT_NE(message.find("training diverged: "), std::string::npos) << message;
       if (checkpoints) {
         auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
         ASSERT_TRUE(kept.ok()) << kept.status();  // finite parameters or the load would refuse
