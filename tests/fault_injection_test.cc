@@ -197,9 +197,10 @@ TEST(FaultInjection, DivergenceStopsTrainingAndKeepsTheLastGoodCheckpoint) {
         auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
         ASSERT_TRUE(kept.ok()) << kept.status();  // finite parameters or the load would refuse
       }
-      if (message.find("training diverged") != std::string::npos) {
+      EXPECT_NE(message.find("global step"), std::string::npos) << message;
+      // A checkpoint does not record the learning rate; the worker's and final checks name it.
+      if (message.find("previous checkpoint is kept") == std::string::npos) {
         EXPECT_NE(message.find("learning rate 1e+30"), std::string::npos) << message;
-        EXPECT_NE(message.find("global step"), std::string::npos) << message;
       }
     }
   }
