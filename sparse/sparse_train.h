@@ -65,7 +65,7 @@ struct SparseEpochReport {
   // The updates of this call's epochs (a resumed checkpoint's excluded): over train_time_s, the
   // update rate.
   int64_t run_updates = 0;
-  double train_loss = 0.0;  // the model on the whole training set (EvaluateLinear)
+  double train_loss = 0.0;    // the model on the whole training set (EvaluateLinear)
   double train_accuracy = 0.0;
   std::optional<double> test_loss;  // with a test set
   std::optional<double> test_accuracy;
@@ -89,7 +89,7 @@ struct SparseTrainOptions {
 };
 
 struct SparseTrainResult {
-  std::vector<float> weights;             // [D] float32, the final model
+  std::vector<float> weights;  // [D] float32, the final model
   std::vector<SparseEpochReport> epochs;  // the epochs this call ran (after a resume: the rest)
   int resumed_epochs = 0;     // epochs done by the checkpoint this call resumed from, or 0
   double train_time_s = 0.0;  // SGD time of this call's epochs (thread start and join included)

@@ -74,8 +74,9 @@ struct FaultCase {
 };
 
 std::string Name(const FaultCase& c) {
-  return absl::StrFormat("%s W=%d worker %d fails at step %d by %s%s", ModeName(c.mode), c.workers,
-                         c.failing_worker, c.step, c.exception ? "exception" : "status",
+  return absl::StrFormat("%s W=%d worker %d fails at step %d by %s%s", ModeName(c.mode),
+                         c.workers, c.failing_worker, c.step,
+                         c.exception ? "exception" : "status",
                          c.checkpoints ? " (checkpointing)" : "");
 }
 
@@ -154,8 +155,8 @@ TEST(FaultInjection, StopRequestEndsEveryWorkerCleanly) {
           if ((worker == w - 1 || mode == Mode::kBackup) && step == 5) stop = true;
           return absl::OkStatus();
         };
-        auto result = testing::WithWatchdog(kWatchdogS, name,
-                                            [&] { return Train(o, SmallData(), Dataset()); });
+        auto result =
+            testing::WithWatchdog(kWatchdogS, name, [&] { return Train(o, SmallData(), Dataset()); });
         ASSERT_TRUE(result.ok()) << result.status();
         EXPECT_TRUE(result->stopped_early);
         auto full = Train(Options(mode, w), SmallData(), Dataset());
@@ -291,8 +292,8 @@ TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
   for (const Case& c : cases) {
     for (bool checkpoints : {false, true}) {
       if (checkpoints && !SupportsCheckpoints(c.mode)) continue;
-      const std::string name =
-          absl::StrFormat("%s W=%d N=%d B=%d", ModeName(c.mode), c.workers, c.examples, c.batch);
+      const std::string name = absl::StrFormat("%s W=%d N=%d B=%d", ModeName(c.mode), c.workers,
+                                               c.examples, c.batch);
       SCOPED_TRACE(name);
       TrainerOptions o = Options(c.mode, c.workers);
       o.batch_size = c.batch;
@@ -302,8 +303,7 @@ TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
         o.checkpoint_every_steps = 1;
       }
       const Dataset data = testing::SyntheticDataset(c.examples, 4, 2, 3);
-      auto result =
-          testing::WithWatchdog(kWatchdogS, name, [&] { return Train(o, data, Dataset()); });
+      auto result = testing::WithWatchdog(kWatchdogS, name, [&] { return Train(o, data, Dataset()); });
       ASSERT_TRUE(result.ok()) << result.status();
       EXPECT_EQ(result->examples, c.examples * o.epochs);
       if (checkpoints) {

@@ -106,13 +106,13 @@ struct CheckpointSignature {
   std::string model_name;            // "logreg", "mlp"
   std::vector<int64_t> input_shape;  // per example, e.g. {1, 28, 28}
   int64_t num_classes = 0;
-  std::vector<std::string> layers;  // Layer::name() of each layer, e.g. "dense 784->256"
-  int64_t num_params = 0;           // P
-  Mode mode = Mode::kAsync;         // stored as its ModeName, "async" or "sync"
-  int32_t num_workers = 0;          // W, per rank
+  std::vector<std::string> layers;   // Layer::name() of each layer, e.g. "dense 784->256"
+  int64_t num_params = 0;            // P
+  Mode mode = Mode::kAsync;          // stored as its ModeName, "async" or "sync"
+  int32_t num_workers = 0;           // W, per rank
   int64_t batch_size = 0;
   uint64_t seed = 0;
-  int64_t train_examples = 0;  // N
+  int64_t train_examples = 0;        // N
   // Always set by Train() (MakeSignature); std::nullopt in a version-1 file (written before
   // the dataset was recorded) or a hand-made signature, where CheckSignature cannot compare it.
   std::optional<DatasetId> dataset;
@@ -177,8 +177,8 @@ absl::Status CheckCheckpointFinite(const Checkpoint& checkpoint);
 // checkpoint has 0.9, this run 0.8; ...", naming the flag. A momentum or EMA decay of 0 on one
 // side only is left to the state checks (UpdatePolicy::RestoreState, Train()), which say that the
 // state is missing.
-absl::Status CheckSignature(const CheckpointSignature& expected, const CheckpointSignature& found,
-                            absl::string_view origin);
+absl::Status CheckSignature(const CheckpointSignature& expected,
+                            const CheckpointSignature& found, absl::string_view origin);
 
 // `dir`/checkpoint.hwckpt.
 std::string CheckpointPath(const std::string& dir);

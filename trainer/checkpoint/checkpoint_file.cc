@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -21,7 +22,8 @@ namespace {
 constexpr int64_t kMaxCheckpointBytes = int64_t{64} << 30;
 
 absl::Status IoError(const std::string& what, const std::string& path, int err) {
-  return absl::InternalError(absl::StrFormat("%s %s: %s", what, path, std::strerror(err)));
+  return absl::InternalError(
+      absl::StrFormat("%s %s: %s", what, path, std::strerror(err)));
 }
 
 // Closes the descriptor on every path; close errors matter only where checked explicitly.
@@ -117,9 +119,9 @@ absl::Status WriteCheckpoint(const std::string& dir, const Checkpoint& checkpoin
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (!std::filesystem::is_directory(dir, ec)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--checkpoint_dir=%s is not a directory and cannot be created%s", dir,
-                        ec ? " (" + ec.message() + ")" : ""));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--checkpoint_dir=%s is not a directory and cannot be created%s", dir,
+        ec ? " (" + ec.message() + ")" : ""));
   }
   const std::string path = CheckpointPath(dir);
   const std::string tmp = path + ".tmp";
@@ -166,9 +168,9 @@ absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: the file is empty", path));
   }
   if (st.st_size > kMaxCheckpointBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: %d bytes, larger than any checkpoint (%d); is this the right file?",
-                        path, st.st_size, kMaxCheckpointBytes));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %d bytes, larger than any checkpoint (%d); is this the right file?", path,
+        st.st_size, kMaxCheckpointBytes));
   }
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/output_path.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -12,7 +13,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "core/output_path.h"
 #include "trainer/predict/prediction_csv.h"
 #include "trainer/predict/prediction_run.h"
 
