@@ -87,6 +87,8 @@ std::string WithKeywordNames(absl::string_view message) {
       "lr_decay_rate",
       "lr_decay_steps",
       "lr",
+      "weight_decay",
+      "momentum",
       "train_examples",
       "log",
       "checkpoint_dir",

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "pybind11/numpy.h"
 #include "pybind11/stl.h"
+#include "python/keyword_names.h"
 #include "python/raise_status.h"
 #include "sparse/matrix_factorization.h"
 #include "sparse/ratings.h"
@@ -45,7 +46,7 @@ SparseDataset ToDataset(const Array<int64_t>& indptr, const Array<int32_t>& indi
 }
 
 [[noreturn]] void Raise(const absl::Status& status) {
-  RaiseStatus(status.code(), std::string(status.message()));
+  RaiseStatus(status.code(), WithKeywordNames(status.message()));
 }
 
 template <typename T>

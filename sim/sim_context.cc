@@ -10,13 +10,6 @@
 #include "trainer/finite_check.h"
 
 namespace hogwild {
-namespace {
-
-// "nan", "inf", "-inf" or the number (as the real worker's divergence message).
-std::string FormatValue(double v) { return std::isnan(v) ? "nan" : absl::StrCat(v); }
-
-}  // namespace
-
 float SimContext::LrNow() const { return trainer().lr.At(metrics->steps()); }
 
 absl::StatusOr<double> SimContext::Gradient(const std::vector<int64_t>& rows, int64_t denominator,
@@ -34,17 +27,10 @@ absl::StatusOr<double> SimContext::Gradient(const std::vector<int64_t>& rows, in
   const int64_t global_step = metrics->steps();
   const float lr_now = LrNow();
   if (!std::isfinite(loss_sum)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("training diverged: the loss is %s at global step %d (learning rate %g); "
-                        "lower --lr (or --weight_decay or --momentum)",
-                        FormatValue(loss_sum), global_step, lr_now));
+    return DivergedError(absl::StrCat("the loss is ", FormatNonFinite(loss_sum)), global_step,
+                         lr_now);
   }
-  if (const int64_t bad = FirstNonFinite(grad); bad >= 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "training diverged: gradient element %d is %s at global step %d (learning rate %g); "
-        "lower --lr (or --weight_decay or --momentum)",
-        bad, FormatValue(grad[bad]), global_step, lr_now));
-  }
+  HOGWILD_RETURN_IF_ERROR(CheckFinite(grad, "gradient element", global_step, lr_now));
   return loss_sum;
 }
 

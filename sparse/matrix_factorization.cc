@@ -202,6 +202,7 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
                              .run_updates = result.updates - resumed_updates,
                              .train_loss = MfRmse(mean, view, k, train.num_users, train)};
     if (test != nullptr) report.test_loss = MfRmse(mean, view, k, train.num_users, *test);
+    HOGWILD_RETURN_IF_ERROR(CheckSparseEpochFinite(view, report, "RMSE"));
     result.epochs.push_back(report);
     if (!checkpoint_dir.empty()) {
       HOGWILD_RETURN_IF_ERROR(

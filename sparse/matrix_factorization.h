@@ -69,7 +69,8 @@ double GlobalMeanRmse(float mean, const Ratings& ratings);
 // Trains from the seeded initialization, or from the checkpoint in options.checkpoint.dir with
 // options.checkpoint.resume (continuing with its next epoch; bitwise as the uninterrupted run
 // with one worker). `test` may be null (its U and I must equal train's: SplitRatings). Errors:
-// kInvalidArgument naming the option out of range (sync mode included) or mismatched sets;
+// kInvalidArgument naming the option out of range (sync mode included) or mismatched sets, or
+// CheckSparseEpochFinite's divergence error (the epoch is neither checkpointed nor reported);
 // PrepareSparseCheckpoint's and WriteSparseCheckpoint's; kResourceExhausted when the factors
 // cannot be allocated; an on_epoch error.
 absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, const Ratings& train,

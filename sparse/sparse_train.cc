@@ -21,6 +21,7 @@
 #include "sparse/sparse_sgd.h"
 #include "sync/parameter_store.h"
 #include "sync/step_barrier.h"
+#include "trainer/finite_check.h"
 
 namespace hogwild::sparse {
 namespace {
@@ -279,6 +280,20 @@ absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const Spar
   return absl::OkStatus();
 }
 
+absl::Status CheckSparseEpochFinite(absl::Span<const float> params, const SparseEpochReport& report,
+                                    absl::string_view loss_name) {
+  HOGWILD_RETURN_IF_ERROR(CheckFinite(params, "parameter", report.updates, report.lr));
+  // Finite weights can still be large enough that the predictions overflow.
+  auto loss = [&](absl::string_view split, double value) {
+    return std::isfinite(value) ? absl::OkStatus()
+                                : DivergedError(absl::StrFormat("the %s %s is %s", split, loss_name,
+                                                                FormatNonFinite(value)),
+                                                report.updates, report.lr);
+  };
+  HOGWILD_RETURN_IF_ERROR(loss("train", report.train_loss));
+  return report.test_loss ? loss("test", *report.test_loss) : absl::OkStatus();
+}
+
 absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
                                               const SparseDataset& train,
                                               const SparseDataset* test) {
@@ -379,6 +394,7 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
       report.test_loss = on_test.mean_loss;
       report.test_accuracy = on_test.accuracy;
     }
+    HOGWILD_RETURN_IF_ERROR(CheckSparseEpochFinite(store->unsafe_values(), report, "loss"));
     result.epochs.push_back(report);
     if (!checkpoint_dir.empty()) {
       HOGWILD_RETURN_IF_ERROR(WriteSparseCheckpoint(checkpoint_dir, signature, epoch + 1,

@@ -39,6 +39,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "sparse/linear_loss.h"
 #include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_dataset.h"
@@ -102,10 +104,18 @@ struct SparseTrainResult {
 absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const SparseDataset& train,
                                    const SparseDataset* test);
 
+// The divergence guard of the sparse and matrix-factorization runs, applied after every epoch
+// before it is checkpointed or reported: OK when every parameter ([P] float32) and the epoch's
+// train and test losses (`loss_name`: "loss" or "RMSE") are finite; else the divergence error
+// of trainer/finite_check.h at global step report.updates with the epoch's learning rate.
+absl::Status CheckSparseEpochFinite(absl::Span<const float> params, const SparseEpochReport& report,
+                                    absl::string_view loss_name);
+
 // Trains from zero weights, or from the checkpoint in options.checkpoint.dir with
 // options.checkpoint.resume (continuing with its next epoch; bitwise as the uninterrupted run
 // wherever the mode is deterministic: one worker, or sync). `test` may be null. Errors:
-// ValidateSparseOptions's; PrepareSparseCheckpoint's and WriteSparseCheckpoint's;
+// ValidateSparseOptions's; CheckSparseEpochFinite's (training diverged: the epoch is neither
+// checkpointed nor reported); PrepareSparseCheckpoint's and WriteSparseCheckpoint's;
 // kResourceExhausted when the weights ([D] floats) or the per-worker gradients (8 D bytes each,
 // batch > 1, sync or round_robin only) cannot be allocated; an on_epoch error. Thread-compatible:
 // the data sets are only read, by the workers, for the duration of the call.

@@ -4,6 +4,7 @@
 // resumed run trains each remaining batch exactly once. Foreign checkpoints are refused by name.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/checkpoint_state.h"
 #include "trainer/trainer.h"
 
 namespace hogwild {
@@ -544,6 +546,120 @@ TEST(Resume, AnotherDatasetIsRefusedNamingBoth) {
   // The same data resumes (with an epoch left to train: a finished run has nothing to resume).
   o.epochs = 2;
   EXPECT_TRUE(TrainGuarded(o, "same data").ok());
+}
+
+// Adam end to end, independent of the optimizer's own tests: a logreg run with Adam (one
+// full-batch step per epoch) resumed from its step-1 checkpoint continues as a float64
+// reference of the softmax cross-entropy gradient and Adam with bias correction at steps 2, 3,
+// 4 would. A wrong or reset step count (bias correction 1 - beta^t) is off by far more.
+TEST(Resume, AdamContinuesAsTheFloat64Reference) {
+  const Dataset& data = Data();
+  const int64_t n = data.size(), d = data.feature_dim(), k = data.num_classes;
+  TrainerOptions o = Options(Mode::kAsync, 1);
+  o.checkpoint_dir = TempDir("adam_reference");
+  o.model = ModelSpec{.name = "logreg", .hidden = {}};
+  o.batch_size = n;
+  o.epochs = 1;
+  o.lr = LrSchedule{.base_lr = 0.05f};
+  o.sgd.optimizer = OptimizerKind::kAdam;
+  o.sgd.momentum = 0.0f;
+  o.sgd.weight_decay = 0.0f;
+  ASSERT_TRUE(TrainGuarded(o, "adam step 1").ok());
+  auto first = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(first.ok() && first->has_value()) << first.status();
+  const Checkpoint& c = **first;
+  ASSERT_EQ(c.optimizer_steps, std::vector<uint64_t>{1});
+  ASSERT_EQ(c.optimizer_state.size(), 2u);                      // m, v
+  ASSERT_EQ(static_cast<int64_t>(c.params.size()), d * k + k);  // W [D, K] then b [K]
+  std::vector<double> x(c.params.begin(), c.params.end());
+  std::vector<double> m(c.optimizer_state[0].begin(), c.optimizer_state[0].end());
+  std::vector<double> v(c.optimizer_state[1].begin(), c.optimizer_state[1].end());
+  constexpr double kLr = 0.05, kBeta1 = 0.9, kBeta2 = 0.999, kEps = 1e-8;
+  for (int t = 2; t <= 4; ++t) {
+    std::vector<double> g(x.size(), 0.0);
+    for (int64_t e = 0; e < n; ++e) {
+      const float* f = data.features.data() + e * d;
+      std::vector<double> z(k);
+      for (int64_t j = 0; j < k; ++j) {
+        z[j] = x[d * k + j];
+        for (int64_t i = 0; i < d; ++i) z[j] += f[i] * x[i * k + j];
+      }
+      const double top = *std::max_element(z.begin(), z.end());
+      double sum = 0.0;
+      for (double& zj : z) sum += (zj = std::exp(zj - top));
+      for (int64_t j = 0; j < k; ++j) {
+        const double dz = (z[j] / sum - (j == data.labels[e] ? 1.0 : 0.0)) / n;
+        for (int64_t i = 0; i < d; ++i) g[i * k + j] += f[i] * dz;
+        g[d * k + j] += dz;
+      }
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      m[i] = kBeta1 * m[i] + (1 - kBeta1) * g[i];
+      v[i] = kBeta2 * v[i] + (1 - kBeta2) * g[i] * g[i];
+      const double m_hat = m[i] / (1 - std::pow(kBeta1, t));
+      const double v_hat = v[i] / (1 - std::pow(kBeta2, t));
+      x[i] -= kLr * m_hat / (std::sqrt(v_hat) + kEps);
+    }
+  }
+  o.resume = true;
+  o.epochs = 4;
+  auto rest = TrainGuarded(o, "adam steps 2-4");
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  ASSERT_EQ(rest->steps, 4);
+  double moved = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_NEAR(rest->params[i], x[i], 1e-5 + 1e-4 * std::abs(x[i])) << "parameter " << i;
+    moved = std::max(moved, std::abs(x[i] - c.params[i]));
+  }
+  EXPECT_GT(moved, 0.05);  // about lr per step: the comparison is not vacuous
+}
+
+// Shared Adam end to end: with three workers updating one Adam state, the step count its bias
+// correction uses (saved in the checkpoint) is every worker's updates, the run's global step,
+// not one worker's share.
+TEST(Resume, SharedAdamStepCountIsEveryWorkersUpdates) {
+  TrainerOptions o = Options(Mode::kAsync, 3);
+  o.checkpoint_dir = TempDir("shared_adam");
+  o.epochs = 2;
+  o.lr = LrSchedule{.base_lr = 0.005f};
+  o.sgd.optimizer = OptimizerKind::kAdam;
+  o.sgd.momentum = 0.0f;
+  o.sgd.shared_optimizer_state = true;
+  auto result = TrainGuarded(o, "shared adam");
+  ASSERT_TRUE(result.ok()) << result.status();
+  auto kept = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(kept.ok() && kept->has_value()) << kept.status();
+  // 203 examples in shards of 68, 68 and 67, batches of 10: 7 steps per worker per epoch.
+  EXPECT_EQ(result->steps, 2 * 3 * 7);
+  EXPECT_EQ((*kept)->global_step, result->steps);
+  EXPECT_EQ((*kept)->optimizer_steps, std::vector<uint64_t>{static_cast<uint64_t>(result->steps)});
+  EXPECT_EQ((*kept)->optimizer_state.size(), 2u);  // one m and one v for all workers
+}
+
+// The fingerprint covers the labels as well as the examples: the same examples relabelled (one
+// label changed) are another training set.
+TEST(Resume, ARelabelledCopyOfTheTrainingSetIsRefused) {
+  TrainerOptions o = Options(Mode::kAsync, 1);
+  o.checkpoint_dir = TempDir("relabelled");
+  o.epochs = 1;
+  ASSERT_TRUE(TrainGuarded(o, "writer").ok());
+  Dataset relabelled = Data();
+  relabelled.labels[0] = (relabelled.labels[0] + 1) % static_cast<int32_t>(Data().num_classes);
+  o.resume = true;
+  o.epochs = 2;
+  auto result = testing::WithWatchdog(kWatchdogS, "relabelled",
+                                      [&] { return Train(o, relabelled, Dataset()); });
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      result.status().message(),
+      absl::StrFormat("%s: cannot resume: dataset differs: the checkpoint has %s "
+                      "(fingerprint 0x%08x), this run %s (fingerprint 0x%08x); resume with "
+                      "the checkpoint's --dataset and --data_dir, or use another "
+                      "--checkpoint_dir",
+                      CheckpointPath(o.checkpoint_dir), Data().name, DatasetFingerprint(Data()),
+                      Data().name, DatasetFingerprint(relabelled)));
+  EXPECT_NE(DatasetFingerprint(relabelled), DatasetFingerprint(Data()));
 }
 
 TEST(Resume, AVersion1CheckpointResumesWithAWarningAndIsMigrated) {

@@ -397,15 +397,30 @@ TEST(Checkpoint, InconsistentSizesAreRefused) {
 TEST(Checkpoint, NonFiniteParametersAreNeverWrittenNorLoaded) {
   const std::string dir = TempDir("nonfinite");
   ASSERT_TRUE(WriteCheckpoint(dir, SmallCheckpoint()).ok());
-  for (float bad :
-       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+  struct Case {
+    float bad;
+    bool in_ema;
+    std::string what;
+  };
+  for (const Case& k :
+       {Case{std::numeric_limits<float>::quiet_NaN(), false, "parameter 7 is nan"},
+        Case{-std::numeric_limits<float>::infinity(), false, "parameter 7 is -inf"},
+        Case{std::numeric_limits<float>::infinity(), true, "EMA parameter 7 is inf"}}) {
+    SCOPED_TRACE(k.what);
     Checkpoint c = SmallCheckpoint();
-    c.params[7] = bad;
+    if (k.in_ema) c.ema.assign(c.params.size(), 0.5f);
+    (k.in_ema ? c.ema : c.params)[7] = k.bad;
+    const std::string diverged =
+        "training diverged: " + k.what +
+        " at global step 123; lower --lr (or --weight_decay or --momentum)";
     const absl::Status s = WriteCheckpoint(dir, c);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    EXPECT_NE(s.message().find("previous checkpoint is kept"), std::string::npos) << s;
-    EXPECT_EQ(ParseCheckpoint(SerializeCheckpoint(c), "x").status().code(),
-              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message(),
+              diverged + "; not written into " + dir + ", the previous checkpoint is kept");
+    const absl::Status read = ParseCheckpoint(SerializeCheckpoint(c), "x").status();
+    EXPECT_EQ(read.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(read.message(),
+              "x: " + diverged + "; a diverged checkpoint cannot be resumed or predicted with");
   }
   auto kept = ReadLatestCheckpoint(dir);
   ASSERT_TRUE(kept.ok() && kept->has_value());

@@ -109,6 +109,8 @@ expect_error "--workers_per_device has no effect with --devices=cpu" --devices=c
 expect_error "--hidden has no effect with --model=cnn" --model=cnn --hidden=64
 expect_error "--bn_momentum has no effect with --model=cnn" --model=cnn --bn_momentum=0.2
 expect_error "--bn_momentum=0 is out of range" --model=cnn_bn --bn_momentum=0
+expect_error "error: --model=cnn_bn with --batch_size=1 leaves 1 example per tower; batch norm needs at least 2 (one example has zero variance, and the model cannot learn): give --batch_size of at least 2" \
+  --model=cnn_bn --workers=1 --batch_size=1
 expect_error "--lr_decay_rate has no effect with --lr_schedule=constant" --lr_decay_rate=0.5
 expect_error "--lr_decay_rate=1 has no effect" --lr_schedule=exponential
 expect_error "--staleness_bound has no effect in async mode; it is for ssp mode (build with --//sync:mode=ssp)" --staleness_bound=2

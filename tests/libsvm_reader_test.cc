@@ -60,8 +60,9 @@ TEST(LibsvmReader, EveryRefusalNamesTheLineAndTheReason) {
     std::string reason;
   };
   const Case cases[] = {
-      {"1 1:1\n1 0:1\n", 0, "t.svm:2:", "index 0"},
-      {"1 1:1\n\n1 -3:1\n", 0, "t.svm:3:", "index -3 is negative"},
+      {"1 1:1\n1 0:1\n", 0, "t.svm:2:", "t.svm:2: index 0: LIBSVM indices start at 1"},
+      {"1 1:1\n\n1 -3:1\n", 0,
+       "t.svm:3:", "t.svm:3: index -3 is negative: LIBSVM indices start at 1"},
       {"1 2:1 2:1\n", 0, "t.svm:1:", "index 2 after 2"},
       {"1 5:1 3:1\n", 0, "t.svm:1:", "index 3 after 5"},
       {"1 1:1\n1 11:1\n", 10, "t.svm:2:", "past --num_features=10"},
@@ -145,7 +146,7 @@ TEST(LibsvmFile, ErrorsNameThePathAndTheLine) {
   const std::string bad = TempPath("bad.svm");
   std::ofstream(bad) << "1 1:1\n1 2:1\n1 0:1\n";
   ExpectError(ReadLibsvmFile(bad, {}).status(), absl::StatusCode::kInvalidArgument,
-              {bad + ":3:", "index 0"});
+              {bad + ":3: index 0: LIBSVM indices start at 1"});
   ExpectError(ReadLibsvmFile(TempPath("missing.svm"), {}).status(), absl::StatusCode::kNotFound,
               {"missing.svm"});
   ExpectError(

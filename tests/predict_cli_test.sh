@@ -115,8 +115,11 @@ else
     "$predict" --checkpoint_dir="$tmp/no_ema" --weights=ema --output="$tmp/x.csv"
   expect_one_line_error "missing data files" "$tmp/empty" \
     "$predict" --checkpoint_dir="$ckpt" --data_dir="$tmp/empty" --output="$tmp/x.csv"
-  expect_one_line_error "images of another shape" "examples of shape 1x28x28; the checkpoint's model cnn takes 3x32x32" \
+  expect_one_line_error "another dataset" "error: --dataset=fashion_mnist: $tmp/cifar_ckpt/checkpoint.hwckpt was trained on cifar10; leave out --dataset and give the --data_dir of its training set, or pass --allow_other_dataset to predict on this one anyway" \
     "$predict" --checkpoint_dir="$tmp/cifar_ckpt" --dataset=fashion_mnist --output="$tmp/x.csv"
+  expect_one_line_error "images of another shape" "examples of shape 1x28x28; the checkpoint's model cnn takes 3x32x32" \
+    "$predict" --checkpoint_dir="$tmp/cifar_ckpt" --dataset=fashion_mnist --allow_other_dataset \
+    --output="$tmp/x.csv"
   if [[ -e $tmp/x.csv ]]; then
     echo "FAIL: a refused run wrote $tmp/x.csv"
     failures=$((failures + 1))

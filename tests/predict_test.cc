@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/expect_error.h"
@@ -218,8 +220,58 @@ TEST(PredictionRun, RefusesEachBadInputWithOneLine) {
   other.params.assign(other.signature.num_params, 0.0f);
   const std::string other_dir = root + "/other";
   ASSERT_TRUE(WriteCheckpoint(other_dir, other).ok());
-  auto shape = RunPrediction({.checkpoint_dir = other_dir, .data_dir = run.data_dir});
+  // (Its fingerprint is not this data's: allowed, so that the shape is what is refused.)
+  auto shape = RunPrediction(
+      {.checkpoint_dir = other_dir, .data_dir = run.data_dir, .allow_other_dataset = true});
   ExpectError(shape.status(), absl::StatusCode::kFailedPrecondition, {"1x28x28", "3x32x32"});
+}
+
+TEST(PredictionRun, RefusesAnotherDatasetUnlessAllowed) {
+  const TrainedRun run = TrainWithCheckpoint(Mode::kAsync, 0.0f);
+  const std::string origin = run.checkpoint_dir + "/checkpoint.hwckpt";
+  const std::string hint =
+      "leave out --dataset and give the --data_dir of its training set, or pass "
+      "--allow_other_dataset to predict on this one anyway";
+  auto named = RunPrediction(
+      {.checkpoint_dir = run.checkpoint_dir, .data_dir = run.data_dir, .dataset = "mnist"});
+  EXPECT_EQ(named.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(named.status().message(),
+            "--dataset=mnist: " + origin + " was trained on fashion_mnist; " + hint);
+  // The same name, other files: the fingerprint tells them apart.
+  const std::string other = std::filesystem::path(run.data_dir).parent_path().string() + "/other";
+  std::filesystem::create_directories(other);
+  WriteIdxDataset(other, "train", 400, 3);
+  WriteIdxDataset(other, "t10k", 150, 2);
+  auto found = RunPrediction({.checkpoint_dir = run.checkpoint_dir, .data_dir = other});
+  EXPECT_EQ(found.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StartsWith(found.status().message(), "the fashion_mnist training set in " +
+                                                             other + " is not the one " + origin +
+                                                             " was trained on (fingerprint 0x"))
+      << found.status();
+  EXPECT_TRUE(absl::EndsWith(found.status().message(), "); " + hint)) << found.status();
+  auto allowed = RunPrediction(
+      {.checkpoint_dir = run.checkpoint_dir, .data_dir = other, .allow_other_dataset = true});
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  EXPECT_FALSE(allowed->warning.empty());
+}
+
+TEST(PredictionRun, RefusesAModelWhoseOutputsAreNotFinite) {
+  const TrainedRun run = TrainWithCheckpoint(Mode::kAsync, 0.0f);
+  auto read = ReadLatestCheckpoint(run.checkpoint_dir);
+  ASSERT_TRUE(read.ok() && read->has_value()) << read.status();
+  // Finite weights whose products overflow (as the last step of a diverged run leaves them).
+  Checkpoint huge = **read;
+  huge.params.assign(huge.params.size(), 3e38f);
+  for (size_t i = 0; i < huge.params.size(); i += 2) huge.params[i] = -3e38f;
+  const std::string dir =
+      std::filesystem::path(run.checkpoint_dir).parent_path().string() + "/huge";
+  ASSERT_TRUE(WriteCheckpoint(dir, huge).ok());
+  auto p = RunPrediction({.checkpoint_dir = dir, .data_dir = run.data_dir});
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(),
+            absl::StrFormat("%s/checkpoint.hwckpt: training diverged: class probability 0 is nan "
+                            "at global step %d; lower --lr (or --weight_decay or --momentum)",
+                            dir, huge.global_step));
 }
 
 TEST(PredictionCsv, WritesAHeaderAndOneRowPerExampleAndRefusesToOverwrite) {

@@ -31,6 +31,12 @@ def planted(n=2000, dim=300, nnz=10, seed=0):
     return Csr(indptr, indices, data, (n, dim)), np.where(margins > 0, 1.0, -1.0)
 
 
+# The whole divergence error (trainer/finite_check.h), with the keywords' names.
+DIVERGED = (r"^training diverged: (parameter \d+ is (nan|inf|-inf)|the (train|test) {loss} is "
+            r"(nan|inf)) at global step \d+ \(learning rate {lr}\); lower lr \(or weight_decay "
+            r"or momentum\)$")
+
+
 class TrainSparse(unittest.TestCase):
 
     def setUp(self):
@@ -111,6 +117,11 @@ class TrainSparse(unittest.TestCase):
         # Still usable afterwards.
         self.assertEqual(hogwild.train_sparse(self.x, self.y, epochs=1, workers=1).examples, 2000)
 
+    def test_divergence_is_an_error_not_a_result(self):
+        with self.assertRaises(ValueError) as caught:
+            hogwild.train_sparse(self.x, self.y, workers=1, epochs=2, lr=1e38)
+        self.assertRegex(str(caught.exception), DIVERGED.format(lr=r"1e\+38", loss="loss"))
+
     def test_scipy_csr_matrix(self):
         try:
             import scipy.sparse
@@ -165,6 +176,11 @@ class TrainMf(unittest.TestCase):
         self.assertEqual(rest.resumed_epochs, 4)
         np.testing.assert_array_equal(rest.user_factors, whole.user_factors)
         np.testing.assert_array_equal(rest.item_factors, whole.item_factors)
+
+    def test_divergence_is_an_error_not_a_result(self):
+        with self.assertRaises(ValueError) as caught:
+            hogwild.train_mf(*self.train, test=self.test, workers=1, epochs=3, lr=1.0)
+        self.assertRegex(str(caught.exception), DIVERGED.format(lr="1", loss="RMSE"))
 
     def test_bad_input(self):
         u, i, r = self.train

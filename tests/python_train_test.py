@@ -94,6 +94,25 @@ class Train(unittest.TestCase):
                 self.assertTrue(np.isfinite(result.params).all())
                 self.assertGreater(result.final_test_accuracy, 0.7, result)
 
+    def test_a_run_that_diverges_on_its_last_step_is_an_error(self):
+        # One full-batch step at a huge rate: the update leaves finite parameters whose outputs
+        # overflow, which only the final check sees; never a result with a nan test loss.
+        with self.assertRaises(ValueError) as caught:
+            hogwild.train(self.x, self.y, self.test_x, self.test_y, workers=1, epochs=1,
+                          batch_size=2000, lr=1e38)
+        self.assertEqual(str(caught.exception),
+                         "training diverged: the final test loss is nan at global step 1 "
+                         "(learning rate 1e+38); lower lr (or weight_decay or momentum)")
+
+    def test_batch_norm_with_one_example_per_tower_is_refused(self):
+        x = self.x.reshape(-1, 1, 4, 5)
+        with self.assertRaises(ValueError) as caught:
+            hogwild.train(x, self.y, model="cnn_bn", workers=1, batch_size=1, epochs=1)
+        self.assertEqual(str(caught.exception),
+                         "model=cnn_bn with batch_size=1 leaves 1 example per tower; batch norm "
+                         "needs at least 2 (one example has zero variance, and the model cannot "
+                         "learn): give batch_size of at least 2")
+
     def test_rows_follow_the_logs_schema_in_order(self):
         for mode in ("async", "sync"):
             with self.subTest(mode=mode):

@@ -181,6 +181,36 @@ TEST(TrainerOptions, NonPositiveBatchSizeIsRejected) {
   }
 }
 
+// A tower batch of one example has zero variance: batch norm normalizes it to 0 and its scale
+// never moves, so the run could not learn.
+TEST(TrainerOptions, BatchNormNeedsTwoExamplesPerTower) {
+  TrainerOptions o = ValidOptions();
+  o.model = ModelSpec{.name = "cnn_bn", .hidden = {}};
+  o.num_workers = 1;
+  o.batch_size = 1;
+  absl::Status s = ValidateOptions(o);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "TrainerOptions::model.name=cnn_bn with TrainerOptions::batch_size=1 leaves 1 example "
+            "per tower; batch norm needs at least 2 (one example has zero variance, and the model "
+            "cannot learn): give TrainerOptions::batch_size of at least 2");
+  o.batch_size = 2;
+  EXPECT_TRUE(ValidateOptions(o).ok());
+  // Sync: the global batch of 5 is split over 3 towers, the smallest of which has 1 example.
+  o.mode = Mode::kSync;
+  o.num_workers = 3;
+  o.batch_size = 5;
+  s = ValidateOptions(o);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "TrainerOptions::model.name=cnn_bn with TrainerOptions::batch_size=5 split over "
+            "TrainerOptions::num_workers=3 in sync mode leaves 1 example per tower; batch norm "
+            "needs at least 2 (one example has zero variance, and the model cannot learn): give "
+            "TrainerOptions::batch_size of at least 6");
+  o.batch_size = 6;
+  EXPECT_TRUE(ValidateOptions(o).ok());
+}
+
 TEST(TrainerOptions, NonPositiveLearningRateIsRejected) {
   for (float lr : {0.0f, -0.1f}) {
     TrainerOptions o = ValidOptions();

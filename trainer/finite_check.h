@@ -1,12 +1,17 @@
-// The divergence guard's scan: finds a NaN or an infinity in a gradient before it reaches the
-// shared parameters.
+// The divergence guard: the scan that finds a NaN or an infinity in a gradient before it reaches
+// the shared parameters, and the one error every command and front end reports when training
+// has diverged (a non-finite loss, gradient, parameter or evaluation), whatever found it.
 #ifndef HOGWILD_TRAINER_FINITE_CHECK_H_
 #define HOGWILD_TRAINER_FINITE_CHECK_H_
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace hogwild {
@@ -48,6 +53,26 @@ inline int64_t FirstNonFinite(absl::Span<const float> values) {
   }
   return -1;
 }
+
+// "nan", "inf", "-inf" or the number: printf's %f writes "-nan" for a NaN with its sign bit set
+// (as 0 * inf gives), which reads like a different value.
+std::string FormatNonFinite(double v);
+
+// The divergence error, one line, kInvalidArgument:
+//   "training diverged: <what> at global step <step> (learning rate <lr>); lower --lr (or
+//   --weight_decay or --momentum)"
+// `what` names the value, e.g. "the loss is nan" or "parameter 12 is inf"; without `lr` (a
+// checkpoint read back) the parenthesis is left out. Front ends rename the flags (the Python
+// module drops the dashes).
+absl::Status DivergedError(absl::string_view what, int64_t global_step,
+                           std::optional<double> lr = std::nullopt);
+
+// The one "parameters are finite" check: OK when every value of `values` ([n] float32, host
+// memory) is finite, else DivergedError("<name> <i> is <value>", ...) for the first one that is
+// not. Used before a checkpoint is written, when one is read (its EMA too), before a final
+// result is reported, and per epoch by the sparse and matrix-factorization runs. Pure.
+absl::Status CheckFinite(absl::Span<const float> values, absl::string_view name,
+                         int64_t global_step, std::optional<double> lr = std::nullopt);
 
 }  // namespace hogwild
 

@@ -25,6 +25,7 @@
 #include "trainer/checkpoint/checkpoint_state.h"
 #include "trainer/checkpoint/step_boundary.h"
 #include "trainer/eval_schedule.h"
+#include "trainer/finite_check.h"
 #include "trainer/gpu_runtime.h"
 #include "trainer/memory_estimate.h"
 #include "trainer/metrics/convergence_log.h"
@@ -164,6 +165,48 @@ absl::Status WithLastCheckpoint(const absl::Status& status, const TrainerOptions
                             "from it with --resume",
                             status.message(), last_step, options.checkpoint_dir)
           : absl::StrFormat("%s; no checkpoint was written", status.message()));
+}
+
+// The state a run ends with: its parameters ([P]), their moving average ([P] or empty) and the
+// evaluations of both on the test set (none without one).
+struct FinalState {
+  std::vector<float> params;
+  std::vector<float> ema_params;
+  std::optional<EvalResult> eval;
+  std::optional<EvalResult> ema_eval;
+};
+
+// Reads and evaluates the final state; the divergence error (trainer/finite_check.h) when a
+// parameter, an EMA value or a test loss is not finite.
+absl::StatusOr<FinalState> CheckFinalState(UpdatePolicy& policy, const WeightEma* ema,
+                                           Evaluator* evaluator, const LrSchedule& lr) {
+  const int64_t step = static_cast<int64_t>(policy.global_step());
+  const double rate = lr.At(step);
+  FinalState state;
+  state.params.resize(static_cast<size_t>(policy.num_params()));
+  HOGWILD_RETURN_IF_ERROR(policy.ReadParams(absl::MakeSpan(state.params)));
+  HOGWILD_RETURN_IF_ERROR(CheckFinite(state.params, "parameter", step, rate));
+  if (ema != nullptr) {
+    state.ema_params.resize(state.params.size());
+    ema->Read(absl::MakeSpan(state.ema_params));
+    HOGWILD_RETURN_IF_ERROR(CheckFinite(state.ema_params, "EMA parameter", step, rate));
+  }
+  if (evaluator == nullptr) return state;
+  auto evaluate = [&](const std::vector<float>& params,
+                      const char* name) -> absl::StatusOr<EvalResult> {
+    HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(params));
+    // Finite parameters can still be large enough that the outputs overflow.
+    if (!std::isfinite(eval.loss)) {
+      return DivergedError(absl::StrFormat("the %s is %s", name, FormatNonFinite(eval.loss)), step,
+                           rate);
+    }
+    return eval;
+  };
+  HOGWILD_ASSIGN_OR_RETURN(state.eval, evaluate(state.params, "final test loss"));
+  if (ema != nullptr) {
+    HOGWILD_ASSIGN_OR_RETURN(state.ema_eval, evaluate(state.ema_params, "final EMA test loss"));
+  }
+  return state;
 }
 
 // The checkpoint directory's part of CheckOutputs().
@@ -624,9 +667,25 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     status = absl::OkStatus();
   }
   if (status.ok()) status = boundary.FinishAgreement();
+  // The final state, checked before it is saved or reported: a divergence on the last step (the
+  // guard in the worker checks a step's loss and gradient, not the parameters the update makes)
+  // leaves parameters that are not finite, or so large that the model's outputs are not.
+  FinalState final_state;
+  auto check_final = [&] {
+    absl::StatusOr<FinalState> checked = CheckFinalState(*policy, ema.get(), evaluator.get(), lr);
+    if (!checked.ok()) return checked.status();
+    final_state = *std::move(checked);
+    return absl::OkStatus();
+  };
+  // One process: before the final checkpoint, so that a diverged state never replaces the last
+  // good one. A job of several processes ends with the same parameters on every rank only after
+  // FinishTraining, and its ranks must agree to write, so it checks them after (the write itself
+  // still refuses non-finite parameters).
+  if (status.ok() && cluster == nullptr) status = check_final();
   if (status.ok()) status = boundary.WriteFinal();
   // Every rank ends with the same parameters (async: the last push and pull).
   if (status.ok() && cluster != nullptr) status = cluster->FinishTraining(*policy);
+  if (status.ok() && cluster != nullptr) status = check_final();
   if (status.ok()) {
     status = metrics.FlushWindows(lr.At(static_cast<int64_t>(policy->global_step())));
   }
@@ -649,8 +708,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   result.staleness_mean = snapshot.staleness_mean;
   result.staleness_max = snapshot.staleness_max;
   result.staleness_histogram = metrics.StalenessHistogram();
-  result.params.resize(static_cast<size_t>(policy->num_params()));
-  HOGWILD_RETURN_IF_ERROR(policy->ReadParams(absl::MakeSpan(result.params)));
+  result.params = std::move(final_state.params);
   result.stopped_early = boundary.stopped();
   result.num_ranks = num_ranks;
   result.examples_all_ranks = result.examples;
@@ -664,15 +722,11 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   result.evals_in_background = options.eval_in_background;
   result.eval_seconds = snapshot.eval_seconds;
   result.eval_wait_seconds = eval_runner != nullptr ? eval_runner->wait_seconds() : 0.0;
-  if (ema != nullptr) {
-    result.ema_params.resize(result.params.size());
-    ema->Read(absl::MakeSpan(result.ema_params));
-  }
-  if (evaluator != nullptr) {
-    HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(result.params));
-    std::optional<EvalResult> ema_eval;
-    if (ema != nullptr) {
-      HOGWILD_ASSIGN_OR_RETURN(ema_eval, evaluator->Evaluate(result.ema_params));
+  result.ema_params = std::move(final_state.ema_params);
+  if (final_state.eval) {
+    const EvalResult& eval = *final_state.eval;
+    const std::optional<EvalResult>& ema_eval = final_state.ema_eval;
+    if (ema_eval) {
       result.final_ema_test_loss = ema_eval->loss;
       result.final_ema_test_accuracy = ema_eval->accuracy;
     }

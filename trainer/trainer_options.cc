@@ -330,6 +330,23 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
                                       WorkerCount(o), kMaxBatchSize)
                           .c_str());
   }
+  // Batch norm normalizes by the tower's own batch statistics: one example has zero variance,
+  // normalizes to 0 whatever it is, and gives the scale no gradient, so the model cannot learn.
+  if (HasBatchNorm(o.model)) {
+    const bool split = SplitsGlobalBatch(o.mode);
+    const int64_t per_tower = split ? o.batch_size / WorkerCount(o) : o.batch_size;
+    if (per_tower < 2) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "TrainerOptions::model.name=%s with TrainerOptions::batch_size=%d%s leaves %d example "
+          "per tower; batch norm needs at least 2 (one example has zero variance, and the model "
+          "cannot learn): give TrainerOptions::batch_size of at least %d",
+          o.model.name, o.batch_size,
+          split ? absl::StrFormat(" split over TrainerOptions::num_workers=%d in %s mode",
+                                  WorkerCount(o), ModeName(o.mode))
+                : "",
+          per_tower, split ? 2 * WorkerCount(o) : 2));
+    }
+  }
   if (o.backup_workers < 0 || o.backup_workers >= WorkerCount(o)) {
     return OutOfRange("backup_workers", absl::StrFormat("%d", o.backup_workers),
                       absl::StrFormat("in [0, %d] (fewer than the %d workers)", WorkerCount(o) - 1,

@@ -19,10 +19,6 @@
 namespace hogwild {
 namespace {
 
-// "nan", "inf", "-inf" or the number: printf's %f writes "-nan" for a NaN with its sign bit set
-// (as 0 * inf gives), which reads like a different value.
-std::string FormatValue(double v) { return std::isnan(v) ? "nan" : absl::StrCat(v); }
-
 absl::Status Annotate(const absl::Status& status, int worker, int64_t step) {
   if (status.ok() || status.code() == absl::StatusCode::kCancelled) return status;
   return absl::Status(status.code(),
@@ -75,19 +71,12 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     const int64_t global_step = static_cast<int64_t>(ctx.policy->global_step());
     const float lr = ctx.lr.At(global_step);
     if (!std::isfinite(loss_sum)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("training diverged: the loss is %s at global step %d (learning rate %g); "
-                          "lower --lr (or --weight_decay or --momentum)",
-                          FormatValue(loss_sum), global_step, lr));
+      return DivergedError(absl::StrCat("the loss is ", FormatNonFinite(loss_sum)), global_step,
+                           lr);
     }
     if (host_gradient) {
-      const auto host_grad = absl::MakeConstSpan(grad.data(), grad.size());
-      if (const int64_t bad = FirstNonFinite(host_grad); bad >= 0) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "training diverged: gradient element %d is %s at global step %d (learning rate %g); "
-            "lower --lr (or --weight_decay or --momentum)",
-            bad, FormatValue(host_grad[bad]), global_step, lr));
-      }
+      HOGWILD_RETURN_IF_ERROR(CheckFinite(absl::MakeConstSpan(grad.data(), grad.size()),
+                                          "gradient element", global_step, lr));
     }
     HOGWILD_ASSIGN_OR_RETURN(
         StepStats stats,

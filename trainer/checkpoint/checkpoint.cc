@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
+#include "trainer/finite_check.h"
 
 namespace hogwild {
 namespace {
@@ -390,14 +391,17 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
                                                           v.size(), s.num_params));
     }
   }
-  for (size_t i = 0; i < c.params.size(); ++i) {
-    if (!std::isfinite(c.params[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: checkpoint parameter %d is %f; a diverged state cannot be resumed",
-                          origin, i, c.params[i]));
-    }
+  if (const absl::Status finite = CheckCheckpointFinite(c); !finite.ok()) {
+    return absl::Status(
+        finite.code(), absl::StrCat(origin, ": ", finite.message(),
+                                    "; a diverged checkpoint cannot be resumed or predicted with"));
   }
   return c;
+}
+
+absl::Status CheckCheckpointFinite(const Checkpoint& checkpoint) {
+  HOGWILD_RETURN_IF_ERROR(CheckFinite(checkpoint.params, "parameter", checkpoint.global_step));
+  return CheckFinite(checkpoint.ema, "EMA parameter", checkpoint.global_step);
 }
 
 absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignature& f,

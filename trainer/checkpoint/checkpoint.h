@@ -159,9 +159,14 @@ std::string SerializeCheckpoint(const Checkpoint& checkpoint);
 // magic, header or payload checksum mismatch, truncated or trailing bytes, a count larger than
 // the bytes that remain (checked before anything is allocated), sizes that disagree with each
 // other (R·W next steps, P params, 0/1/2/R·W/2R·W optimizer_state, 0/1/W optimizer_steps), an
-// unknown mode, negative steps, a non-finite parameter. Pure function, thread-safe; this is the
-// fuzzing entry point.
+// unknown mode, negative steps, a non-finite parameter or EMA value. Pure function, thread-safe;
+// this is the fuzzing entry point.
 absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string_view origin);
+
+// OK when the checkpoint's parameters and EMA are all finite; else the divergence error
+// (trainer/finite_check.h) naming the first value that is not. WriteCheckpoint and
+// ParseCheckpoint both apply it. Pure.
+absl::Status CheckCheckpointFinite(const Checkpoint& checkpoint);
 
 // OK when `found` (a checkpoint's signature) matches `expected` (the run about to resume);
 // otherwise kFailedPrecondition naming the first field that differs and both values, e.g.
@@ -190,7 +195,8 @@ absl::Status CheckCheckpointDirWritable(const std::string& dir);
 // Writes `checkpoint` atomically into `dir` (created if missing), replacing the previous one
 // only once the new one is complete and on disk (see the file comment).
 // Errors: kInvalidArgument if `dir` is not a directory or the checkpoint has a non-finite
-// parameter (a diverged state is never saved over a good one); kInternal for I/O errors
+// parameter or EMA value (CheckCheckpointFinite: a diverged state is never saved over a good
+// one); kInternal for I/O errors
 // (ENOSPC, EIO, …) with the path and strerror. On error the previous checkpoint is untouched.
 absl::Status WriteCheckpoint(const std::string& dir, const Checkpoint& checkpoint);
 

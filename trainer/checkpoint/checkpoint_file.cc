@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -111,13 +112,9 @@ std::string CheckpointPath(const std::string& dir) {
 }
 
 absl::Status WriteCheckpoint(const std::string& dir, const Checkpoint& checkpoint) {
-  for (size_t i = 0; i < checkpoint.params.size(); ++i) {
-    if (!std::isfinite(checkpoint.params[i])) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "refusing to write a checkpoint with parameter %d = %f into %s; the previous "
-          "checkpoint is kept",
-          i, checkpoint.params[i], dir));
-    }
+  if (const absl::Status finite = CheckCheckpointFinite(checkpoint); !finite.ok()) {
+    return absl::Status(finite.code(), absl::StrCat(finite.message(), "; not written into ", dir,
+                                                    ", the previous checkpoint is kept"));
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -22,6 +22,9 @@ ABSL_FLAG(std::string, data_dir, "",
           "standardization); default: where tools/setup.sh installs the checkpoint's dataset");
 ABSL_FLAG(std::string, dataset, "",
           "fashion_mnist, mnist or cifar10; default: the dataset the checkpoint was trained on");
+ABSL_FLAG(bool, allow_other_dataset, false,
+          "predict on a dataset other than the checkpoint's training set (refused otherwise: "
+          "the accuracy would not be the model's)");
 ABSL_FLAG(std::string, weights, "raw",
           "raw (the trained weights) | ema (their moving average; runs with --ema_decay)");
 ABSL_FLAG(std::string, split, "test",
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.dataset = absl::GetFlag(FLAGS_dataset);
   options.split = absl::GetFlag(FLAGS_split);
+  options.allow_other_dataset = absl::GetFlag(FLAGS_allow_other_dataset);
   const std::string weights = absl::GetFlag(FLAGS_weights);
   if (weights != "raw" && weights != "ema") {
     return Fail(absl::InvalidArgumentError(

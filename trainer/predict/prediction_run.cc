@@ -3,11 +3,13 @@
 #include <filesystem>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/checkpoint_state.h"
 #include "trainer/data/mnist.h"
+#include "trainer/finite_check.h"
 #include "trainer/predict/checkpoint_model.h"
 
 namespace hogwild {
@@ -38,7 +40,18 @@ absl::StatusOr<PredictRun> RunPrediction(const PredictOptions& options) {
         "use --weights=raw",
         origin));
   }
+  // The accuracy on another dataset is not the model's: a mistaken --dataset or --data_dir is
+  // refused rather than reported as a result.
+  constexpr char kOtherDatasetHint[] =
+      "leave out --dataset and give the --data_dir of its training set, or pass "
+      "--allow_other_dataset to predict on this one anyway";
   std::string dataset = options.dataset;
+  if (!dataset.empty() && signature.dataset.has_value() && dataset != signature.dataset->name &&
+      !options.allow_other_dataset) {
+    return absl::FailedPreconditionError(absl::StrFormat("--dataset=%s: %s was trained on %s; %s",
+                                                         dataset, origin, signature.dataset->name,
+                                                         kOtherDatasetHint));
+  }
   if (dataset.empty()) {
     if (!signature.dataset.has_value()) {
       return absl::InvalidArgumentError(
@@ -58,6 +71,13 @@ absl::StatusOr<PredictRun> RunPrediction(const PredictOptions& options) {
   PredictRun run;
   const uint32_t fingerprint = signature.dataset.has_value() ? DatasetFingerprint(splits.train) : 0;
   if (signature.dataset.has_value() && fingerprint != signature.dataset->fingerprint) {
+    if (!options.allow_other_dataset) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the %s training set in %s is not the one %s was trained on (fingerprint %#x, the "
+          "checkpoint's %s %#x); %s",
+          info.name, data_dir, origin, fingerprint, signature.dataset->name,
+          signature.dataset->fingerprint, kOtherDatasetHint));
+    }
     run.warning = absl::StrFormat(
         "the training set in %s is not the one %s was trained on (fingerprint %#x, the "
         "checkpoint's %s %#x): features are standardized with this one's statistics",
@@ -66,6 +86,12 @@ absl::StatusOr<PredictRun> RunPrediction(const PredictOptions& options) {
   const Dataset& data = options.split == "test" ? splits.test : splits.train;
   const std::vector<float>& weights = options.ema ? checkpoint->ema : checkpoint->params;
   HOGWILD_ASSIGN_OR_RETURN(run.predictions, Predict(*model, weights, data));
+  // Finite weights can still be large enough that the outputs overflow: no accuracy then.
+  if (const absl::Status finite =
+          CheckFinite(run.predictions.probabilities, "class probability", checkpoint->global_step);
+      !finite.ok()) {
+    return absl::Status(finite.code(), absl::StrCat(origin, ": ", finite.message()));
+  }
   run.model = signature.model_name;
   run.dataset = info.name;
   run.global_step = checkpoint->global_step;

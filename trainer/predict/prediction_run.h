@@ -19,6 +19,9 @@ struct PredictOptions {
   std::string dataset;         // "": the one the checkpoint names (required for version-1 files)
   bool ema = false;            // the weights' moving average instead of the raw weights
   std::string split = "test";  // "test", or "train": the examples the run trained on
+  // Predict on a training set other than the checkpoint's (another dataset, or files whose
+  // fingerprint differs): refused unless set, since the accuracy would not be the model's.
+  bool allow_other_dataset = false;
 };
 
 struct PredictRun {
@@ -26,8 +29,8 @@ struct PredictRun {
   std::string model;        // the checkpoint's model name
   std::string dataset;      // the dataset predicted on
   int64_t global_step = 0;  // the checkpoint's
-  // Non-empty when the training set found in data_dir is not the one the checkpoint was trained
-  // on (its fingerprint differs), so the standardization statistics may differ from training's.
+  // Non-empty when allow_other_dataset let a training set other than the checkpoint's through
+  // (its fingerprint differs), so the standardization statistics may differ from training's.
   std::string warning;
 };
 
@@ -35,10 +38,12 @@ struct PredictRun {
 // when any is found: kNotFound for a missing --checkpoint_dir, a directory without a
 // checkpoint, or missing data files (the loader's message with the install hint);
 // kInvalidArgument for --split other than test/train, an unknown dataset, a damaged checkpoint
-// (ReadLatestCheckpoint's message); kFailedPrecondition for --weights=ema from a checkpoint
-// without an EMA, a model this build cannot rebuild identically (ModelFromSignature), data of
-// another example shape or class count (Predict). Not thread-safe only in that it reads files
-// that another process may be replacing (checkpoints are replaced atomically).
+// (ReadLatestCheckpoint's message), a model whose outputs are not finite (the divergence error,
+// trainer/finite_check.h); kFailedPrecondition for --weights=ema from a checkpoint
+// without an EMA, a dataset other than the checkpoint's without --allow_other_dataset, a model this
+// build cannot rebuild identically (ModelFromSignature), data of another example shape or class
+// count (Predict). Not thread-safe only in that it reads files that another process may be
+// replacing (checkpoints are replaced atomically).
 absl::StatusOr<PredictRun> RunPrediction(const PredictOptions& options);
 
 }  // namespace hogwild
