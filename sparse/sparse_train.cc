@@ -282,13 +282,14 @@ absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const Spar
 
 absl::Status CheckSparseEpochFinite(absl::Span<const float> params, const SparseEpochReport& report,
                                     absl::string_view loss_name) {
-  HOGWILD_RETURN_IF_ERROR(CheckFinite(params, "parameter", report.updates, report.lr));
+  HOGWILD_RETURN_IF_ERROR(
+      CheckFinite(params, "parameter", report.updates, report.lr, kSparseDivergenceRemedy));
   // Finite weights can still be large enough that the predictions overflow.
   auto loss = [&](absl::string_view split, double value) {
     return std::isfinite(value) ? absl::OkStatus()
                                 : DivergedError(absl::StrFormat("the %s %s is %s", split, loss_name,
                                                                 FormatNonFinite(value)),
-                                                report.updates, report.lr);
+                                                report.updates, report.lr, kSparseDivergenceRemedy);
   };
   HOGWILD_RETURN_IF_ERROR(loss("train", report.train_loss));
   return report.test_loss ? loss("test", *report.test_loss) : absl::OkStatus();

@@ -58,21 +58,28 @@ inline int64_t FirstNonFinite(absl::Span<const float> values) {
 // (as 0 * inf gives), which reads like a different value.
 std::string FormatNonFinite(double v);
 
+// What a diverged run can lower: the dense trainer's options, and the sparse and
+// matrix-factorization runs' (which have no momentum).
+inline constexpr absl::string_view kDenseDivergenceRemedy =
+    "lower --lr (or --weight_decay or --momentum)";
+inline constexpr absl::string_view kSparseDivergenceRemedy = "lower --lr (or --weight_decay)";
+
 // The divergence error, one line, kInvalidArgument:
-//   "training diverged: <what> at global step <step> (learning rate <lr>); lower --lr (or
-//   --weight_decay or --momentum)"
+//   "training diverged: <what> at global step <step> (learning rate <lr>); <remedy>"
 // `what` names the value, e.g. "the loss is nan" or "parameter 12 is inf"; without `lr` (a
-// checkpoint read back) the parenthesis is left out. Front ends rename the flags (the Python
-// module drops the dashes).
+// checkpoint read back) the parenthesis is left out; `remedy` names only options the run has.
+// Front ends rename the flags (the Python module drops the dashes).
 absl::Status DivergedError(absl::string_view what, int64_t global_step,
-                           std::optional<double> lr = std::nullopt);
+                           std::optional<double> lr = std::nullopt,
+                           absl::string_view remedy = kDenseDivergenceRemedy);
 
 // The one "parameters are finite" check: OK when every value of `values` ([n] float32, host
 // memory) is finite, else DivergedError("<name> <i> is <value>", ...) for the first one that is
 // not. Used before a checkpoint is written, when one is read (its EMA too), before a final
 // result is reported, and per epoch by the sparse and matrix-factorization runs. Pure.
 absl::Status CheckFinite(absl::Span<const float> values, absl::string_view name,
-                         int64_t global_step, std::optional<double> lr = std::nullopt);
+                         int64_t global_step, std::optional<double> lr = std::nullopt,
+                         absl::string_view remedy = kDenseDivergenceRemedy);
 
 }  // namespace hogwild
 
