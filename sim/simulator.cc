@@ -198,7 +198,6 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
   result.staleness_mean = ctx.metrics->staleness_mean();
   result.staleness_max = ctx.metrics->staleness_max();
   result.staleness_histogram = ctx.metrics->histogram();
-  result.staleness_per_update = std::move(ctx.metrics->staleness_per_update());
   if (ctx.evaluator != nullptr) {
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, ctx.evaluator->Evaluate(ctx.params));
     if (ctx.metrics->last_eval_step() != result.steps) {
@@ -208,6 +207,7 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
     result.final_test_accuracy = eval.accuracy;
   }
   if (ctx.log != nullptr) HOGWILD_RETURN_IF_ERROR(ctx.log->Close());
+  result.staleness_per_update = ctx.metrics->TakeStalenessPerUpdate();
   result.worker_steps = std::move(ctx.worker_steps);
   result.dropped = std::move(ctx.dropped);
   result.max_clock_gap = ctx.max_clock_gap;

@@ -151,6 +151,43 @@ TEST(Simulator, SameSeedReproducesParametersStalenessAndLogBitwise) {
   EXPECT_GT(CountBitwiseDifferences(a.params, c.params), 0);
 }
 
+// The README promises that `step` never decreases down a log; the last evaluation, at a step
+// that is no evaluation point, is the one most easily stamped wrong.
+TEST(Simulator, TheLogsStepNeverDecreasesAndTheLastEvalRowIsAtTheLastStep) {
+  const Dataset train = testing::SyntheticDataset(203, 8, 4, 3);
+  const Dataset test = testing::SyntheticDataset(40, 8, 4, 4);
+  const std::string dir = ::testing::TempDir();
+  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd}) {
+    SCOPED_TRACE(ModeName(mode));
+    SimOptions sim{.trainer = BaseOptions(mode, 4)};
+    sim.trainer.lr.base_lr = 0.01f;
+    sim.trainer.batch_size = 10;
+    if (mode == Mode::kBackup) sim.trainer.backup_workers = 1;
+    sim.trainer.eval_every_steps = 8;  // no run here has a multiple of 8 steps
+    sim.trainer.log_every_steps = 5;
+    sim.trainer.log_path = dir + "/steps_" + ModeName(mode) + ".csv";
+    sim.trainer.overwrite_log = true;
+    auto result = Simulate(sim, train, test);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_NE(result->steps % 8, 0);
+    std::istringstream log(ReadFile(sim.trainer.log_path));
+    std::string line;
+    std::getline(log, line);  // header: wall_time_s,kind,epoch,step,...
+    int64_t previous = -1, last_eval_step = -1;
+    while (std::getline(log, line)) {
+      std::vector<std::string> f;
+      std::stringstream cells(line);
+      for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+      ASSERT_GE(f.size(), 4u) << line;
+      const int64_t step = std::stoll(f[3]);
+      EXPECT_GE(step, previous) << line;
+      previous = step;
+      if (f[1] == "eval") last_eval_step = step;
+    }
+    EXPECT_EQ(last_eval_step, result->steps);
+  }
+}
+
 TEST(Simulator, AStragglerFinishesItsStepsFactorTimesLater) {
   const Dataset train = testing::SyntheticDataset(256, 6, 3, 9);
   SimOptions sim{.trainer = BaseOptions(Mode::kAsync, 8)};
