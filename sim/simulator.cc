@@ -150,7 +150,8 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
                                                                        .num_workers = t.num_workers,
                                                                        .batch_size = t.batch_size,
                                                                        .epochs = t.epochs,
-                                                                       .seed = t.seed});
+                                                                       .seed = t.seed,
+                                                                       .drop_last = t.drop_last});
   // The compute times draw from their own stream, independent of the data order's.
   ctx.sampler = std::make_unique<ComputeTimeSampler>(options.compute, t.num_workers,
                                                      t.seed ^ 0x53494d54494d45ull /* "SIMTIME" */);

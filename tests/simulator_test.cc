@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -94,6 +95,28 @@ TEST(Simulator, SyncIsBitwiseTheRealTowerAveragingRun) {
   // Every step waits for the straggler (3 x 10 ms), then the all-reduce.
   EXPECT_NEAR(simulated->simulated_time_s, 42 * (0.03 + 0.002), 1e-9);
   EXPECT_EQ(simulated->worker_steps, std::vector<int64_t>(4, 42));
+}
+
+// drop_last has one definition (BatchPlan): the real run and the simulation leave out the same
+// short batches and end with bitwise the same parameters.
+TEST(Simulator, DropLastLeavesOutTheSameBatchesAsTheRealTrainer) {
+  // 203 examples at batch 10: 20 full steps and a short one of 3 per epoch.
+  const Dataset train = testing::SyntheticDataset(203, 12, 4, 5);
+  for (const auto& [mode, workers] : {std::pair{Mode::kAsync, 1}, std::pair{Mode::kSync, 4}}) {
+    SCOPED_TRACE(ModeName(mode));
+    TrainerOptions options = BaseOptions(mode, workers);
+    options.batch_size = 10;
+    options.drop_last = true;
+    auto real = Train(options, train, Dataset());
+    ASSERT_TRUE(real.ok()) << real.status();
+    auto simulated = Simulate(SimOptions{.trainer = options}, train, Dataset());
+    ASSERT_TRUE(simulated.ok()) << simulated.status();
+    EXPECT_EQ(real->steps, 2 * 20);
+    EXPECT_EQ(simulated->steps, 2 * 20);
+    EXPECT_EQ(real->examples, 2 * 200);
+    EXPECT_EQ(simulated->examples, 2 * 200);
+    EXPECT_EQ(CountBitwiseDifferences(simulated->params, real->params), 0);
+  }
 }
 
 TEST(Simulator, WithoutJitterStalenessIsExactlyWMinusOneAfterTheFirstW) {
