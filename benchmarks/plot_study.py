@@ -3,7 +3,8 @@
 
 Reads <out_dir>/runs.csv (configuration, seed and convergence log of every run) and writes into
 <out_dir>:
-  study_accuracy_vs_time.png      test accuracy against wall time
+  study_accuracy_vs_time.png      test accuracy against wall time (--simulated: simulated time,
+                                  which a simulated run's wall_time_s column holds)
   study_accuracy_vs_examples.png  test accuracy against training examples seen
   study.png                       both side by side (the README figure)
 One line per configuration: the mean over its seeds, with a band from the lowest to the highest
@@ -70,6 +71,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out_dir", required=True)
     parser.add_argument("--target", type=float, default=0.85)
+    parser.add_argument("--simulated", action="store_true",
+                        help="the runs are simulated (sim/simulator.h): time is simulated time")
     args = parser.parse_args()
     configs = load_configs(args.out_dir)
     if not configs:
@@ -82,7 +85,7 @@ def main():
         plt.close(fig)
         print("wrote", path)
 
-    time_args = (0, "wall time (s)", args.target)
+    time_args = (0, "simulated time (s)" if args.simulated else "wall time (s)", args.target)
     examples_args = (1, "training examples seen (thousands)", args.target, 1e-3)
     fig, ax = plt.subplots(figsize=(6, 4))
     band_plot(ax, configs, *time_args)

@@ -62,7 +62,8 @@ echo "ours: $ours (OpenBLAS: $(ldd "$ours" | grep -o '/[^ ]*openblas[^ ]*' | hea
 results="$work/results.jsonl"
 : > "$results"
 ours_runs() {  # $1: runs, $2: epochs, $3: eval_every_epochs, $4: rep
-  "$ours" --runs="$1" --epochs="$2" --eval_every_epochs="$3" --plot=false \
+  # --sync_batch_size=64: DDP's global batch (the study's default would be W x 64).
+  "$ours" --runs="$1" --epochs="$2" --eval_every_epochs="$3" --plot=false --sync_batch_size=64 \
           --target_accuracy="$target" --out_dir="$work/ours_$4" > "$work/ours_$4.txt"
   tail -n +2 "$work/ours_$4/summary.csv" | while IFS=, read -r mode w _ _ eps wall tta _ acc _; do
     printf '{"impl":"ours","mode":"%s","workers":%s,"examples_per_s":%s,"wall_time_s":%s,"time_to_target_s":%s,"rep":"%s"}\n' \

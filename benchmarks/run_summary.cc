@@ -80,13 +80,15 @@ std::string SummaryCsv(const std::vector<RunSummary>& runs) {
   return out;
 }
 
-std::string SummaryMarkdown(const std::vector<RunSummary>& runs, double target_accuracy) {
+std::string SummaryMarkdown(const std::vector<RunSummary>& runs, double target_accuracy,
+                            bool simulated) {
   const double pct = 100.0 * target_accuracy;
+  const char* time = simulated ? "simulated time" : "wall time";
   std::string out = absl::StrFormat(
-      "| mode | workers | seed | batch | examples/s | wall time (s) | time to %.0f%% (s) | "
+      "| mode | workers | seed | batch | examples per %s s | %s (s) | %s to %.0f%% (s) | "
       "examples to %.0f%% | final test acc | staleness mean / max |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-      pct, pct);
+      simulated ? "simulated" : "wall", time, time, pct, pct);
   for (const RunSummary& r : runs) {
     absl::StrAppendFormat(
         &out, "| %s | %d | %d | %d | %.0f | %.2f | %s | %s | %.2f%% | %.2f / %d |\n", r.mode,

@@ -48,9 +48,12 @@ RunSummary Summarize(const TrainResult& result, uint64_t seed, int64_t batch_siz
                      const std::vector<EvalPoint>& evals, double target_accuracy,
                      const std::string& log_path);
 
-// The summary table as CSV (header + one line per run) and as Markdown.
+// The summary table as CSV (header + one line per run; the log's column names) and as
+// Markdown, whose time columns say "simulated time" for `simulated` runs (sim/simulator.h: the
+// wall_time_s they record is simulated seconds), "wall time" otherwise.
 std::string SummaryCsv(const std::vector<RunSummary>& runs);
-std::string SummaryMarkdown(const std::vector<RunSummary>& runs, double target_accuracy);
+std::string SummaryMarkdown(const std::vector<RunSummary>& runs, double target_accuracy,
+                            bool simulated);
 
 }  // namespace hogwild
 

@@ -220,7 +220,25 @@ absl::StatusOr<std::string> StudyMarkdown(const std::vector<StudyRun>& runs,
                   "\nEach cell: mean over the seeds ± the half-width of its 95% confidence "
                   "interval (Student t with seeds − 1 degrees of freedom); one seed: the value "
                   "alone. Time to target includes the evaluations.\n");
+  int fewest_seeds = 0;
+  for (const auto& group : GroupByConfig(runs)) {
+    const int n = static_cast<int>(group.size());
+    if (n >= 2 && (fewest_seeds == 0 || n < fewest_seeds)) fewest_seeds = n;
+  }
+  if (const std::string note = FewSeedsNote(fewest_seeds); !note.empty()) {
+    absl::StrAppend(&out, "\n", note, "\n");
+  }
   return out;
+}
+
+std::string FinalAccuracyNote(bool drop_last) {
+  return drop_last
+             ? "Final test accuracy: the parameters after each run's last update, a full batch "
+               "(--drop_last left out each epoch's short last batch)."
+             : "Final test accuracy: the parameters after each run's last update, which may be "
+               "an epoch's short last batch (the remainder of the examples over the batch, per "
+               "worker in async and ssp) and move the accuracy by points; --drop_last leaves "
+               "those batches out.";
 }
 
 absl::StatusOr<std::string> StudyCsv(const std::vector<StudyRun>& runs, double target_accuracy) {

@@ -52,10 +52,16 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 // seeds: time and examples to target (or "k of n seeds did not reach X%", study_stats.h), final
 // test accuracy and loss, staleness mean, each as mean ± half-width of the 95% Student-t
 // interval; where seeds diverged, the final values say "k of n seeds diverged" instead of an
-// average of the others. Errors: kInvalidArgument for a non-finite value of a run that did not
-// diverge.
+// average of the others. Below the table, what a cell is, and where a configuration has only 2 to
+// 4 seeds, how wide that makes its interval (FewSeedsNote, study_stats.h). Errors:
+// kInvalidArgument for a non-finite value of a run that did not diverge.
 absl::StatusOr<std::string> StudyMarkdown(const std::vector<StudyRun>& runs,
                                           double target_accuracy);
+// Which final accuracy the report gives: that of the parameters after each run's last update,
+// whose batch is full with `drop_last` (TrainerOptions::drop_last) and may be an epoch's short
+// remainder without it; the sentence says which, and how to get the other. Pure.
+std::string FinalAccuracyNote(bool drop_last);
+
 // The same as CSV: the means and half-widths in columns (empty where undefined: no interval
 // with one seed, no time to target when a seed did not reach it; not_reached counts those, no
 // final values when a seed diverged; diverged counts those).

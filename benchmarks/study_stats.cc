@@ -43,6 +43,19 @@ std::string FormatMeanInterval(const MeanInterval& m, int decimals) {
   return absl::StrFormat("%.*f ± %.*f", decimals, m.mean, decimals, *m.half_width);
 }
 
+std::string FewSeedsNote(int fewest_seeds) {
+  constexpr int kEnough = 5;
+  if (fewest_seeds < 2 || fewest_seeds >= kEnough) return "";
+  // The half-width in sample standard deviations: t_{0.975, n-1} / sqrt(n).
+  const auto width = [](int n) { return *StudentT975(n - 1) / std::sqrt(static_cast<double>(n)); };
+  return absl::StrFormat(
+      "Few seeds: with %d seeds a 95%% interval's half-width is %.2f / sqrt(%d) = %.1f times the "
+      "seeds' standard deviation (Student t with %d degree%s of freedom), so it is wide whatever "
+      "the runs do; %d seeds give %.1f times.",
+      fewest_seeds, *StudentT975(fewest_seeds - 1), fewest_seeds, width(fewest_seeds),
+      fewest_seeds - 1, fewest_seeds == 2 ? "" : "s", kEnough, width(kEnough));
+}
+
 absl::StatusOr<std::string> FormatReached(const std::vector<std::optional<double>>& values,
                                           double target_accuracy, int decimals) {
   if (values.empty()) return std::string("no seeds");

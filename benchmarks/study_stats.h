@@ -34,6 +34,12 @@ absl::StatusOr<MeanInterval> Mean95(const std::vector<double>& values);
 // "m" with one value, "m ± h" otherwise; both with printf precision `decimals`.
 std::string FormatMeanInterval(const MeanInterval& m, int decimals);
 
+// A word on an interval from few seeds, for a report whose configurations have at least
+// `fewest_seeds` seeds: with n in [2, 4] the half-width is t_{0.975, n-1} / sqrt(n) sample
+// deviations (9.0 with 2 seeds), wide whatever the runs do, and the note says so and what 5
+// seeds give; "" for other n (one seed has no interval). Pure.
+std::string FewSeedsNote(int fewest_seeds);
+
 // A cell over seeds of a quantity that only exists when the seed reached the target (time or
 // examples to target): "m ± h" (FormatMeanInterval) when every seed reached it, else
 // "k of n seeds did not reach X%" (X = 100 * target_accuracy, up to one decimal), never an

@@ -29,7 +29,6 @@
 #include <thread>
 #include <vector>
 
-#include "core/output_path.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
 #include "absl/flags/parse.h"
@@ -42,6 +41,7 @@
 #include "absl/strings/str_split.h"
 #include "benchmarks/run_summary.h"
 #include "benchmarks/study_report.h"
+#include "core/output_path.h"
 #include "core/status_macros.h"
 #include "sim/simulator.h"
 #include "trainer/data/mnist.h"
@@ -96,11 +96,16 @@ ABSL_FLAG(int64_t, async_total_batch, 0,
           "async and ssp: if > 0, each worker's batch is this / W (W must divide it), so the W "
           "workers' concurrent steps cover the same examples whatever W (Zhang et al. 2016's "
           "protocol); replaces --batch_size");
-ABSL_FLAG(int64_t, sync_batch_size, 64,
-          "sync, backup and local_sgd: the global batch, split across the workers");
+ABSL_FLAG(int64_t, sync_batch_size, 0,
+          "sync, backup and local_sgd: the global batch, split across the workers; 0: W times "
+          "an async worker's batch (--batch_size, or --async_total_batch / W), so that a worker "
+          "step computes as many examples in every mode (a fair comparison per second)");
+ABSL_FLAG(bool, drop_last, false,
+          "every run: leave out each epoch's short last batch (per worker in async and ssp), so "
+          "the final accuracy is read after a full-batch step (TrainerOptions::drop_last)");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden sizes");
 ABSL_FLAG(double, eval_every_epochs, 0.25,
-          "test-set evaluation period in epochs (0: only at the end, not in the wall time)");
+          "test-set evaluation period in epochs (0: only at the end, not in the run's time)");
 ABSL_FLAG(double, target_accuracy, 0.85,
           "test accuracy in (0, 1] for the time- and examples-to-target columns");
 ABSL_FLAG(int64_t, log_every, 20, "convergence-log train row per worker every N steps");
@@ -354,6 +359,12 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
     }
     HOGWILD_RETURN_IF_ERROR(ParseRandomDelay("straggler_delay", delay_text, stragglers));
   }
+  if (absl::GetFlag(FLAGS_sync_batch_size) < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--sync_batch_size=%d is out of range; it must be >= 0 (0: W times an async worker's "
+        "batch)",
+        absl::GetFlag(FLAGS_sync_batch_size)));
+  }
   if (absl::GetFlag(FLAGS_async_total_batch) < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--async_total_batch=%d is out of range; it must be >= 0 (0: use --batch_size)",
@@ -367,6 +378,7 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
 
   TrainerOptions base;
   base.epochs = absl::GetFlag(FLAGS_epochs);
+  base.drop_last = absl::GetFlag(FLAGS_drop_last);
   base.model.name = "mlp";
   HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> hidden,
                            ParseInts("hidden", absl::GetFlag(FLAGS_hidden), /*distinct=*/false));
@@ -384,14 +396,13 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
   const std::string shared =
       absl::StrFormat(
           "dataset=%s train_examples=%d epochs=%d batch=%d sync_batch=%d hidden=%s eval=%.17g "
-          "log_every=%d stragglers=%s delay=%s",
+          "log_every=%d stragglers=%s delay=%s%s",
           absl::GetFlag(FLAGS_dataset), train_examples, base.epochs,
           // A total batch is told apart from any --batch_size by its sign.
           absl::GetFlag(FLAGS_async_total_batch) > 0 ? -absl::GetFlag(FLAGS_async_total_batch)
                                                      : absl::GetFlag(FLAGS_batch_size),
-          absl::GetFlag(FLAGS_sync_batch_size),
-          absl::GetFlag(FLAGS_hidden), base.eval_every_epochs, base.log_every_steps, slowdown_text,
-          delay_text) +
+          absl::GetFlag(FLAGS_sync_batch_size), absl::GetFlag(FLAGS_hidden), base.eval_every_epochs,
+          base.log_every_steps, slowdown_text, delay_text, base.drop_last ? " drop_last" : "") +
       (absl::GetFlag(FLAGS_simulate)
            ? absl::StrFormat(" simulate step_ms=%.17g jitter=%.17g allreduce_ms=%.17g",
                              absl::GetFlag(FLAGS_step_time_ms), absl::GetFlag(FLAGS_jitter),
@@ -406,10 +417,16 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
       TrainerOptions v = base;
       v.mode = spec.mode;
       v.num_workers = spec.workers;
-      v.batch_size = SplitsGlobalBatch(spec.mode) ? absl::GetFlag(FLAGS_sync_batch_size)
-                                                  : absl::GetFlag(FLAGS_batch_size);
-      if (const int64_t total = absl::GetFlag(FLAGS_async_total_batch);
-          total > 0 && !SplitsGlobalBatch(spec.mode)) {
+      const int64_t total = absl::GetFlag(FLAGS_async_total_batch);
+      if (SplitsGlobalBatch(spec.mode)) {
+        // By default the W workers' steps together take what W async workers' steps take, so
+        // that a worker step computes as many examples in every mode: the simulation's step
+        // time does not depend on the batch (and the README compares per second).
+        const int64_t sync_batch = absl::GetFlag(FLAGS_sync_batch_size);
+        v.batch_size = sync_batch > 0 ? sync_batch
+                       : total > 0    ? total
+                                      : absl::GetFlag(FLAGS_batch_size) * spec.workers;
+      } else if (total > 0) {
         if (total % spec.workers != 0) {
           return absl::InvalidArgumentError(absl::StrFormat(
               "--async_total_batch=%d is not a multiple of %d workers; give a multiple of every "
@@ -417,6 +434,8 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
               total, spec.workers));
         }
         v.batch_size = total / spec.workers;
+      } else {
+        v.batch_size = absl::GetFlag(FLAGS_batch_size);
       }
       switch (spec.mode) {
         case Mode::kSsp:
@@ -501,9 +520,10 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
 }
 
 // One run in the simulation (--simulate), its result in the shape of a real run's: wall time
-// and rates in simulated seconds. The stragglers slow simulated workers.
-absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options,
-                                        const TrainTestSplits& data) {
+// and rates in simulated seconds. The stragglers slow simulated workers. `line` receives the
+// simulation's own summary (FormatSimSummary), which says simulated time.
+absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options, const TrainTestSplits& data,
+                                        std::string& line) {
   SimOptions sim;
   sim.trainer = options;
   sim.trainer.stragglers = StragglerOptions{};
@@ -514,6 +534,7 @@ absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options,
     sim.allreduce_time_s = absl::GetFlag(FLAGS_allreduce_ms) / 1000.0;
   }
   HOGWILD_ASSIGN_OR_RETURN(SimResult r, Simulate(sim, data.train, data.test));
+  line = FormatSimSummary(r);
   TrainResult result;
   result.mode = r.mode;
   result.num_workers = r.num_workers;
@@ -599,8 +620,10 @@ absl::Status Plot(const std::string& name, const std::string& out_dir, double ta
   if (runfiles == nullptr || !std::filesystem::exists(script)) {
     script = program_path + ".runfiles/hogwild/benchmarks/" + name;
   }
-  const std::string command = absl::StrFormat("'%s' '%s' --out_dir '%s' --target %g",
-                                              absl::GetFlag(FLAGS_python), script, out_dir, target);
+  // The x axis of a simulated study is simulated time, and says so.
+  const std::string command =
+      absl::StrFormat("'%s' '%s' --out_dir '%s' --target %g%s", absl::GetFlag(FLAGS_python), script,
+                      out_dir, target, absl::GetFlag(FLAGS_simulate) ? " --simulated" : "");
   if (std::system(command.c_str()) != 0) {
     return absl::InternalError(absl::StrFormat(
         "plotting failed: %s (is python3-matplotlib installed? tools/setup.sh)", command));
@@ -669,8 +692,9 @@ absl::Status Run() {
     absl::PrintF("run %d/%d: %s (batch %d, %d epochs) ...\n", i + 1, n, label, options.batch_size,
                  options.epochs);
     std::fflush(stdout);
+    std::string sim_line;
     absl::StatusOr<TrainResult> trained = absl::GetFlag(FLAGS_simulate)
-                                              ? SimulateRun(options, *data)
+                                              ? SimulateRun(options, *data, sim_line)
                                               : Train(options, data->train, data->test);
     // A diverged run is a result of the grid (this learning rate is too high for this policy),
     // recorded as such; any other error ends the study.
@@ -707,7 +731,7 @@ absl::Status Run() {
     if (diverged) {
       absl::PrintF("  diverged: %s\n", trained.status().message());
     } else {
-      absl::PrintF("  %s\n", FormatSummary(result));
+      absl::PrintF("  %s\n", absl::GetFlag(FLAGS_simulate) ? sim_line : FormatSummary(result));
     }
     done.push_back(std::move(record));
   }
@@ -733,12 +757,14 @@ absl::Status Run() {
                           r.summary.workers, r.lr, r.momentum, r.summary.seed, r.summary.log_path);
   }
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/summary.csv", SummaryCsv(summaries)));
-  HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/summary.md", SummaryMarkdown(summaries, target)));
+  HOGWILD_RETURN_IF_ERROR(WriteFile(
+      out_dir + "/summary.md", SummaryMarkdown(summaries, target, absl::GetFlag(FLAGS_simulate))));
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/staleness.csv", staleness_csv));
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/runs.csv", runs_csv));
   HOGWILD_ASSIGN_OR_RETURN(std::string study_csv, StudyCsv(done, target));
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/study.csv", study_csv));
   HOGWILD_ASSIGN_OR_RETURN(std::string report, StudyMarkdown(done, target));
+  absl::StrAppend(&report, "\n", FinalAccuracyNote(absl::GetFlag(FLAGS_drop_last)), "\n");
   if (absl::GetFlag(FLAGS_simulate)) {
     report = absl::StrFormat(
         "Simulated runs (sim/simulator.h): times are simulated seconds, %g ms per worker step, "

@@ -84,7 +84,8 @@ def ours_mlp(bins, work, runs, epochs, eval_every=0.0, target=0.85):
     out_dir = tempfile.mkdtemp(dir=work)
     sh([bins("benchmarks/sync_vs_async"), f"--runs={runs}", f"--epochs={epochs}",
         f"--eval_every_epochs={eval_every}", "--plot=false", f"--target_accuracy={target}",
-        f"--out_dir={out_dir}"])
+        # sync:2's global batch is 64, as the targets and PyTorch's DDP have it.
+        "--sync_batch_size=64", f"--out_dir={out_dir}"])
     with open(os.path.join(out_dir, "summary.csv")) as f:
         header, row = f.readline().strip().split(","), f.readline().strip().split(",")
     r = dict(zip(header, row))

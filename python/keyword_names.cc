@@ -41,6 +41,7 @@ std::string WithKeywordNames(absl::string_view message) {
       {"TrainerOptions::devices", "devices"},
       {"TrainerOptions::batch_size", "batch_size"},
       {"TrainerOptions::epochs", "epochs"},
+      {"TrainerOptions::drop_last", "drop_last"},
       {"TrainerOptions::sgd.shared_optimizer_state=true", "optimizer_state='shared'"},
       {"TrainerOptions::sgd.optimizer", "optimizer"},
       {"TrainerOptions::sgd.momentum", "momentum"},

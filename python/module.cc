@@ -133,6 +133,7 @@ TrainerOptions OptionsFromDict(py::dict options, std::map<std::string, std::stri
   o.model.hidden = TakeAs<std::vector<int64_t>>(options, "hidden");
   o.batch_size = TakeAs<int64_t>(options, "batch_size");
   o.epochs = TakeAs<int64_t>(options, "epochs");
+  o.drop_last = TakeAs<bool>(options, "drop_last");
   o.lr.kind = ValueOrRaise(ParseLrScheduleKind(TakeAs<std::string>(options, "lr_schedule")));
   o.lr.base_lr = TakeFloat32(options, "lr");
   o.lr.decay_rate = TakeFloat32(options, "lr_decay_rate");

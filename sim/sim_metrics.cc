@@ -6,6 +6,7 @@ namespace hogwild {
 
 absl::Status SimMetrics::RecordUpdate(int64_t examples, double loss_sum, uint64_t staleness,
                                       float lr, double time_s) {
+  ++steps_;
   examples_ += examples;
   staleness_sum_ += static_cast<double>(staleness);
   if (histogram_.size() <= staleness) histogram_.resize(staleness + 1, 0);
@@ -65,7 +66,7 @@ absl::Status SimMetrics::RecordEval(const EvalResult& eval, float lr, double tim
 }
 
 double SimMetrics::staleness_mean() const {
-  return staleness_.empty() ? 0.0 : staleness_sum_ / static_cast<double>(staleness_.size());
+  return steps_ == 0 ? 0.0 : staleness_sum_ / static_cast<double>(steps_);
 }
 
 absl::Status SimMetrics::Write(const LogRow& row) {

@@ -8,6 +8,7 @@
 #define HOGWILD_SIM_SIM_METRICS_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -34,13 +35,14 @@ class SimMetrics {
   // Writes the open window's train row, if it holds updates.
   absl::Status Flush(float lr, double time_s);
 
-  int64_t steps() const { return static_cast<int64_t>(staleness_.size()); }
+  int64_t steps() const { return steps_; }
   int64_t examples() const { return examples_; }
   int64_t last_eval_step() const { return last_eval_step_; }
   double staleness_mean() const;
   uint64_t staleness_max() const { return histogram_.empty() ? 0 : histogram_.size() - 1; }
   const std::vector<uint64_t>& histogram() const { return histogram_; }
-  std::vector<uint32_t>& staleness_per_update() { return staleness_; }
+  // Moves the staleness of every update out ([steps]); steps() and the rows are unaffected.
+  std::vector<uint32_t> TakeStalenessPerUpdate() { return std::move(staleness_); }
 
  private:
   absl::Status Write(const LogRow& row);
@@ -48,6 +50,7 @@ class SimMetrics {
   ConvergenceLog* const log_;
   const int64_t train_size_;
   const int64_t log_every_;
+  int64_t steps_ = 0;
   int64_t examples_ = 0;
   double staleness_sum_ = 0.0;
   std::vector<uint64_t> histogram_;  // [staleness_max + 1]

@@ -56,7 +56,11 @@ ABSL_FLAG(int64_t, batch_size, 32,
           "examples per step: per worker in async and ssp, the global batch in sync, backup and "
           "local_sgd");
 ABSL_FLAG(int64_t, epochs, 1, "passes over the training set");
-ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
+ABSL_FLAG(bool, drop_last, false,
+          "leave out each epoch's short last batch (per worker in async and ssp), as train's");
+ABSL_FLAG(double, lr, 0.005,
+          "base learning rate, > 0; lower than train's 0.05, with which the default 64 async "
+          "workers' updates, 63 steps stale, diverge");
 ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
 ABSL_FLAG(bool, staleness_aware_lr, false,
@@ -173,6 +177,7 @@ absl::StatusOr<hogwild::SimResult> Run() {
   }
   t.batch_size = absl::GetFlag(FLAGS_batch_size);
   t.epochs = absl::GetFlag(FLAGS_epochs);
+  t.drop_last = absl::GetFlag(FLAGS_drop_last);
   HOGWILD_ASSIGN_OR_RETURN(t.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
   HOGWILD_ASSIGN_OR_RETURN(t.lr.base_lr, ToFloat32("lr", FlagText("lr")));
   HOGWILD_ASSIGN_OR_RETURN(t.sgd.momentum, ToFloat32("momentum", FlagText("momentum")));

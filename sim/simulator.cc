@@ -150,7 +150,8 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
                                                                        .num_workers = t.num_workers,
                                                                        .batch_size = t.batch_size,
                                                                        .epochs = t.epochs,
-                                                                       .seed = t.seed});
+                                                                       .seed = t.seed,
+                                                                       .drop_last = t.drop_last});
   // The compute times draw from their own stream, independent of the data order's.
   ctx.sampler = std::make_unique<ComputeTimeSampler>(options.compute, t.num_workers,
                                                      t.seed ^ 0x53494d54494d45ull /* "SIMTIME" */);
@@ -198,7 +199,6 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
   result.staleness_mean = ctx.metrics->staleness_mean();
   result.staleness_max = ctx.metrics->staleness_max();
   result.staleness_histogram = ctx.metrics->histogram();
-  result.staleness_per_update = std::move(ctx.metrics->staleness_per_update());
   if (ctx.evaluator != nullptr) {
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, ctx.evaluator->Evaluate(ctx.params));
     if (ctx.metrics->last_eval_step() != result.steps) {
@@ -208,6 +208,7 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
     result.final_test_accuracy = eval.accuracy;
   }
   if (ctx.log != nullptr) HOGWILD_RETURN_IF_ERROR(ctx.log->Close());
+  result.staleness_per_update = ctx.metrics->TakeStalenessPerUpdate();
   result.worker_steps = std::move(ctx.worker_steps);
   result.dropped = std::move(ctx.dropped);
   result.max_clock_gap = ctx.max_clock_gap;

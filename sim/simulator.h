@@ -75,7 +75,7 @@ inline constexpr double kMaxSimAllreduceTimeS = 1e6;
 
 struct SimOptions {
   // The run as the real trainer would take it. Used: mode, num_workers (the simulated W),
-  // batch_size, epochs, lr, sgd, seed (initialization, data order and, mixed, the compute
+  // batch_size, epochs, drop_last, lr, sgd, seed (initialization, data order and, mixed, the compute
   // times), model, eval_every_steps/eval_every_epochs, log_every_steps (global steps here),
   // log_path, overwrite_log. Refused when set (they have no meaning in a simulation): devices
   // other than {cpu}, workers_per_device, checkpoint_dir, resume, step_hook, progress,

@@ -53,6 +53,8 @@ expect_error "--adam_beta1=0.5 has no effect with optimizer sgd; it is read by a
 expect_error "--eps=1e-06 has no effect with optimizer momentum" --optimizer=momentum --momentum=0.9 --eps=1e-6
 expect_error "--noweight_decay_biases has no effect without weight decay" --noweight_decay_biases
 expect_error "--ema_decay=1 is out of range; it must be in [0, 1)" --ema_decay=1
+expect_error "--drop_last is not available with --checkpoint_dir yet (a checkpoint does not record it, so a resume could not check its data order); train without one of the two" \
+  --drop_last --checkpoint_dir="${TEST_TMPDIR:-/tmp}/drop_last_ckpt"
 expect_error "--noema_num_updates has no effect without an EMA" --noema_num_updates
 expect_error "--clip_global_norm=-1 is out of range; it must be finite and >= 0" --clip_global_norm=-1
 expect_error "--clip_global_norm=inf is out of range" --clip_global_norm=inf

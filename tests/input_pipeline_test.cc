@@ -189,6 +189,57 @@ TEST(InputPipeline, SyncShardsPartitionEachGlobalBatch) {
   }
 }
 
+// drop_last: the epoch's short last batch (sync) or each worker's (async) is left out, so every
+// batch is full: 10,000 examples at batch 64 are 156 steps of 9,984 examples, not 157 of 10,000.
+TEST(InputPipeline, DropLastLeavesOutTheShortLastBatches) {
+  const Dataset data = IndexedDataset(10000);
+  for (const bool drop : {false, true}) {
+    SCOPED_TRACE(drop ? "drop_last" : "keep last");
+    const PipelineOptions sync{.mode = Mode::kSync,
+                               .num_workers = 4,
+                               .batch_size = 64,
+                               .epochs = 2,
+                               .seed = 3,
+                               .drop_last = drop};
+    const auto sync_batches = DrainAll(data, sync);
+    EXPECT_EQ(BatchPlan(data.size(), sync).StepsPerEpoch(0), drop ? 156 : 157);
+    for (int64_t epoch = 0; epoch < 2; ++epoch) {
+      int64_t examples = 0;
+      for (int w = 0; w < 4; ++w) {
+        EXPECT_EQ(static_cast<int64_t>(sync_batches[w].size()), 2 * (drop ? 156 : 157));
+        for (const Batch& b : sync_batches[w]) {
+          if (b.epoch != epoch) continue;
+          examples += b.size();
+          EXPECT_EQ(b.global_size, drop || b.step % 157 != 156 ? 64 : 16) << "step " << b.step;
+          EXPECT_EQ(b.size(), b.global_size / 4);
+        }
+      }
+      EXPECT_EQ(examples, drop ? 9984 : 10000) << "epoch " << epoch;
+    }
+    // Async: shards of 3,333, 3,333 and 3,334 examples are 52 full batches each (3,328
+    // examples), plus a short one of 5 or 6 without drop_last.
+    const PipelineOptions async{.mode = Mode::kAsync,
+                                .num_workers = 3,
+                                .batch_size = 64,
+                                .epochs = 1,
+                                .seed = 3,
+                                .drop_last = drop};
+    const auto async_batches = DrainAll(data, async);
+    const BatchPlan plan(data.size(), async);
+    int64_t examples = 0;
+    for (int w = 0; w < 3; ++w) {
+      EXPECT_EQ(plan.StepsPerEpoch(w), drop ? 52 : 53);
+      ASSERT_EQ(static_cast<int64_t>(async_batches[w].size()), drop ? 52 : 53);
+      for (const Batch& b : async_batches[w]) {
+        examples += b.size();
+        ExpectContentsMatchIndices(b, data);
+      }
+      EXPECT_EQ(async_batches[w].back().size(), drop ? 64 : (w == 2 ? 6 : 5));
+    }
+    EXPECT_EQ(examples, drop ? 3 * 3328 : 10000);
+  }
+}
+
 // ---- order --------------------------------------------------------------------------------------
 
 std::vector<std::vector<int64_t>> OrderPerWorker(const Dataset& data,

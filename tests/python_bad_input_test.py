@@ -107,6 +107,9 @@ class BadInput(unittest.TestCase):
         self.refuses(ValueError, ["clip_global_norm=-1 is out of range"], *d,
                      clip_global_norm=-1.0)
         self.refuses(ValueError, ["lr_warmup_steps=-1 is out of range"], *d, lr_warmup_steps=-1)
+        self.refuses(ValueError, ["drop_last is not available with checkpoint_dir yet (a "
+                                  "checkpoint does not record it"], *d, drop_last=True,
+                     checkpoint_dir="/tmp/hogwild_drop_last_ckpt")
         self.refuses(ValueError, ["bn_momentum=0.2 has no effect with model mlp"], *d,
                      bn_momentum=0.2)
         self.refuses(ValueError, ["optimizer_state='both' is not an optimizer state"], *d,

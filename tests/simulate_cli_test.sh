@@ -61,6 +61,25 @@ expect_error "unexpected argument 'extra'" extra
 # Valid flags and no data: the missing file.
 expect_error "$empty_dir" --workers=4
 
+# The defaults run: on the first 20,000 Fashion-MNIST examples (where it is installed), the
+# default command learns (train's lr 0.05 diverged with 64 stale workers: a loss of 1e27 or inf).
+fashion=/usr/share/datasets/fashion-mnist
+if [[ -e "$fashion/train-images-idx3-ubyte.gz" || -e "$fashion/train-images-idx3-ubyte" ]]; then
+  out=$("$simulate" --train_examples=20000 2>&1)
+  rc=$?
+  accuracy=$(sed -n 's/^final test accuracy \([0-9.]*\)% | test loss \([0-9.]*\) .*/\1 \2/p' <<<"$out")
+  if [[ $rc -eq 0 ]] && awk -v a="${accuracy% *}" -v l="${accuracy#* }" \
+       'BEGIN { exit !(a > 30 && l < 2.0) }' </dev/null; then
+    echo "ok:   the default command learns: test accuracy and loss $accuracy on 20,000 examples"
+  else
+    echo "FAIL: the default command (exit $rc) did not learn; output:"
+    sed 's/^/    /' <<<"$out"
+    failures=$((failures + 1))
+  fi
+else
+  echo "skip: the default command's run needs Fashion-MNIST (sudo apt-get install dataset-fashion-mnist)"
+fi
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures case(s) failed"
   exit 1

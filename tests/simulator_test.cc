@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -96,6 +97,28 @@ TEST(Simulator, SyncIsBitwiseTheRealTowerAveragingRun) {
   EXPECT_EQ(simulated->worker_steps, std::vector<int64_t>(4, 42));
 }
 
+// drop_last has one definition (BatchPlan): the real run and the simulation leave out the same
+// short batches and end with bitwise the same parameters.
+TEST(Simulator, DropLastLeavesOutTheSameBatchesAsTheRealTrainer) {
+  // 203 examples at batch 10: 20 full steps and a short one of 3 per epoch.
+  const Dataset train = testing::SyntheticDataset(203, 12, 4, 5);
+  for (const auto& [mode, workers] : {std::pair{Mode::kAsync, 1}, std::pair{Mode::kSync, 4}}) {
+    SCOPED_TRACE(ModeName(mode));
+    TrainerOptions options = BaseOptions(mode, workers);
+    options.batch_size = 10;
+    options.drop_last = true;
+    auto real = Train(options, train, Dataset());
+    ASSERT_TRUE(real.ok()) << real.status();
+    auto simulated = Simulate(SimOptions{.trainer = options}, train, Dataset());
+    ASSERT_TRUE(simulated.ok()) << simulated.status();
+    EXPECT_EQ(real->steps, 2 * 20);
+    EXPECT_EQ(simulated->steps, 2 * 20);
+    EXPECT_EQ(real->examples, 2 * 200);
+    EXPECT_EQ(simulated->examples, 2 * 200);
+    EXPECT_EQ(CountBitwiseDifferences(simulated->params, real->params), 0);
+  }
+}
+
 TEST(Simulator, WithoutJitterStalenessIsExactlyWMinusOneAfterTheFirstW) {
   constexpr int kWorkers = 8;
   // 256 examples: every worker's shard is 32 examples, 4 batches of 8 per epoch.
@@ -149,6 +172,43 @@ TEST(Simulator, SameSeedReproducesParametersStalenessAndLogBitwise) {
   const SimResult c = run(8, "c.csv");
   EXPECT_NE(a.staleness_per_update, c.staleness_per_update);
   EXPECT_GT(CountBitwiseDifferences(a.params, c.params), 0);
+}
+
+// The README promises that `step` never decreases down a log; the last evaluation, at a step
+// that is no evaluation point, is the one most easily stamped wrong.
+TEST(Simulator, TheLogsStepNeverDecreasesAndTheLastEvalRowIsAtTheLastStep) {
+  const Dataset train = testing::SyntheticDataset(203, 8, 4, 3);
+  const Dataset test = testing::SyntheticDataset(40, 8, 4, 4);
+  const std::string dir = ::testing::TempDir();
+  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd}) {
+    SCOPED_TRACE(ModeName(mode));
+    SimOptions sim{.trainer = BaseOptions(mode, 4)};
+    sim.trainer.lr.base_lr = 0.01f;
+    sim.trainer.batch_size = 10;
+    if (mode == Mode::kBackup) sim.trainer.backup_workers = 1;
+    sim.trainer.eval_every_steps = 8;  // no run here has a multiple of 8 steps
+    sim.trainer.log_every_steps = 5;
+    sim.trainer.log_path = dir + "/steps_" + ModeName(mode) + ".csv";
+    sim.trainer.overwrite_log = true;
+    auto result = Simulate(sim, train, test);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_NE(result->steps % 8, 0);
+    std::istringstream log(ReadFile(sim.trainer.log_path));
+    std::string line;
+    std::getline(log, line);  // header: wall_time_s,kind,epoch,step,...
+    int64_t previous = -1, last_eval_step = -1;
+    while (std::getline(log, line)) {
+      std::vector<std::string> f;
+      std::stringstream cells(line);
+      for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+      ASSERT_GE(f.size(), 4u) << line;
+      const int64_t step = std::stoll(f[3]);
+      EXPECT_GE(step, previous) << line;
+      previous = step;
+      if (f[1] == "eval") last_eval_step = step;
+    }
+    EXPECT_EQ(last_eval_step, result->steps);
+  }
 }
 
 TEST(Simulator, AStragglerFinishesItsStepsFactorTimesLater) {

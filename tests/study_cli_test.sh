@@ -6,7 +6,10 @@
 #    --out_dir; the second run trains nothing, says it skipped every run, and writes the same
 #    report (study.md, study.csv) byte for byte;
 #  - a simulated grid from a flag file: policy options as grid axes, diverged runs reported,
-#    the same report from a second study (the simulation is deterministic).
+#    the same report from a second study (the simulation is deterministic), its times called
+#    simulated time, never wall time;
+#  - the report's words: how wide two seeds' intervals are, which final accuracy it gives;
+#  - the default sync batch: W times an async worker's batch (the same work per worker step).
 #
 # Usage (from tests/BUILD): study_cli_test.sh <path of //benchmarks:study>
 set -u
@@ -46,6 +49,8 @@ expect_error "--backup_workers: 2 is out of range for 2 workers; each value must
 expect_error "--staleness_aware_lr=off,maybe: 'maybe' is neither off nor on" \
   --staleness_aware_lr=off,maybe
 expect_error "--sync_lrs=0.1,-2: '-2' is out of range" --sync_lrs=0.1,-2
+expect_error "--sync_batch_size=-1 is out of range; it must be >= 0 (0: W times an async worker's batch)" \
+  --sync_batch_size=-1
 expect_error "--step_time_ms has no effect without --simulate" --step_time_ms=5
 expect_error "--async_total_batch=100 is not a multiple of 3 workers" --workers=3 \
   --async_total_batch=100
@@ -62,7 +67,7 @@ expect_error "--allreduce_ms has no effect: the grid has no sync, backup or loca
 expect_error "--backup_workers (default 1; give --backup_workers=0 for 1-worker backup runs)" \
   --modes=backup --workers=1
 expect_error "--epochs=0" --epochs=0
-expect_error "--batch_size (or --sync_batch_size)=0" --sync_batch_size=0
+expect_error "--batch_size (or --sync_batch_size)=0" --batch_size=0
 expect_error "--hidden=0: " --hidden=0
 expect_error "unexpected argument 'extra'" extra
 # Valid flags and no data: the missing file, and nothing written.
@@ -114,6 +119,16 @@ else
   diff "$tmp/first.md" "$tmp/study/study.md"
   failures=$((failures + 1))
 fi
+# Two seeds: the report says how wide that makes the intervals, and which final accuracy it gives.
+if grep -qF "Few seeds: with 2 seeds a 95% interval's half-width is 12.71 / sqrt(2) = 9.0 times the seeds' standard deviation" "$tmp/first.md" &&
+   grep -qF "Final test accuracy: the parameters after each run's last update, which may be an epoch's short last batch" "$tmp/first.md"; then
+  echo "ok:   the report says two seeds give wide intervals, and which final accuracy it gives"
+else
+  echo "FAIL: the report's notes on few seeds and the final accuracy are missing:"
+  sed 's/^/    /' "$tmp/first.md"
+  failures=$((failures + 1))
+fi
+
 # The study directory moved: its records and logs are found under the new --out_dir.
 mv "$tmp/study" "$tmp/moved"
 "$study" "${grid[@]}" --out_dir="$tmp/moved" >"$tmp/moved.txt" 2>&1
@@ -156,12 +171,33 @@ if [[ $rc1 -eq 0 && $rc2 -eq 0 ]] && grep -q '^run 8/8: ' "$tmp/sim1.txt" &&
    grep -q '^| async(lr/staleness) w=4 lr=0.01 m=0 | 1 | ' "$tmp/sim1/study.md" &&
    grep -q '^| ssp(bound=0) w=4 lr=0.01 m=0 | 1 | ' "$tmp/sim1/study.md" &&
    grep -q '^| ssp(bound=2) w=4 lr=0.01 m=0 | 1 | ' "$tmp/sim1/study.md" &&
-   cmp -s "$tmp/sim1/study.md" "$tmp/sim2/study.md"; then
+   cmp -s "$tmp/sim1/study.md" "$tmp/sim2/study.md" &&
+   [[ $(grep -c '^  simulated .* | simulated time [0-9.]* s |' "$tmp/sim1.txt") -eq 4 ]] &&
+   grep -qF '| simulated time (s) | simulated time to 10% (s) |' "$tmp/sim1/summary.md" &&
+   ! grep -qi 'wall time' "$tmp/sim1.txt" "$tmp/sim1/summary.md" "$tmp/sim1/study.md"; then
   echo "ok:   simulated grid from a flag file: 8 runs, 4 diverged configurations reported as such, reproducible"
 else
   echo "FAIL: simulated grid (exit $rc1, $rc2); output and report:"
   sed 's/^/    /' "$tmp/sim1.txt" "$tmp/sim1/study.md"
   diff "$tmp/sim1/study.md" "$tmp/sim2/study.md"
+  failures=$((failures + 1))
+fi
+
+# The default sync batch is W times an async worker's (--batch_size=4, 4 workers: 16), so that
+# each worker step computes as many examples in both modes; --drop_last is every run's and the
+# report says so.
+"$study" --data_dir="$data" --simulate --modes=async,sync --workers=4 --batch_size=4 --epochs=1 \
+  --drop_last --target_accuracy=0.1 --plot=false --out_dir="$tmp/fair" >"$tmp/fair.txt" 2>&1
+rc=$?
+if [[ $rc -eq 0 ]] && grep -q '^run 1/2: async w=4 lr=0.05 m=0 seed=1 (batch 4, 1 epochs)' "$tmp/fair.txt" &&
+   grep -q '^run 2/2: sync w=4 lr=0.05 m=0 seed=1 (batch 16, 1 epochs)' "$tmp/fair.txt" &&
+   grep -q '^  simulated async | workers 4 | .* | 64 examples, 16 steps' "$tmp/fair.txt" &&
+   grep -q '^  simulated sync | workers 4 | .* | 64 examples, 4 steps' "$tmp/fair.txt" &&
+   grep -qF "Final test accuracy: the parameters after each run's last update, a full batch (--drop_last left out each epoch's short last batch)." "$tmp/fair/study.md"; then
+  echo "ok:   the default sync batch is W x the async batch; --drop_last is named in the report"
+else
+  echo "FAIL: default sync batch (exit $rc); output and report:"
+  sed 's/^/    /' "$tmp/fair.txt" "$tmp/fair/study.md"
   failures=$((failures + 1))
 fi
 

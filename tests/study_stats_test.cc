@@ -25,6 +25,21 @@ TEST(StudyStatsTest, StudentTMatchesThePublishedTable) {
   EXPECT_FALSE(StudentT975(0).ok());
 }
 
+// Two seeds give a wide interval by construction: the report says so instead of printing
+// "59.55 ± 40.98" without a word.
+TEST(StudyStatsTest, FewSeedsNoteSaysHowWideTheIntervalIs) {
+  EXPECT_EQ(FewSeedsNote(2),
+            "Few seeds: with 2 seeds a 95% interval's half-width is 12.71 / sqrt(2) = 9.0 times "
+            "the seeds' standard deviation (Student t with 1 degree of freedom), so it is wide "
+            "whatever the runs do; 5 seeds give 1.2 times.");
+  EXPECT_EQ(FewSeedsNote(3),
+            "Few seeds: with 3 seeds a 95% interval's half-width is 4.30 / sqrt(3) = 2.5 times "
+            "the seeds' standard deviation (Student t with 2 degrees of freedom), so it is wide "
+            "whatever the runs do; 5 seeds give 1.2 times.");
+  EXPECT_EQ(FewSeedsNote(1), "");  // no interval
+  EXPECT_EQ(FewSeedsNote(5), "");
+}
+
 TEST(StudyStatsTest, MeanAndIntervalOfThreeValues) {
   // {1, 2, 3}: mean 2, s = 1, half-width t(2) * 1 / sqrt(3) = 4.303 / 1.732 = 2.484.
   absl::StatusOr<MeanInterval> m = Mean95({1.0, 2.0, 3.0});

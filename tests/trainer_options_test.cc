@@ -159,6 +159,33 @@ TEST(TrainerOptions, WeightDecayBiasesIsAppliedAndValidated) {
               {"TrainerOptions::sgd.no_decay is filled by Train()"});
 }
 
+// drop_last: a worker whose shard is smaller than its batch would take no step, and a checkpoint
+// does not record the option; both refused, naming the fields and the numbers.
+TEST(TrainerOptions, DropLastNeedsAFullBatchPerWorkerAndNoCheckpoint) {
+  TrainerOptions o = ValidOptions();
+  o.num_workers = 3;
+  o.batch_size = 34;
+  o.drop_last = true;
+  // 100 examples over 3 workers: shards of 33, 33 and 34.
+  ExpectError(ValidateOptionsForDataset(o, 100), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::batch_size=34 is larger than the smallest worker's share of the "
+               "training set (33 examples = 100 examples / 3 workers, rounded down); with "
+               "TrainerOptions::drop_last that worker would take no step, so it must be in "
+               "[1, 33]"});
+  o.batch_size = 33;
+  EXPECT_TRUE(ValidateOptionsForDataset(o, 100).ok());
+  o.drop_last = false;
+  o.batch_size = 34;
+  EXPECT_TRUE(ValidateOptionsForDataset(o, 100).ok());
+  o.drop_last = true;
+  o.batch_size = 8;
+  o.checkpoint_dir = "/tmp/ckpt";
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::drop_last is not available with TrainerOptions::checkpoint_dir "
+               "yet (a checkpoint does not record it, so a resume could not check its data "
+               "order); train without one of the two"});
+}
+
 TEST(TrainerOptions, ZeroWorkersIsRejected) {
   TrainerOptions o = ValidOptions();
   o.num_workers = 0;

@@ -461,6 +461,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                                    .batch_size = options.batch_size,
                                    .epochs = options.epochs,
                                    .seed = options.seed,
+                                   .drop_last = options.drop_last,
                                    .prefetch = options.prefetch,
                                    .first_worker = rank * options.num_workers,
                                    .total_workers = num_ranks * options.num_workers};

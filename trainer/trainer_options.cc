@@ -179,6 +179,12 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
                    absl::StrFormat("in %s mode; it is the averaging period of local_sgd mode only",
                                    ModeName(o.mode)));
   }
+  if (!o.checkpoint_dir.empty() && o.drop_last) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::drop_last is not available with TrainerOptions::checkpoint_dir yet (a "
+        "checkpoint does not record it, so a resume could not check its data order); train "
+        "without one of the two");
+  }
   if (!o.checkpoint_dir.empty() && !SupportsCheckpoints(o.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::checkpoint_dir is not supported in %s mode (its state has no "
@@ -385,11 +391,14 @@ absl::Status CheckWarmupFitsTheRun(const TrainerOptions& o, int64_t train_exampl
       (o.mode != Mode::kAsync && o.mode != Mode::kSync)) {
     return absl::OkStatus();
   }
-  const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  // As BatchPlan::StepsPerEpoch: a short last batch is a step unless drop_last leaves it out.
+  const auto batches = [&](int64_t n) {
+    return o.drop_last ? n / o.batch_size : (n + o.batch_size - 1) / o.batch_size;
+  };
   const int64_t workers = WorkerCount(o);
-  const int64_t per_epoch =
-      o.mode == Mode::kSync ? ceil_div(train_examples, o.batch_size)
-                            : workers * ceil_div(ceil_div(train_examples, workers), o.batch_size);
+  const int64_t per_epoch = o.mode == Mode::kSync
+                                ? batches(train_examples)
+                                : workers * batches((train_examples + workers - 1) / workers);
   const int64_t run_steps = per_epoch * o.epochs;
   if (o.lr.warmup_steps > run_steps) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -417,6 +426,13 @@ absl::Status ValidateOptionsForDataset(const TrainerOptions& o, int64_t train_ex
           o.batch_size, train_examples, ModeName(o.mode), train_examples));
     }
     return absl::OkStatus();
+  }
+  if (o.drop_last && o.batch_size > train_examples / workers) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::batch_size=%d is larger than the smallest worker's share of the "
+        "training set (%d examples = %d examples / %d workers, rounded down); with "
+        "TrainerOptions::drop_last that worker would take no step, so it must be in [1, %d]",
+        o.batch_size, train_examples / workers, train_examples, workers, train_examples / workers));
   }
   const int64_t largest_shard = (train_examples + workers - 1) / workers;
   if (o.batch_size > largest_shard) {

@@ -41,6 +41,13 @@ struct TrainerOptions {
   // local_sgd modes; [1, kMaxBatchSize].
   int64_t batch_size = 64;
   int64_t epochs = 10;  // passes over the training set, [1, kMaxEpochs]
+  // Leave out each epoch's short last batch (PyTorch's drop_last, TensorFlow's drop_remainder;
+  // trainer/data/input_pipeline.h): every step then has batch_size examples, and the run's last
+  // update, whose parameters the final accuracy measures, is not a noisy step of a few examples.
+  // The left-out examples (fewer than batch_size per worker in async and ssp modes, per epoch in
+  // the others) differ from epoch to epoch. The real trainer and the simulation (sim/) alike. Not
+  // with checkpoint_dir yet (a checkpoint does not record it).
+  bool drop_last = false;
   LrSchedule lr;
   SgdOptions sgd;  // sgd.no_decay is Train()'s to fill (from weight_decay_biases); leave it empty
   // Whether sgd.weight_decay applies to biases too (PyTorch's default) or only to the weights
@@ -165,7 +172,8 @@ int64_t GlobalBatch(const TrainerOptions& options);
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
 //   staleness_bound          ssp only;   backup_workers   backup only
 //   average_every            local_sgd only
-//   checkpoint_dir           async and sync only (core/mode.h SupportsCheckpoints)
+//   checkpoint_dir           async and sync only (core/mode.h SupportsCheckpoints), and not
+//                            with drop_last
 //   a mode other than async and sync: cpu devices only (no GPU policy)
 //   workers_per_device != 1  GPU devices only;   num_workers != 1   CPU devices only
 //   force_host_master        async on GPUs only
@@ -202,10 +210,11 @@ std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, bool as
 // ValidateOptions, then the options against the training set's size `train_examples` (> 0):
 // the batch must fit in the data a worker draws from, the global training set in sync mode and
 // the largest worker shard (ceil(train_examples / workers)) in async and ssp modes, since a larger
-// one would be cut to that size without a word. Errors: kInvalidArgument naming
-// `TrainerOptions::batch_size`, the batch and the number of examples; in async and sync modes on
-// one process, a warm-up (lr.warmup_steps) longer than the run's global steps, naming
-// `LrSchedule::warmup_steps` and the run's length. Pure.
+// one would be cut to that size without a word (with drop_last: the smallest shard,
+// floor(train_examples / workers), since a worker whose shard is smaller would take no step).
+// Errors: kInvalidArgument naming `TrainerOptions::batch_size`, the batch and the number of
+// examples; in async and sync modes on one process, a warm-up (lr.warmup_steps) longer than the
+// run's global steps, naming `LrSchedule::warmup_steps` and the run's length. Pure.
 absl::Status ValidateOptionsForDataset(const TrainerOptions& options, int64_t train_examples);
 
 }  // namespace hogwild

@@ -124,7 +124,8 @@ def _period(name, value, units):
 def train(x=None, y=None, test_x=None, test_y=None, *,
           dataset=None, data_dir=None, train_examples=0, num_classes=None,
           mode="async", model="mlp", hidden=None, workers=None, devices=None,
-          workers_per_device=None, batch_size=64, epochs=8, lr=0.05, lr_schedule="constant",
+          workers_per_device=None, batch_size=64, epochs=8, drop_last=False, lr=0.05,
+          lr_schedule="constant",
           lr_decay_rate=None, lr_decay_steps=None, lr_warmup_steps=0, lr_scaling="none",
           lr_reference_batch=None, optimizer="sgd", optimizer_state=None,
           momentum=None, adam_beta1=None, adam_beta2=None, rmsprop_alpha=None, eps=None,
@@ -154,7 +155,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     model ("logreg", "mlp", "cnn", "cnn_bn": cnn with batch norm), hidden (mlp only; default (256, 256)), workers (CPU worker
     threads; default one per hardware thread), devices ("cpu", "gpu", "gpu:0,1"; default every
     GPU if there is one, else "cpu"), workers_per_device (GPUs only; default 1), batch_size
-    (per worker in async and ssp modes, global in the others), epochs, lr, lr_schedule ("constant",
+    (per worker in async and ssp modes, global in the others), epochs, drop_last (True: leave
+    out each epoch's short last batch, per worker in async and ssp modes), lr, lr_schedule ("constant",
     "exponential", "step"), lr_decay_rate (decaying schedules only, default 1.0),
     lr_decay_steps (decaying schedules only, default 1000), lr_warmup_steps (linear warm-up,
     with every schedule), lr_scaling ("none", "linear", "sqrt": scale lr by the global batch /
@@ -290,6 +292,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         "hidden": [_int("hidden", h) for h in hidden],
         "batch_size": _int("batch_size", batch_size),
         "epochs": _int("epochs", epochs),
+        "drop_last": _bool("drop_last", drop_last),
         "lr": _float("lr", lr),
         "lr_schedule": lr_schedule,
         "lr_decay_rate": _float("lr_decay_rate", 1.0 if lr_decay_rate is None else lr_decay_rate)

@@ -89,6 +89,9 @@ ABSL_FLAG(int64_t, batch_size, 64,
           "examples per step: PER WORKER in async and ssp modes, the GLOBAL batch (split "
           "across workers) in sync, backup and local_sgd modes");
 ABSL_FLAG(int64_t, epochs, 8, "passes over the training set");
+ABSL_FLAG(bool, drop_last, false,
+          "leave out each epoch's short last batch (per worker in async and ssp modes), so every "
+          "step, the last included, has --batch_size examples (PyTorch's drop_last)");
 ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
 ABSL_FLAG(std::string, lr_schedule, "constant",
           "constant | exponential (lr * rate^(step/decay_steps)) | step "
@@ -312,6 +315,7 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
   if (gpus) options.workers_per_device = absl::GetFlag(FLAGS_workers_per_device);
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.epochs = absl::GetFlag(FLAGS_epochs);
+  options.drop_last = absl::GetFlag(FLAGS_drop_last);
   HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
   options.model.hidden.clear();
   if (options.model.name == "mlp") {

@@ -22,6 +22,7 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::devices", "--devices"},
       {"TrainerOptions::batch_size", "--batch_size"},
       {"TrainerOptions::epochs", "--epochs"},
+      {"TrainerOptions::drop_last", "--drop_last"},
       {"TrainerOptions::sgd.shared_optimizer_state=true", "--optimizer_state=shared"},
       {"TrainerOptions::sgd.shared_optimizer_state", "--optimizer_state=shared"},
       {"TrainerOptions::lr.scaling", "--lr_scaling"},

@@ -38,9 +38,10 @@ std::vector<int64_t> BatchPlan::EpochPermutation(int64_t epoch) const {
 int64_t BatchPlan::StepsPerEpoch(int worker) const {
   const int64_t w = options_.num_workers;
   const int64_t b = options_.batch_size;
-  if (SplitsGlobalBatch(options_.mode)) return (num_examples_ + b - 1) / b;
-  const int64_t shard = num_examples_ * (worker + 1) / w - num_examples_ * worker / w;
-  return (shard + b - 1) / b;
+  // Batches of b in n examples: the short last one counts unless drop_last leaves it out.
+  const auto batches = [&](int64_t n) { return options_.drop_last ? n / b : (n + b - 1) / b; };
+  if (SplitsGlobalBatch(options_.mode)) return batches(num_examples_);
+  return batches(num_examples_ * (worker + 1) / w - num_examples_ * worker / w);
 }
 
 std::vector<std::pair<std::vector<int64_t>, int64_t>> BatchPlan::EpochBatches(
@@ -51,12 +52,14 @@ std::vector<std::pair<std::vector<int64_t>, int64_t>> BatchPlan::EpochBatches(
   if (!SplitsGlobalBatch(options_.mode)) {
     const int64_t begin = num_examples_ * worker / w_count;
     const int64_t end = num_examples_ * (worker + 1) / w_count;
-    for (int64_t lo = begin; lo < end; lo += b) {
+    for (int64_t s = 0; s < StepsPerEpoch(worker); ++s) {
+      const int64_t lo = begin + s * b;
       const int64_t hi = std::min(lo + b, end);
       batches.emplace_back(std::vector<int64_t>(perm.begin() + lo, perm.begin() + hi), hi - lo);
     }
   } else {
-    for (int64_t lo = 0; lo < num_examples_; lo += b) {
+    for (int64_t s = 0; s < StepsPerEpoch(worker); ++s) {
+      const int64_t lo = s * b;
       const int64_t size = std::min(b, num_examples_ - lo);
       const int64_t shard_lo = lo + size * worker / w_count;
       const int64_t shard_hi = lo + size * (worker + 1) / w_count;

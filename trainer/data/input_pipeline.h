@@ -12,6 +12,11 @@
 //   is rows [b·w/W, b·(w+1)/W) — uneven splits and empty shards (b < W) included. All workers
 //   see the same number of steps. Batch::global_size is b, except in local_sgd mode, where each
 //   worker's gradient is the mean over its own rows: there it is the worker's own rows.
+// drop_last (PyTorch's DataLoader drop_last, TensorFlow's drop_remainder): a worker's last batch
+//   of an epoch (async, ssp) or the epoch's last global batch (sync modes) is left out when it
+//   is smaller than batch_size, so every step has a full batch; the left-out examples (fewer
+//   than batch_size per worker, or per epoch in sync modes) are in other batches of another
+//   epoch's permutation. A shard smaller than batch_size then gives no steps.
 //
 // Prefetching: one producer thread per worker assembles that worker's batches (gathering the
 // rows into contiguous memory) into a bounded queue of `prefetch` batches (CancellableQueue, whose
@@ -52,7 +57,8 @@ struct PipelineOptions {
   int64_t batch_size = 64;  // per worker (async) or global (sync); >= 1
   int64_t epochs = 1;       // >= 1
   uint64_t seed = 1;
-  int prefetch = 4;  // batches queued per worker, >= 1
+  bool drop_last = false;  // leave out each epoch's short last batches (see above)
+  int prefetch = 4;        // batches queued per worker, >= 1
   // A job of several processes (trainer/cluster.h): the plan is that of `total_workers` workers
   // (0: num_workers), and this pipeline feeds the num_workers of them that start at
   // `first_worker`: its worker w is the plan's worker first_worker + w, so each process reads
