@@ -164,24 +164,6 @@ void FillTarget(const std::vector<EvalPoint>& evals, double target_accuracy, Stu
   }
 }
 
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.close();  // only close() reports a full disk
-    if (!out) {
-      return absl::InternalError(
-          absl::StrFormat("cannot write %s (%s)", tmp, std::strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(
-        absl::StrFormat("cannot rename %s to %s (%s)", tmp, path, std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::string> StudyMarkdown(const std::vector<StudyRun>& runs,
                                           double target_accuracy) {
   const double pct = 100.0 * target_accuracy;

@@ -44,10 +44,6 @@ absl::StatusOr<StudyRun> ParseStudyRunRecord(const std::string& text);
 // above target_accuracy, or none.
 void FillTarget(const std::vector<EvalPoint>& evals, double target_accuracy, StudyRun& run);
 
-// Writes `text` to `path` through a temporary file in the same directory and a rename, so that
-// `path` either does not exist or holds all of it. Errors: kInternal naming the path and errno.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
-
 // The report: one row per configuration, in order of first appearance in `runs`, over its
 // seeds: time and examples to target (or "k of n seeds did not reach X%", study_stats.h), final
 // test accuracy and loss, staleness mean, each as mean ± half-width of the 95% Student-t

@@ -41,6 +41,7 @@
 #include "absl/strings/str_split.h"
 #include "benchmarks/run_summary.h"
 #include "benchmarks/study_report.h"
+#include "core/atomic_file.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "sim/simulator.h"
@@ -592,6 +593,7 @@ std::string WithStudyFlagNames(absl::string_view message) {
                               {"TrainerOptions::num_workers", "--workers"}});
 }
 
+// Records and tables are replaced whole (core/atomic_file.h): a rerun reads them back.
 absl::Status WriteFile(const std::string& path, const std::string& text) {
   return WriteFileAtomically(path, text);
 }
@@ -822,10 +824,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   hogwild::program_path = argv[0];
+  // A stop signal during a record's or table's write removes its temporary file.
+  hogwild::InstallTempFileCleanupOnSignals();
   const absl::Status status = hogwild::Run();
   if (!status.ok()) {
     std::fprintf(stderr, "error: %s\n", hogwild::WithStudyFlagNames(status.message()).c_str());
-    return 1;
+    return hogwild::CheckedExitCode(1);
   }
-  return 0;
+  return hogwild::CheckedExitCode(0);
 }

@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,8 +24,10 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "core/atomic_file.h"
 #include "core/mode.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
@@ -119,13 +120,11 @@ absl::StatusOr<double> Milliseconds(const char* flag, double ms, bool zero_ok) {
 }
 
 absl::Status WriteHistogram(const std::string& path, const std::vector<uint64_t>& histogram) {
-  std::ofstream out(path, std::ios::trunc);
-  out << "staleness,updates\n";
-  for (size_t s = 0; s < histogram.size(); ++s) out << s << "," << histogram[s] << "\n";
-  out.close();
-  if (!out) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--staleness_csv=%s: cannot write (%s)", path, std::strerror(errno)));
+  std::string csv = "staleness,updates\n";
+  for (size_t s = 0; s < histogram.size(); ++s) absl::StrAppend(&csv, s, ",", histogram[s], "\n");
+  const absl::Status written = hogwild::WriteFileAtomically(path, csv);
+  if (!written.ok()) {
+    return absl::Status(written.code(), absl::StrCat("--staleness_csv=", written.message()));
   }
   return absl::OkStatus();
 }
@@ -194,7 +193,10 @@ absl::StatusOr<hogwild::SimResult> Run() {
   }
   // The histogram is written after the simulation: a path that cannot be a file fails now.
   if (const std::string csv = absl::GetFlag(FLAGS_staleness_csv); !csv.empty()) {
-    HOGWILD_RETURN_IF_ERROR(CheckOutputFilePath("--staleness_csv", csv));
+    HOGWILD_RETURN_IF_ERROR(CheckReplacedFilePath("--staleness_csv", csv));
+    const RunFile files[] = {{.option = "--log", .value = t.log_path, .output = true},
+                             {.option = "--staleness_csv", .value = csv, .output = true}};
+    HOGWILD_RETURN_IF_ERROR(CheckDistinctFiles(files));
     std::error_code ec;
     const auto size = std::filesystem::file_size(csv, ec);
     if (!ec && size > 0 && !absl::GetFlag(FLAGS_overwrite_staleness_csv)) {
@@ -263,6 +265,8 @@ int main(int argc, char** argv) {
       "Simulates data-parallel SGD with W logical workers on one thread (simulated time).\n"
       "  bazel run //sim:simulate -- --workers=256 --batch_size=16");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  // A stop signal during the histogram's write removes its temporary file.
+  hogwild::InstallTempFileCleanupOnSignals();
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
   if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
@@ -277,8 +281,8 @@ int main(int argc, char** argv) {
   if (!result.ok()) {
     std::fprintf(stderr, "error: %s\n",
                  std::string(WithSimFlagNames(result.status()).message()).c_str());
-    return 1;
+    return hogwild::CheckedExitCode(1);
   }
   std::printf("%s\n", hogwild::FormatSimSummary(*result).c_str());
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  return hogwild::CheckedExitCode(0);
 }

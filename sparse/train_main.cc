@@ -213,6 +213,20 @@ absl::Status CheckLogPath() {
   return ConvergenceLog::CheckWouldNotReplace(path, "--overwrite_log");
 }
 
+// No output of the run may be the same file as an input or another output: the log written over
+// the checkpoint (or the data it trains on), or a checkpoint saved over the log.
+absl::Status CheckRunFiles() {
+  const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  const RunFile files[] = {{.option = "--log", .value = absl::GetFlag(FLAGS_log), .output = true},
+                           {.option = "--checkpoint_dir",
+                            .value = dir,
+                            .file = dir.empty() ? "" : CheckpointPath(dir),
+                            .output = true},
+                           {.option = "--dataset", .value = absl::GetFlag(FLAGS_dataset)},
+                           {.option = "--test", .value = absl::GetFlag(FLAGS_test)}};
+  return CheckDistinctFiles(files);
+}
+
 // An epoch's rows: a train row (worker -1, the whole training set's loss), and with a test set
 // an eval row. `test_accuracy` is absent for mf (its losses are RMSEs).
 absl::Status WriteEpochRows(ConvergenceLog* log, const SparseEpochReport& r, double wall_s) {
@@ -258,6 +272,7 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   }
   HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(options));
   HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  HOGWILD_RETURN_IF_ERROR(CheckRunFiles());
   HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
   std::string path = absl::GetFlag(FLAGS_dataset);
   if (!Given("dataset") || path == "movielens") path = kMovieLensPath;
@@ -320,6 +335,7 @@ absl::Status Run(const StopOnSignals& stop) {
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
   HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  HOGWILD_RETURN_IF_ERROR(CheckRunFiles());
   HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
   const std::string log_path = absl::GetFlag(FLAGS_log);
   // The option ranges first, on a one-example stand-in, so that a typo fails before the data
@@ -423,10 +439,10 @@ int main(int argc, char** argv) {
   if (const absl::Status status = Run(**stop); !status.ok()) {
     if (absl::IsCancelled(status) && status.message() == kStoppedBySignal) {
       // 128 + signal number: the shell's "ended by this signal", as //trainer:train.
-      return std::fflush(stdout) == 0 ? 128 + (*stop)->signal() : 1;
+      return hogwild::CheckedExitCode(128 + (*stop)->signal());
     }
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-    return 1;
+    return hogwild::CheckedExitCode(1);
   }
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  return hogwild::CheckedExitCode(0);
 }

@@ -440,11 +440,19 @@ TEST(Resume, OutputPathsThatCannotBeWrittenFailBeforeAnyStep) {
     std::string part;
   };
   std::filesystem::create_directories(dir + "/dir_ckpt/checkpoint.hwckpt");
+  std::filesystem::create_symlink(dir + "/b/checkpoint.hwckpt", dir + "/link_to_b_checkpoint");
   const Case cases[] = {
       {dir + "/a", dir + "/a/checkpoint.hwckpt", false, absl::StatusCode::kInvalidArgument,
-       "is the checkpoint's own file"},
-      {dir + "/a", dir + "/a/../a/checkpoint.hwckpt.tmp", false, absl::StatusCode::kInvalidArgument,
-       "is the checkpoint's own file"},
+       "TrainerOptions::log_path=" + dir +
+           "/a/checkpoint.hwckpt is the same file as TrainerOptions::checkpoint_dir=" + dir +
+           "/a (its file " + dir +
+           "/a/checkpoint.hwckpt); give TrainerOptions::log_path another "
+           "path"},
+      {dir + "/a", dir + "/a/../a/checkpoint.hwckpt", false, absl::StatusCode::kInvalidArgument,
+       "is the same file as TrainerOptions::checkpoint_dir"},
+      // A symlink to where the checkpoint will be, before there is one.
+      {dir + "/b", dir + "/link_to_b_checkpoint", false, absl::StatusCode::kInvalidArgument,
+       "is the same file as TrainerOptions::checkpoint_dir"},
       {dir + "/dir_ckpt", "", true, absl::StatusCode::kFailedPrecondition,
        "checkpoint.hwckpt is not a regular file"},
       {"", dir + "/missing/log.csv", false, absl::StatusCode::kInvalidArgument,

@@ -3,15 +3,18 @@
 // the atomic-write promise that a failed write leaves the previous checkpoint intact.
 #include "trainer/checkpoint/checkpoint.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -88,7 +91,31 @@ TEST(Checkpoint, FileRoundTripAndNoTempFileLeft) {
   ASSERT_TRUE(read.ok()) << read.status();
   ASSERT_TRUE(read->has_value());
   ExpectEqual(c, **read);
-  EXPECT_FALSE(fs::exists(CheckpointPath(dir) + ".tmp"));
+  // The directory holds the checkpoint and nothing else: no temporary file is left.
+  int entries = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename(), "checkpoint.hwckpt");
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+// The temporary file has a name of its own: a file the user keeps at `checkpoint.hwckpt.tmp`
+// (or a symlink there to another file) is neither truncated nor renamed away by a save.
+TEST(Checkpoint, SavingTouchesNoFileBesideTheCheckpoint) {
+  const std::string dir = TempDir("user_tmp");
+  fs::create_directories(dir);
+  const std::string kept = dir + "/elsewhere.txt";
+  std::ofstream(kept) << "the user's own";
+  std::ofstream(CheckpointPath(dir) + ".tmp") << "a user's file";
+  fs::create_symlink(kept, dir + "/.checkpoint.hwckpt.tmp");
+  ASSERT_TRUE(WriteCheckpoint(dir, SmallCheckpoint()).ok());
+  std::stringstream tmp_text, kept_text;
+  tmp_text << std::ifstream(CheckpointPath(dir) + ".tmp").rdbuf();
+  kept_text << std::ifstream(kept).rdbuf();
+  EXPECT_EQ(tmp_text.str(), "a user's file");
+  EXPECT_EQ(kept_text.str(), "the user's own");
+  EXPECT_TRUE(fs::is_symlink(dir + "/.checkpoint.hwckpt.tmp"));
 }
 
 TEST(Checkpoint, EverySingleBitFlipIsRefused) {
@@ -431,16 +458,26 @@ TEST(Checkpoint, FailedWriteKeepsThePreviousCheckpoint) {
   const std::string dir = TempDir("failed_write");
   const Checkpoint good = SmallCheckpoint();
   ASSERT_TRUE(WriteCheckpoint(dir, good).ok());
-  // A directory where the temporary file must go makes the write fail before the rename.
-  fs::create_directory(CheckpointPath(dir) + ".tmp");
+  // A file-size limit below the checkpoint's size makes the write of the new file fail (EFBIG;
+  // SIGXFSZ ignored, as the kernel would otherwise end the process).
+  struct rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit tiny = saved;
+  tiny.rlim_cur = 16;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tiny), 0);
   Checkpoint newer = SmallCheckpoint();
   newer.global_step = 999;
   const absl::Status s = WriteCheckpoint(dir, newer);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous_handler);
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
-  EXPECT_NE(s.message().find(".tmp"), std::string::npos) << s;
+  EXPECT_EQ(s.message(), CheckpointPath(dir) + ": cannot write it (File too large)") << s;
   auto kept = ReadLatestCheckpoint(dir);
   ASSERT_TRUE(kept.ok() && kept->has_value()) << kept.status();
   EXPECT_EQ((*kept)->global_step, 123);
+  // The failed write's temporary file is gone.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
 TEST(Checkpoint, WriteIntoAFileInsteadOfADirectoryFails) {

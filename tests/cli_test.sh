@@ -137,7 +137,7 @@ expect_error "--stragglers worker=7 is out of range" --workers=2 --stragglers=7:
 expect_error "--straggler_delay probability=2 is out of range" --straggler_delay=5ms@2
 expect_error "must end in .jsonl" --log="${TEST_TMPDIR:-/tmp}/run.json"
 expect_error "does not exist; create it first" --log="${TEST_TMPDIR:-/tmp}/no_such_dir/run.csv"
-expect_error "is the checkpoint's own file" --checkpoint_dir="${TEST_TMPDIR:-/tmp}/ck_own" \
+expect_error "is the same file as --checkpoint_dir=" --checkpoint_dir="${TEST_TMPDIR:-/tmp}/ck_own" \
   --log="${TEST_TMPDIR:-/tmp}/ck_own/checkpoint.hwckpt"
 
 # --log never replaces a previous run's log without --overwrite_log (checked before the data).
@@ -228,6 +228,24 @@ if [[ -w /dev/full ]]; then
     failures=$((failures + 1))
   fi
 fi
+
+# No output destroys another, and none hangs. A log that is a symlink to where the checkpoint
+# will be (before there is one): refused, not written through and then renamed over.
+ck_link="${TEST_TMPDIR:-/tmp}/ck_link"
+ln -sfn "$ck_link/checkpoint.hwckpt" "${TEST_TMPDIR:-/tmp}/log_link.csv"
+expect_one_line_error "a --log symlink to the checkpoint" \
+  "--log=${TEST_TMPDIR:-/tmp}/log_link.csv is the same file as --checkpoint_dir=$ck_link (its file $ck_link/checkpoint.hwckpt); give --log another path" \
+  "$train" --data_dir="$tiny_dir" --devices=cpu --workers=1 --epochs=1 --batch_size=1 \
+  --checkpoint_dir="$ck_link" --log="${TEST_TMPDIR:-/tmp}/log_link.csv"
+# A pipe that no process reads as --log: refused at once, not waited on (bounded by timeout, so
+# a regression fails instead of hanging the test).
+fifo="${TEST_TMPDIR:-/tmp}/log_fifo"
+rm -f "$fifo"
+mkfifo "$fifo"
+expect_one_line_error "a pipe with no reader as --log" \
+  "--log=$fifo is a pipe that no process reads, so nothing could be written to it; start its reader first, or give a file path" \
+  timeout 20 "$train" --data_dir="$tiny_dir" --devices=cpu --workers=1 --epochs=1 --batch_size=1 \
+  --log="$fifo"
 
 if [[ $failures -ne 0 ]]; then
   echo "$failures case(s) failed"

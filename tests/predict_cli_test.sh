@@ -67,6 +67,43 @@ else
   else
     echo "ok:   cifar10 cnn: accuracy $got, as train reported"
   fi
+  # --output never destroys another file: the checkpoint it reads (refused, even with
+  # --overwrite), a file of the user's at `<output>.tmp`, or a file a symlink there points to.
+  ck="$tmp/cifar_ckpt/checkpoint.hwckpt"
+  cp "$ck" "$tmp/ck_before"
+  expect_one_line_error "--output over the checkpoint" \
+    "--output=$ck is the same file as --checkpoint_dir=$tmp/cifar_ckpt (its file $ck), which writing it would destroy; give --output another path" \
+    "$predict" --checkpoint_dir="$tmp/cifar_ckpt" --data_dir="$cifar" --output="$ck" --overwrite
+  if ! cmp -s "$ck" "$tmp/ck_before"; then
+    echo "FAIL: the refused run changed $ck"
+    failures=$((failures + 1))
+  fi
+  echo "the user's own" >"$tmp/p.csv.tmp"
+  echo "a symlink's target" >"$tmp/victim"
+  ln -s "$tmp/victim" "$tmp/q.csv.tmp"
+  for name in p q; do
+    "$predict" --checkpoint_dir="$tmp/cifar_ckpt" --data_dir="$cifar" --output="$tmp/$name.csv" \
+      >/dev/null 2>&1 || echo "FAIL: predict --output=$tmp/$name.csv exited $?"
+  done
+  if [[ $(cat "$tmp/p.csv.tmp") == "the user's own" && $(cat "$tmp/victim") == "a symlink's target" &&
+    -L $tmp/q.csv.tmp && $(head -n 1 "$tmp/p.csv") == index,* && $(head -n 1 "$tmp/q.csv") == index,* ]]; then
+    echo "ok:   --output leaves <output>.tmp and a symlink's target alone"
+  else
+    echo "FAIL: --output touched $tmp/p.csv.tmp or the target of $tmp/q.csv.tmp"
+    failures=$((failures + 1))
+  fi
+  # A lost standard output (the summary, with --output) is an error that says so.
+  if [[ -w /dev/full ]]; then
+    "$predict" --checkpoint_dir="$tmp/cifar_ckpt" --data_dir="$cifar" --output="$tmp/r.csv" \
+      >/dev/full 2>"$tmp/full.err"
+    rc=$?
+    if [[ $rc -eq 1 && $(cat "$tmp/full.err") == "error: cannot write to standard output (No space left on device)" ]]; then
+      echo "ok:   predict >/dev/full -> exit 1 naming the error"
+    else
+      echo "FAIL: predict >/dev/full: exit $rc, stderr: $(cat "$tmp/full.err")"
+      failures=$((failures + 1))
+    fi
+  fi
 fi
 
 data=/usr/share/datasets/fashion-mnist

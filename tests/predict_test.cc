@@ -296,7 +296,11 @@ TEST(PredictionCsv, WritesAHeaderAndOneRowPerExampleAndRefusesToOverwrite) {
   std::getline(again, header);
   std::getline(again, row);
   EXPECT_EQ(row.substr(0, 4), "0,1,");
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  // No temporary file is left beside it.
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(folder),
+                          std::filesystem::directory_iterator()),
+            1);
 }
 
 TEST(PredictionCsv, AFolderWhereNoFileCanBeCreatedIsRefusedUpFrontNamingThePath) {

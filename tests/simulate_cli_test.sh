@@ -80,6 +80,40 @@ else
   echo "skip: the default command's run needs Fashion-MNIST (sudo apt-get install dataset-fashion-mnist)"
 fi
 
+# No output destroys another, and none hangs: refused before the data is read.
+expect_error "--log=$empty_dir/same.csv is the same file as --staleness_csv=$empty_dir/same.csv; give --log another path" \
+  --log="$empty_dir/same.csv" --staleness_csv="$empty_dir/same.csv"
+mkfifo "$empty_dir/fifo"
+expect_one_line_error "a pipe as --staleness_csv" \
+  "--staleness_csv=$empty_dir/fifo is not a regular file (a device, a pipe or a socket), which this run would replace; give a file path" \
+  timeout 20 "$simulate" --data_dir="$empty_dir" --staleness_csv="$empty_dir/fifo"
+
+# A tiny dataset (3 images, all zeros, label 0) for whole runs.
+tiny_dir="${TEST_TMPDIR:-$(mktemp -d)}/tiny_data"
+mkdir -p "$tiny_dir"
+for split in train t10k; do
+  { printf '\x00\x00\x08\x03\x00\x00\x00\x03\x00\x00\x00\x1c\x00\x00\x00\x1c'; head -c 2352 /dev/zero; } \
+    >"$tiny_dir/$split-images-idx3-ubyte"
+  { printf '\x00\x00\x08\x01\x00\x00\x00\x03'; head -c 3 /dev/zero; } >"$tiny_dir/$split-labels-idx1-ubyte"
+done
+tiny=(--data_dir="$tiny_dir" --model=logreg --workers=1 --batch_size=1 --epochs=1)
+# A pipe that no process reads as --log: refused at once, not waited on (bounded by timeout, so
+# a regression fails instead of hanging the test).
+expect_one_line_error "a pipe with no reader as --log" \
+  "--log=$empty_dir/fifo is a pipe that no process reads, so nothing could be written to it; start its reader first, or give a file path" \
+  timeout 20 "$simulate" "${tiny[@]}" --log="$empty_dir/fifo"
+# A lost standard output is an error that says so.
+if [[ -w /dev/full ]]; then
+  "$simulate" "${tiny[@]}" >/dev/full 2>"$empty_dir/full.err"
+  rc=$?
+  if [[ $rc -eq 1 && $(cat "$empty_dir/full.err") == "error: cannot write to standard output (No space left on device)" ]]; then
+    echo "ok:   simulate >/dev/full -> exit 1 naming the error"
+  else
+    echo "FAIL: simulate >/dev/full: exit $rc, stderr: $(cat "$empty_dir/full.err")"
+    failures=$((failures + 1))
+  fi
+fi
+
 if [[ $failures -gt 0 ]]; then
   echo "$failures case(s) failed"
   exit 1

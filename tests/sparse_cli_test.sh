@@ -175,6 +175,42 @@ else
   fail "SIGTERM twice: exit $rc, output: $(tail -3 "$dir/dup.out")"
 fi
 expect_one_line_error "resume without dir" "need --checkpoint_dir" "$train" --resume
+
+# No output destroys an input or another output. A log at the name the checkpoint's temporary
+# file once had keeps its rows (the temporary file has a name of its own).
+tmp_log="$dir/ck_tmp_name"
+mkdir -p "$tmp_log"
+out=$("$train" "${one[@]}" --epochs=2 --checkpoint_dir="$tmp_log" \
+  --log="$tmp_log/checkpoint.hwckpt.tmp" 2>&1) || fail "log at checkpoint.hwckpt.tmp: $out"
+[[ $(wc -l <"$tmp_log/checkpoint.hwckpt.tmp" 2>/dev/null) -eq 3 ]] &&
+  echo "ok:   a log at checkpoint.hwckpt.tmp keeps its 3 lines" ||
+  fail "the log at $tmp_log/checkpoint.hwckpt.tmp lost its rows"
+# The log over the checkpoint it resumes from (or over its data), even with --overwrite_log:
+# refused, and the file is untouched.
+cp "$ck/checkpoint.hwckpt" "$dir/ck_before"
+expect_one_line_error "log over the checkpoint" \
+  "--log=$ck/checkpoint.hwckpt is the same file as --checkpoint_dir=$ck (its file $ck/checkpoint.hwckpt); give --log another path" \
+  "$train" "${one[@]}" --epochs=4 --checkpoint_dir="$ck" --resume --log="$ck/checkpoint.hwckpt" \
+  --overwrite_log
+cmp -s "$ck/checkpoint.hwckpt" "$dir/ck_before" || fail "the refused run changed $ck/checkpoint.hwckpt"
+ln -sf "$dir/test.svm" "$dir/log_link.csv"
+expect_one_line_error "log over the data (through a symlink)" \
+  "--log=$dir/log_link.csv is the same file as --dataset=$dir/test.svm, which writing it would destroy; give --log another path" \
+  "$train" "${one[@]}" --epochs=1 --log="$dir/log_link.csv" --overwrite_log
+# A pipe that no process reads as --log: refused at once, not waited on (bounded by timeout, so
+# a regression fails instead of hanging the test).
+mkfifo "$dir/fifo"
+expect_one_line_error "a pipe with no reader as --log" \
+  "--log=$dir/fifo is a pipe that no process reads, so nothing could be written to it; start its reader first, or give a file path" \
+  timeout 20 "$train" "${one[@]}" --epochs=1 --log="$dir/fifo"
+# A lost standard output is an error that says so.
+if [[ -w /dev/full ]]; then
+  "$train" "${one[@]}" --epochs=1 >/dev/full 2>"$dir/full.err"
+  rc=$?
+  [[ $rc -eq 1 && $(cat "$dir/full.err") == "error: cannot write to standard output (No space left on device)" ]] &&
+    echo "ok:   >/dev/full -> exit 1 naming the error" ||
+    fail ">/dev/full: exit $rc, stderr: $(cat "$dir/full.err")"
+fi
 expect_one_line_error "checkpoint dir is a file" "not a directory" "$train" \
   --checkpoint_dir="$dir/test.svm"
 

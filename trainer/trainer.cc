@@ -220,15 +220,13 @@ absl::Status CheckCheckpointDir(const TrainerOptions& options) {
                         absl::StrCat("TrainerOptions::checkpoint_dir=", writable.message()));
   }
   const std::string path = CheckpointPath(dir);
-  // Saving renames a new file over these paths: a directory (or other non-file) there would
-  // fail the first save, after the training it was meant to keep.
-  for (const std::string& p : {path, path + ".tmp"}) {
-    if (fs::exists(fs::symlink_status(p, ec)) && !fs::is_regular_file(fs::status(p, ec))) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "TrainerOptions::checkpoint_dir=%s: %s is not a regular file, so no checkpoint could "
-          "be saved; remove it or use another TrainerOptions::checkpoint_dir",
-          dir, p));
-    }
+  // Saving renames a new file over this path: a directory (or other non-file) there would fail
+  // the first save, after the training it was meant to keep.
+  if (fs::exists(fs::symlink_status(path, ec)) && !fs::is_regular_file(fs::status(path, ec))) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "TrainerOptions::checkpoint_dir=%s: %s is not a regular file, so no checkpoint could "
+        "be saved; remove it or use another TrainerOptions::checkpoint_dir",
+        dir, path));
   }
   if (options.resume || options.overwrite_checkpoint) return absl::OkStatus();
   if (!fs::exists(fs::symlink_status(path, ec))) return absl::OkStatus();
@@ -271,18 +269,14 @@ absl::Status CheckClusterOptions(const TrainerOptions& options, int num_ranks) {
 absl::Status CheckOutputs(const TrainerOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  // The checkpoint's file (or its temporary) would be renamed over the log, or the log written
-  // over the checkpoint.
-  if (!options.log_path.empty() && !options.checkpoint_dir.empty()) {
-    const fs::path checkpoint = fs::weakly_canonical(CheckpointPath(options.checkpoint_dir), ec);
-    const fs::path log = fs::weakly_canonical(options.log_path, ec);
-    if (log == checkpoint || log.string() == checkpoint.string() + ".tmp") {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("TrainerOptions::log_path=%s is the checkpoint's own file in "
-                          "TrainerOptions::checkpoint_dir; write the log to another path",
-                          options.log_path));
-    }
-  }
+  // The checkpoint would be renamed over the log, or the log written over the checkpoint.
+  const RunFile files[] = {
+      {.option = "TrainerOptions::log_path", .value = options.log_path, .output = true},
+      {.option = "TrainerOptions::checkpoint_dir",
+       .value = options.checkpoint_dir,
+       .file = options.checkpoint_dir.empty() ? "" : CheckpointPath(options.checkpoint_dir),
+       .output = true}};
+  HOGWILD_RETURN_IF_ERROR(CheckDistinctFiles(files));
   // The folders CheckCheckpointDir creates (checkpoint_dir and its missing parents, deepest
   // first): removed again when a check refuses the run, so a refused run leaves nothing behind.
   std::vector<fs::path> created;

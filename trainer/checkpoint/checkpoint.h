@@ -43,8 +43,10 @@
 // reseeds its generator from (seed, epoch) at every epoch, so (seed, next_step) *is* the exact
 // generator state; the initialization RNG is used once, before step 0, and is not needed again.
 //
-// Atomicity (WriteCheckpoint): the bytes go to `<dir>/checkpoint.hwckpt.tmp`, which is fsync'ed,
-// renamed over `<dir>/checkpoint.hwckpt`, and then the directory is fsync'ed. rename(2) replaces
+// Atomicity (WriteCheckpoint, through core/atomic_file.h): the bytes go to a temporary file
+// created exclusively in `<dir>` (`.checkpoint.hwckpt.tmp.XXXXXX`, so no file of the user's is
+// ever truncated), which is fsync'ed, renamed over `<dir>/checkpoint.hwckpt`, and then the
+// directory is fsync'ed. rename(2) replaces
 // the name atomically, so a reader (or a restarted run after a crash, SIGKILL included) sees
 // either the previous complete checkpoint or the new complete one, never a partial file. The
 // fsyncs extend this to power loss on file systems that honour them (ext4, xfs).
@@ -196,8 +198,8 @@ absl::Status CheckCheckpointDirWritable(const std::string& dir);
 // only once the new one is complete and on disk (see the file comment).
 // Errors: kInvalidArgument if `dir` is not a directory or the checkpoint has a non-finite
 // parameter or EMA value (CheckCheckpointFinite: a diverged state is never saved over a good
-// one); kInternal for I/O errors
-// (ENOSPC, EIO, …) with the path and strerror. On error the previous checkpoint is untouched.
+// one); kInternal for I/O errors (EIO, …) or kResourceExhausted (ENOSPC) with the path and
+// strerror. On error the previous checkpoint is untouched.
 absl::Status WriteCheckpoint(const std::string& dir, const Checkpoint& checkpoint);
 
 // Reads and parses one checkpoint file.

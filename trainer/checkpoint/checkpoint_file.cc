@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/atomic_file.h"
 #include "core/status_macros.h"
 #include "trainer/checkpoint/checkpoint.h"
 
@@ -22,8 +23,7 @@ namespace {
 constexpr int64_t kMaxCheckpointBytes = int64_t{64} << 30;
 
 absl::Status IoError(const std::string& what, const std::string& path, int err) {
-  return absl::InternalError(
-      absl::StrFormat("%s %s: %s", what, path, std::strerror(err)));
+  return absl::InternalError(absl::StrFormat("%s %s: %s", what, path, std::strerror(err)));
 }
 
 // Closes the descriptor on every path; close errors matter only where checked explicitly.
@@ -58,17 +58,6 @@ absl::Status WriteAll(int fd, const std::string& bytes, const std::string& path)
     p += n;
     left -= static_cast<size_t>(n);
   }
-  return absl::OkStatus();
-}
-
-absl::Status WriteTempFile(const std::string& tmp, const std::string& bytes) {
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return IoError("cannot create", tmp, errno);
-  HOGWILD_RETURN_IF_ERROR(WriteAll(fd.get(), bytes, tmp));
-  // The data must be on disk before the rename publishes it, or a power loss could leave the
-  // new name pointing at an empty or partial file (the ext4 "zero-length file" problem).
-  if (::fsync(fd.get()) != 0) return IoError("cannot fsync", tmp, errno);
-  if (::close(fd.release()) != 0) return IoError("cannot close", tmp, errno);
   return absl::OkStatus();
 }
 
@@ -119,28 +108,11 @@ absl::Status WriteCheckpoint(const std::string& dir, const Checkpoint& checkpoin
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (!std::filesystem::is_directory(dir, ec)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--checkpoint_dir=%s is not a directory and cannot be created%s", dir,
-        ec ? " (" + ec.message() + ")" : ""));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--checkpoint_dir=%s is not a directory and cannot be created%s", dir,
+                        ec ? " (" + ec.message() + ")" : ""));
   }
-  const std::string path = CheckpointPath(dir);
-  const std::string tmp = path + ".tmp";
-  const absl::Status written = WriteTempFile(tmp, SerializeCheckpoint(checkpoint));
-  if (!written.ok()) {
-    ::unlink(tmp.c_str());
-    return written;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return IoError("cannot rename the new checkpoint to", path, err);
-  }
-  // Make the rename itself durable: the new directory entry is on disk only after the
-  // directory is synced.
-  Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd.get() < 0) return IoError("cannot open directory", dir, errno);
-  if (::fsync(dir_fd.get()) != 0) return IoError("cannot fsync directory", dir, errno);
-  return absl::OkStatus();
+  return WriteFileAtomically(CheckpointPath(dir), SerializeCheckpoint(checkpoint));
 }
 
 absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path) {
@@ -168,9 +140,9 @@ absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: the file is empty", path));
   }
   if (st.st_size > kMaxCheckpointBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %d bytes, larger than any checkpoint (%d); is this the right file?", path,
-        st.st_size, kMaxCheckpointBytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d bytes, larger than any checkpoint (%d); is this the right file?",
+                        path, st.st_size, kMaxCheckpointBytes));
   }
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;

@@ -488,16 +488,6 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   return Train(options, train, test);
 }
 
-// `code`, or 1 when the standard output could not be written (a full disk, /dev/full, a closed
-// pipe): the summary is part of the result, and a lost one must not look like a success.
-int CheckedExit(int code) {
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    std::fprintf(stderr, "error: cannot write to standard output (%s)\n", std::strerror(errno));
-    return code == 0 ? 1 : code;
-  }
-  return code;
-}
-
 }  // namespace
 
 // A flag typed with an empty value (`--checkpoint_dir=$DIR` with DIR unset) would mean "not
@@ -543,7 +533,7 @@ int main(int argc, char** argv) {
       absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
   if (absl::flags_internal::HandleUsageFlags(std::cout, absl::ProgramUsageMessage()) >= 0) {
     std::cout.flush();
-    return CheckedExit(std::cout.good() ? 0 : 1);
+    return hogwild::CheckedExitCode(std::cout.good() ? 0 : 1);
   }
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
   if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
@@ -663,7 +653,7 @@ int main(int argc, char** argv) {
   }
   if (several && cluster->rank() != 0) {
     // A stopped job ends with the signal's status on every rank, as one process does.
-    return CheckedExit(signo != 0 ? 128 + signo : 0);
+    return hogwild::CheckedExitCode(signo != 0 ? 128 + signo : 0);
   }
   const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
   if (result->stopped_early && result->steps == 0 && result->resumed_from_step < 0) {
@@ -671,7 +661,7 @@ int main(int argc, char** argv) {
     std::printf("stopped by %s before the first step: nothing was trained%s\n",
                 signo == SIGINT ? "SIGINT" : "SIGTERM",
                 dir.empty() ? "" : absl::StrFormat(", nothing saved in %s", dir).c_str());
-    return CheckedExit(128 + signo);
+    return hogwild::CheckedExitCode(128 + signo);
   }
   std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
   if (result->last_checkpoint_step >= 0) {
@@ -684,13 +674,13 @@ int main(int argc, char** argv) {
     std::printf("stopped early by %s at global step %ld%s\n",
                 signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
                 dir.empty() ? " (no --checkpoint_dir: nothing saved)" : "; continue with --resume");
-    return CheckedExit(128 + signo);
+    return hogwild::CheckedExitCode(128 + signo);
   }
   // A job one of whose other ranks was stopped by a signal did not complete either.
   if (signo != 0) {
     std::printf("another rank of the job was stopped early by %s\n",
                 signo == SIGINT ? "SIGINT" : "SIGTERM");
-    return CheckedExit(128 + signo);
+    return hogwild::CheckedExitCode(128 + signo);
   }
-  return CheckedExit(0);
+  return hogwild::CheckedExitCode(0);
 }

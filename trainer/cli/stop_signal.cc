@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "core/atomic_file.h"
 
 namespace hogwild {
 namespace {
@@ -122,6 +123,9 @@ void StopOnSignals::Watch() {
     } else if (exit_on_second_) {
       static constexpr char kMessage[] = "\nhogwild: second signal; exiting without waiting\n";
       [[maybe_unused]] ssize_t written = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+      // A checkpoint or other file being replaced keeps its previous version; its half-written
+      // temporary file goes.
+      RemovePendingTempFiles();
       _exit(128 + signo);
     }
   }

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/output_path.h"
 #include "core/status_macros.h"
 
 namespace hogwild {
@@ -29,11 +30,7 @@ absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::
         ".jsonl (or .csv)",
         path));
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--log=%s: cannot create the convergence log (%s)", path, std::strerror(errno)));
-  }
+  HOGWILD_ASSIGN_OR_RETURN(const int fd, OpenOutputStream("--log", path));
   const bool json = absl::EndsWithIgnoreCase(path, ".jsonl");
   std::unique_ptr<ConvergenceLog> log(new ConvergenceLog(fd, path, json));
   if (!json) {

@@ -81,10 +81,10 @@ using LogRowSink = std::function<absl::Status(const LogRow&)>;
 
 class ConvergenceLog {
  public:
-  // Creates (truncates) `path` and writes the CSV header (JSON Lines has none). Errors:
-  // kInvalidArgument naming the path and the OS reason when it cannot be created, or when it
-  // ends in .json (CSV under a JSON name; nothing is written); a failed
-  // header write as Write(). Callers that must not replace a previous run's log call
+  // Creates (truncates) `path` and writes the CSV header (JSON Lines has none). Never blocks:
+  // a pipe that no process reads is refused (core/output_path.h's OpenOutputStream, whose errors
+  // it returns). Errors: also kInvalidArgument when `path` ends in .json (CSV under a JSON name;
+  // nothing is written); a failed header write as Write(). Callers that must not replace a previous run's log call
   // CheckWouldNotReplace() first (Train() does, unless told to overwrite).
   static absl::StatusOr<std::unique_ptr<ConvergenceLog>> Open(const std::string& path);
 

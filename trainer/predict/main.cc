@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "core/output_path.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -13,6 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/atomic_file.h"
+#include "core/output_path.h"
+#include "trainer/checkpoint/checkpoint.h"
 #include "trainer/predict/prediction_csv.h"
 #include "trainer/predict/prediction_run.h"
 
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
       "class probabilities) and the accuracy.\n  bazel run //trainer:predict -- "
       "--checkpoint_dir=/tmp/run --output=/tmp/predictions.csv");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  // A stop signal during the CSV's write removes its temporary file.
+  hogwild::InstallTempFileCleanupOnSignals();
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
   if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
@@ -92,6 +96,13 @@ int main(int argc, char** argv) {
         !ok.ok()) {
       return Fail(ok);
     }
+    const hogwild::RunFile files[] = {{.option = "--output", .value = output, .output = true},
+                                      {.option = "--checkpoint_dir",
+                                       .value = options.checkpoint_dir,
+                                       .file = hogwild::CheckpointPath(options.checkpoint_dir)}};
+    if (const absl::Status distinct = hogwild::CheckDistinctFiles(files); !distinct.ok()) {
+      return Fail(distinct);
+    }
   }
   absl::StatusOr<hogwild::PredictRun> run = hogwild::RunPrediction(options);
   if (!run.ok()) return Fail(run.status());
@@ -110,6 +121,5 @@ int main(int argc, char** argv) {
                run->dataset.c_str(), options.split.c_str(), static_cast<long>(p.size()),
                output.empty() ? "" : absl::StrFormat(" -> %s", output).c_str(),
                100.0 * p.accuracy(), static_cast<long>(p.correct), static_cast<long>(p.size()));
-  if (std::fflush(summary) != 0 || std::ferror(summary)) return 1;
-  return 0;
+  return hogwild::CheckedExitCode(0);
 }

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/atomic_file.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
 
@@ -17,6 +19,21 @@ namespace {
 
 absl::Status WriteError(absl::string_view what) {
   return absl::InternalError(absl::StrFormat("cannot write %s (%s)", what, std::strerror(errno)));
+}
+
+std::string Header(int64_t classes) {
+  std::string line = "index,predicted_class";
+  for (int64_t k = 0; k < classes; ++k) absl::StrAppendFormat(&line, ",p%d", k);
+  return line + '\n';
+}
+
+// Example `i`'s row, with its newline.
+std::string Row(const Predictions& predictions, int64_t i) {
+  const int64_t classes = predictions.num_classes;
+  std::string line = absl::StrFormat("%d,%d", i, predictions.predicted[i]);
+  const float* p = predictions.probabilities.data() + i * classes;
+  for (int64_t k = 0; k < classes; ++k) absl::StrAppendFormat(&line, ",%.9g", p[k]);
+  return line + '\n';
 }
 
 }  // namespace
@@ -55,17 +72,11 @@ absl::Status CheckPredictionOutput(absl::string_view name, const std::string& pa
 }
 
 absl::Status WritePredictionsCsv(const Predictions& predictions, std::FILE* out) {
-  const int64_t classes = predictions.num_classes;
-  std::string line = "index,predicted_class";
-  for (int64_t k = 0; k < classes; ++k) absl::StrAppendFormat(&line, ",p%d", k);
-  line += '\n';
-  if (std::fputs(line.c_str(), out) < 0) return WriteError("the predictions");
+  if (std::fputs(Header(predictions.num_classes).c_str(), out) < 0) {
+    return WriteError("the predictions");
+  }
   for (int64_t i = 0; i < predictions.size(); ++i) {
-    line = absl::StrFormat("%d,%d", i, predictions.predicted[i]);
-    const float* p = predictions.probabilities.data() + i * classes;
-    for (int64_t k = 0; k < classes; ++k) absl::StrAppendFormat(&line, ",%.9g", p[k]);
-    line += '\n';
-    if (std::fputs(line.c_str(), out) < 0) return WriteError("the predictions");
+    if (std::fputs(Row(predictions, i).c_str(), out) < 0) return WriteError("the predictions");
   }
   if (std::fflush(out) != 0 || std::ferror(out)) return WriteError("the predictions");
   return absl::OkStatus();
@@ -74,23 +85,13 @@ absl::Status WritePredictionsCsv(const Predictions& predictions, std::FILE* out)
 absl::Status WritePredictionsFile(const Predictions& predictions, const std::string& path,
                                   bool overwrite) {
   HOGWILD_RETURN_IF_ERROR(CheckPredictionOutput("--output", path, overwrite));
-  const std::string tmp = path + ".tmp";
-  // Errors name the user's path, not the temporary one beside it.
-  const auto fail = [&path](absl::string_view step) {
-    return absl::InternalError(
-        absl::StrFormat("--output=%s: cannot %s (%s)", path, step, std::strerror(errno)));
-  };
-  std::FILE* file = std::fopen(tmp.c_str(), "w");
-  if (file == nullptr) return fail("write it");
-  absl::Status status = WritePredictionsCsv(predictions, file);
-  if (!status.ok()) status = fail("write it");
-  if (status.ok() && ::fsync(fileno(file)) != 0) status = fail("write it (fsync)");
-  if (std::fclose(file) != 0 && status.ok()) status = fail("write it (close)");
-  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    status = fail("put it in place (rename)");
+  std::string csv = Header(predictions.num_classes);
+  for (int64_t i = 0; i < predictions.size(); ++i) csv += Row(predictions, i);
+  const absl::Status written = WriteFileAtomically(path, csv);
+  if (!written.ok()) {
+    return absl::Status(written.code(), absl::StrCat("--output=", written.message()));
   }
-  if (!status.ok()) std::remove(tmp.c_str());
-  return status;
+  return absl::OkStatus();
 }
 
 }  // namespace hogwild

@@ -27,9 +27,10 @@ absl::Status CheckPredictionOutput(absl::string_view name, const std::string& pa
 // closed pipe), with strerror. Not thread-safe on one FILE.
 absl::Status WritePredictionsCsv(const Predictions& predictions, std::FILE* out);
 
-// Writes the CSV to `path` atomically: to `<path>.tmp`, flushed and fsync'ed, then renamed over
-// `path`, so a failed write leaves no partial file (and an existing one untouched).
-// Errors: CheckPredictionOutput's, then kInternal for I/O errors naming the path.
+// Writes the CSV to `path` atomically (core/atomic_file.h: a temporary file of its own beside
+// `path`, renamed over it), so a failed or interrupted write leaves no partial file (and an
+// existing one untouched). Errors: CheckPredictionOutput's, then WriteFileAtomically's prefixed
+// with "--output=".
 absl::Status WritePredictionsFile(const Predictions& predictions, const std::string& path,
                                   bool overwrite);
 
