@@ -126,6 +126,7 @@ expect_error "--undefok is not supported" --undefok=lrr --lrr=0.1
 expect_error "--flagfile is not supported" --flagfile=/dev/null
 expect_error "--checkpoint_dir is empty (an unset shell variable?)" --checkpoint_dir=
 expect_error "--log is empty" --log=
+expect_error "--log is empty" --log ""
 expect_error "a boolean flag takes its value after '=', e.g. --resume=false" --resume false
 expect_error "--log_every has no effect without --log" --log_every=5
 expect_error "--stragglers=1x3 does not parse" --stragglers=1x3
@@ -199,6 +200,9 @@ expect_data_error() {
 expect_data_error "--train_examples=10 is larger than the training set" --workers=1 --train_examples=10
 expect_data_error "--batch_size=4 is larger than a worker's share of the training set (3 examples" --workers=1 --batch_size=4
 expect_data_error "--batch_size=3 is larger than a worker's share of the training set (2 examples = 3 examples / 2 workers)" --workers=2 --batch_size=3
+# An evaluation period in steps longer than the run, as one in epochs, is refused.
+expect_data_error "--eval_every=4 is longer than the whole run (at most 3 global steps: 1 epoch of 3), so the only evaluation would be the final one; give at most 3, or 0" --workers=1 --batch_size=1 --eval_every=4
+expect_data_error "--eval_every=4 is longer than the whole run" --workers=1 --batch_size=1 --eval_every=4steps
 
 # --resume where there is no checkpoint yet trains from the start, and says so.
 out=$("$train" --data_dir="$tiny_dir" --devices=cpu --workers=1 --epochs=1 --batch_size=1 \

@@ -204,8 +204,9 @@ std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, bool as
 // the largest worker shard (ceil(train_examples / workers)) in async and ssp modes, since a larger
 // one would be cut to that size without a word. Errors: kInvalidArgument naming
 // `TrainerOptions::batch_size`, the batch and the number of examples; in async and sync modes on
-// one process, a warm-up (lr.warmup_steps) longer than the run's global steps, naming
-// `LrSchedule::warmup_steps` and the run's length. Pure.
+// one process, a warm-up (lr.warmup_steps) or an evaluation period in steps (eval_every_steps)
+// longer than the run's global steps, naming `LrSchedule::warmup_steps` or
+// `TrainerOptions::eval_every_steps` and the run's length. Pure.
 absl::Status ValidateOptionsForDataset(const TrainerOptions& options, int64_t train_examples);
 
 }  // namespace hogwild
