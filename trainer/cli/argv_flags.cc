@@ -1,11 +1,15 @@
 #include "trainer/cli/argv_flags.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,6 +109,22 @@ absl::Status CheckValue(const absl::CommandLineFlag& flag, absl::string_view val
                                                     flag.DefaultValue()));
 }
 
+// The out-of-memory line, formatted before any allocation can fail (set once, before any thread
+// starts).
+std::string& OutOfMemoryLine() {
+  static std::string* const line = new std::string;
+  return *line;
+}
+
+// operator new failed: nothing more can be allocated, so the preformatted line is written with
+// write(2) and the process ends at once (a worker thread's bad_alloc would abort).
+[[noreturn]] void OutOfMemory() {
+  const std::string& line = OutOfMemoryLine();
+  const ssize_t written = write(STDERR_FILENO, line.data(), line.size());
+  (void)written;
+  std::_Exit(1);
+}
+
 }  // namespace
 
 absl::Status CheckArgvFlags(int argc, char** argv) {
@@ -156,6 +176,12 @@ absl::Status CheckArgvFlags(int argc, char** argv) {
 
 std::optional<int> ParseCommandLineFlags(int argc, char** argv, absl::string_view command,
                                          absl::string_view flags_file) {
+  OutOfMemoryLine() = absl::StrFormat(
+      "error: %s: out of memory: an allocation failed (the machine's memory, a container limit "
+      "or `ulimit -v` is reached); give the run less to hold (a smaller model, batch, data set "
+      "or fewer workers) or more memory\n",
+      command);
+  std::set_new_handler([] { OutOfMemory(); });
   // Abseil's --help lists only the flags of files named like the program; name the file instead.
   absl::FlagsUsageConfig usage_config;
   usage_config.contains_help_flags = [file = std::string(flags_file)](absl::string_view path) {

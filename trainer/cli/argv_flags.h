@@ -37,7 +37,10 @@ absl::Status CheckArgvFlags(int argc, char** argv);
 // cannot be written); an argument that is not a flag (`--hidden 128 128`, anything after `--`)
 // is an error naming it and `command` ("predict takes flags only"). Returns the exit status
 // main() returns at once, after printing any error as one "error: ..." line on standard error,
-// or nullopt when the flags are parsed and the command goes on. Call it once, first, in main().
+// or nullopt when the flags are parsed and the command goes on. It also makes a failed
+// allocation anywhere in the process (operator new, e.g. under `ulimit -v`) end the command with
+// one "error: <command>: out of memory ..." line and exit status 1 instead of std::bad_alloc's
+// abort. Call it once, first, in main().
 std::optional<int> ParseCommandLineFlags(int argc, char** argv, absl::string_view command,
                                          absl::string_view flags_file);
 

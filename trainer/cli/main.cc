@@ -420,8 +420,9 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
   // data, and the memory the run will need (Train() checks again with the real sizes).
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> mnist_model, Model::Create(options.model));
   if (!gpus) {
-    HOGWILD_RETURN_IF_ERROR(CheckMemoryFits(
-        EstimateTrainingMemory(options, *mnist_model, train_examples), AvailableMemoryBytes()));
+    HOGWILD_RETURN_IF_ERROR(
+        CheckMemoryFits(EstimateTrainingMemory(options, *mnist_model, train_examples),
+                        AvailableMemoryBytes(WorkerCount(options) + 1)));
   }
   // What a job of several processes cannot do, before CheckOutputs creates the directory.
   HOGWILD_RETURN_IF_ERROR(CheckClusterOptions(options, num_ranks));
