@@ -197,7 +197,7 @@ expect_data_error() {
     failures=$((failures + 1))
   fi
 }
-expect_data_error "--train_examples=10 is larger than the training set" --workers=1 --train_examples=10
+expect_data_error "--train_examples=10 is larger than the training set: asked for the first 10 examples of fashion_mnist, which has 3; give --train_examples in [1, 3]" --workers=1 --train_examples=10
 expect_data_error "--batch_size=4 is larger than a worker's share of the training set (3 examples" --workers=1 --batch_size=4
 expect_data_error "--batch_size=3 is larger than a worker's share of the training set (2 examples = 3 examples / 2 workers)" --workers=2 --batch_size=3
 # Under an address-space limit (ulimit -v) the memory refusal comes first: the limit counts what
