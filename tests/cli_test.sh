@@ -38,6 +38,8 @@ expect_error "--hidden=12,x" --hidden=12,x
 expect_error "--batch_size=0" --batch_size=0
 expect_error "--lr=-1" --lr=-1
 expect_error "--momentum=1" --momentum=1
+# Reported as typed, not as the float32 it rounds to (1).
+expect_error "--momentum=0.999999999 is out of range" --momentum=0.999999999
 expect_error "--eval_every=abc" --eval_every=abc
 # Optimizers (issue 15): the name, each constant's range, constants the optimizer does not read.
 expect_error "--optimizer: unknown optimizer 'adamax'; it must be one of sgd|momentum|nesterov|adam|adamw|rmsprop|adagrad" --optimizer=adamax
