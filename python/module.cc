@@ -220,8 +220,10 @@ std::pair<Dataset, Dataset> LoadData(py::handle x, py::handle y, py::handle test
   if (train_examples > 0) {
     absl::StatusOr<Dataset> head = FirstExamples(train, train_examples);
     if (!head.ok()) {
-      throw py::value_error(absl::StrFormat("train_examples=%d is larger than the training set: %s",
-                                            train_examples, head.status().message()));
+      throw py::value_error(
+          absl::StrFormat("train_examples=%d is larger than the training set: %s; give "
+                          "train_examples in [1, %d]",
+                          train_examples, head.status().message(), train.size()));
     }
     train = *std::move(head);
   }

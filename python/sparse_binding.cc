@@ -33,20 +33,20 @@ std::vector<T> ToVector(const Array<T>& a) {
   return std::vector<T>(a.data(), a.data() + a.size());
 }
 
-SparseDataset ToDataset(const Array<int64_t>& indptr, const Array<int32_t>& indices,
-                        const Array<float>& values, const Array<float>& labels,
-                        int64_t num_features) {
-  SparseDataset d;
-  d.num_features = num_features;
-  d.row_offsets = ToVector(indptr);
-  d.indices = ToVector(indices);
-  d.values = ToVector(values);
-  d.labels = ToVector(labels);
-  return d;  // TrainSparse validates it (ValidateSparseDataset)
-}
-
 [[noreturn]] void Raise(const absl::Status& status) {
   RaiseStatus(status.code(), WithKeywordNames(status.message()));
+}
+
+// The indices arrive as int64 (scipy's own width), so that the library checks them before they
+// are narrowed to the data set's int32.
+SparseDataset ToDataset(const Array<int64_t>& indptr, const Array<int64_t>& indices,
+                        const Array<float>& values, const Array<float>& labels,
+                        int64_t num_features) {
+  absl::StatusOr<SparseDataset> d = sparse::SparseDatasetFromCsr(
+      num_features, ToVector(indptr), absl::MakeConstSpan(indices.data(), indices.size()),
+      ToVector(values), ToVector(labels));
+  if (!d.ok()) Raise(d.status());
+  return *std::move(d);
 }
 
 template <typename T>
@@ -96,7 +96,7 @@ py::dict EpochToDict(const sparse::SparseEpochReport& r) {
   return d;
 }
 
-py::dict TrainSparseFromPython(const Array<int64_t>& indptr, const Array<int32_t>& indices,
+py::dict TrainSparseFromPython(const Array<int64_t>& indptr, const Array<int64_t>& indices,
                                const Array<float>& values, const Array<float>& labels,
                                int64_t num_features, const py::object& test,
                                const py::dict& options) {
@@ -113,7 +113,7 @@ py::dict TrainSparseFromPython(const Array<int64_t>& indptr, const Array<int32_t
   std::optional<SparseDataset> test_set;
   if (!test.is_none()) {
     const auto t =
-        test.cast<std::tuple<Array<int64_t>, Array<int32_t>, Array<float>, Array<float>>>();
+        test.cast<std::tuple<Array<int64_t>, Array<int64_t>, Array<float>, Array<float>>>();
     test_set =
         ToDataset(std::get<0>(t), std::get<1>(t), std::get<2>(t), std::get<3>(t), num_features);
   }

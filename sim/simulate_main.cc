@@ -32,6 +32,7 @@
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "sim/simulator.h"
+#include "trainer/cli/argv_flags.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/option_flags.h"
 #include "trainer/data/mnist.h"
@@ -264,17 +265,15 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Simulates data-parallel SGD with W logical workers on one thread (simulated time).\n"
       "  bazel run //sim:simulate -- --workers=256 --batch_size=16");
-  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (const std::optional<int> exit_code =
+          hogwild::ParseCommandLineFlags(argc, argv, "simulate", "sim/simulate_main.cc")) {
+    return *exit_code;
+  }
   // A stop signal during the histogram's write removes its temporary file.
   hogwild::InstallTempFileCleanupOnSignals();
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
   if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
-    return 1;
-  }
-  if (positional.size() > 1) {
-    std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
-                 positional[1]);
     return 1;
   }
   const absl::StatusOr<hogwild::SimResult> result = Run();

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "core/gzip_file.h"
 #include "core/status_macros.h"
+#include "core/text_lines.h"
 
 namespace hogwild::sparse {
 namespace {
@@ -45,9 +46,6 @@ class LineParser {
   // `line` without its '\n'.
   absl::Status Line(absl::string_view line) {
     ++line_number_;
-    if (static_cast<int64_t>(line.size()) > kMaxLibsvmLineBytes) {
-      return Error(absl::StrFormat("line longer than %d bytes", kMaxLibsvmLineBytes));
-    }
     if (const size_t hash = line.find('#'); hash != absl::string_view::npos) {
       line = line.substr(0, hash);
     }
@@ -171,73 +169,25 @@ absl::Status CheckOptions(const LibsvmOptions& options) {
   return absl::OkStatus();
 }
 
-absl::Status CorruptGzip(const std::string& path, gzFile file) {
-  int errnum = 0;
-  const std::string message = gzerror(file, &errnum);
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s: corrupt or truncated gzip data (%s)", path, message));
-}
-
-absl::StatusOr<SparseDataset> ReadStream(gzFile file, const std::string& path,
-                                         const LibsvmOptions& options) {
-  LineParser parser(options, path);
-  std::string pending;  // the current line's start, carried over from the previous chunk
-  // 64 KiB: large enough that a read costs little per byte, small enough that the fuzzer (which
-  // opens four files per input under ASan) is not slowed by zero-filling it.
-  std::string chunk(1 << 16, '\0');
-  while (true) {
-    const int n = gzread(file, chunk.data(), static_cast<unsigned>(chunk.size()));
-    if (n < 0) return CorruptGzip(path, file);
-    if (n == 0) {
-      // A gzip stream cut short is an end of input plus an error state, not a failed read.
-      int errnum = Z_OK;
-      gzerror(file, &errnum);
-      if (errnum != Z_OK) return CorruptGzip(path, file);
-      break;
-    }
-    absl::string_view rest(chunk.data(), static_cast<size_t>(n));
-    for (size_t newline; (newline = rest.find('\n')) != absl::string_view::npos;) {
-      if (pending.empty()) {
-        HOGWILD_RETURN_IF_ERROR(parser.Line(rest.substr(0, newline)));
-      } else {
-        pending.append(rest.data(), newline);
-        HOGWILD_RETURN_IF_ERROR(parser.Line(pending));
-        pending.clear();
-      }
-      rest.remove_prefix(newline + 1);
-    }
-    // Beyond the limit plus one byte the line is refused by Line() whatever follows; keeping no
-    // more bounds memory for a file without newlines.
-    const size_t room = static_cast<size_t>(kMaxLibsvmLineBytes + 1) - pending.size();
-    pending.append(rest.data(), std::min(room, rest.size()));
-    if (static_cast<int64_t>(pending.size()) > kMaxLibsvmLineBytes) {
-      HOGWILD_RETURN_IF_ERROR(parser.Line(pending));
-    }
-  }
-  if (!pending.empty()) HOGWILD_RETURN_IF_ERROR(parser.Line(pending));
-  return std::move(parser).Finish();
-}
-
 }  // namespace
 
 absl::StatusOr<SparseDataset> ParseLibsvm(absl::string_view text, const LibsvmOptions& options,
                                           absl::string_view origin) {
   HOGWILD_RETURN_IF_ERROR(CheckOptions(options));
   LineParser parser(options, origin);
-  while (!text.empty()) {
-    const size_t newline = text.find('\n');
-    HOGWILD_RETURN_IF_ERROR(parser.Line(text.substr(0, newline)));
-    if (newline == absl::string_view::npos) break;
-    text.remove_prefix(newline + 1);
-  }
+  HOGWILD_RETURN_IF_ERROR(ForEachTextLine(
+      text, origin, [&parser](absl::string_view line) { return parser.Line(line); }));
   return std::move(parser).Finish();
 }
 
 absl::StatusOr<SparseDataset> ReadLibsvmFile(const std::string& path,
                                              const LibsvmOptions& options) {
   HOGWILD_RETURN_IF_ERROR(CheckOptions(options));
-  return ReadGzipFile(path, "a LIBSVM file", "", [&](gzFile file) {
-    return ReadStream(file, path, options);
+  return ReadGzipFile(path, "a LIBSVM file", "", [&](gzFile file) -> absl::StatusOr<SparseDataset> {
+    LineParser parser(options, path);
+    HOGWILD_RETURN_IF_ERROR(ForEachTextLine(
+        file, path, [&parser](absl::string_view line) { return parser.Line(line); }));
+    return std::move(parser).Finish();
   });
 }
 

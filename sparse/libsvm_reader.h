@@ -15,7 +15,8 @@
 // `num_features`, an index above kMaxLibsvmFeatures (refused while parsing the digits, before
 // anything sized by it is allocated), a malformed token (no `:`, an empty or non-numeric index
 // or value, trailing characters, a non-finite value), a label that is not a finite number, a
-// `qid` not directly after the label, a line longer than kMaxLibsvmLineBytes; and
+// `qid` not directly after the label, a line longer than kMaxTextLineBytes (core/text_lines.h, the
+// cap of every text reader); and
 // "<origin>: no examples" for a file without any.
 #ifndef HOGWILD_SPARSE_LIBSVM_READER_H_
 #define HOGWILD_SPARSE_LIBSVM_READER_H_
@@ -33,9 +34,6 @@ namespace hogwild::sparse {
 // has 29.9 million, url 3.2 million). A larger index is refused as it is read, so a forged
 // `999999999999:1` never sizes an allocation.
 inline constexpr int64_t kMaxLibsvmFeatures = int64_t{1} << 27;
-// Longest line accepted: 16 MiB (a line is one example; url's longest is a few KiB). Bounds the
-// memory a file without newlines can make the streaming reader hold.
-inline constexpr int64_t kMaxLibsvmLineBytes = int64_t{16} << 20;
 
 struct LibsvmOptions {
   // D: 0 infers it as the largest index in the data; else in [1, kMaxLibsvmFeatures], and an

@@ -53,6 +53,8 @@ absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* t
   HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(o));
   if (train.size() < 1)
     return absl::InvalidArgumentError("matrix factorization: no training ratings");
+  HOGWILD_RETURN_IF_ERROR(ValidateRatings(train, "training ratings"));
+  if (test != nullptr) HOGWILD_RETURN_IF_ERROR(ValidateRatings(*test, "test ratings"));
   if (test != nullptr && (test->num_users != train.num_users ||
                           test->num_items != train.num_items || test->size() < 1)) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -6,11 +6,14 @@
 #include <cmath>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "core/gzip_file.h"
 #include "core/splitmix64.h"
 #include "core/status_macros.h"
+#include "core/text_lines.h"
 
 namespace hogwild::sparse {
 namespace {
@@ -54,19 +57,48 @@ class IdMap {
 
 }  // namespace
 
-absl::StatusOr<Ratings> ParseRatingsCsv(absl::string_view text, absl::string_view origin) {
-  Ratings out;
-  IdMap users, items;
-  int64_t line_number = 0;
-  const auto error = [&](const std::string& reason) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", origin, line_number, reason));
-  };
-  while (!text.empty()) {
-    const size_t newline = text.find('\n');
-    const absl::string_view line = Trim(text.substr(0, newline));
-    text.remove_prefix(newline == absl::string_view::npos ? text.size() : newline + 1);
-    ++line_number;
-    if (line.empty()) continue;
+absl::Status ValidateRatings(const Ratings& r, absl::string_view origin) {
+  if (r.num_users < 1 || r.num_users > kMaxCount || r.num_items < 1 || r.num_items > kMaxCount) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d users and %d items; each must be in [1, 2^31 - 1]", origin,
+                        r.num_users, r.num_items));
+  }
+  if (r.users.size() != r.values.size() || r.items.size() != r.values.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d users, %d items and %d values; expected one of each per rating",
+                        origin, r.users.size(), r.items.size(), r.values.size()));
+  }
+  for (int64_t i = 0; i < r.size(); ++i) {
+    if (r.users[i] < 0 || r.users[i] >= r.num_users || r.items[i] < 0 ||
+        r.items[i] >= r.num_items) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: rating %d has user %d and item %d; expected a user in [0, %d) and an item in [0, "
+          "%d)",
+          origin, i, r.users[i], r.items[i], r.num_users, r.num_items));
+    }
+    if (!std::isfinite(r.values[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: rating %d (user %d, item %d) is %g; every rating must be a finite "
+                          "number",
+                          origin, i, r.users[i], r.items[i], r.values[i]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Collects ratings line by line; shared by ParseRatingsCsv and the streaming file reader, so they
+// accept exactly the same texts.
+class RatingsParser {
+ public:
+  explicit RatingsParser(absl::string_view origin) : origin_(origin) {}
+
+  // `text` without its '\n'.
+  absl::Status Line(absl::string_view text) {
+    ++line_number_;
+    const absl::string_view line = Trim(text);
+    if (line.empty()) return absl::OkStatus();
     absl::string_view fields[3];
     absl::string_view rest = line;
     int count = 0;
@@ -80,69 +112,78 @@ absl::StatusOr<Ratings> ParseRatingsCsv(absl::string_view text, absl::string_vie
       // A LIBSVM line ("+1 3:0.5 7:1") has no comma; read as a header it would hide the
       // mistake until the second line's puzzling error.
       if (line.find(',') == absl::string_view::npos && line.find(':') != absl::string_view::npos) {
-        return error(
+        return Error(
             "looks like LIBSVM (label index:value ...), not a user,item,rating CSV; --model=mf "
             "reads ratings");
       }
-      if (line_number == 1 && count == 3) continue;  // a header
-      return error(absl::StrFormat("user id '%s' is not an integer", fields[0].substr(0, 40)));
+      if (line_number_ == 1 && count == 3) return absl::OkStatus();  // a header
+      return Error(absl::StrFormat("user id '%s' is not an integer", fields[0].substr(0, 40)));
     }
-    if (count < 3) return error("expected user,item,rating");
+    if (count < 3) return Error("expected user,item,rating");
     if (!ParseId(fields[1], item)) {
-      return error(absl::StrFormat("item id '%s' is not an integer", fields[1].substr(0, 40)));
+      return Error(absl::StrFormat("item id '%s' is not an integer", fields[1].substr(0, 40)));
     }
     float rating;
     if (!ParseRating(fields[2], rating)) {
-      return error(absl::StrFormat("rating '%s' is not a finite number", fields[2].substr(0, 40)));
+      return Error(absl::StrFormat("rating '%s' is not a finite number", fields[2].substr(0, 40)));
     }
-    if (out.size() >= kMaxCount) return error("more than 2^31 - 1 ratings");
-    const int64_t u = users.Index(user);
-    const int64_t i = items.Index(item);
-    out.users.push_back(static_cast<int32_t>(u));
-    out.items.push_back(static_cast<int32_t>(i));
-    out.values.push_back(rating);
+    if (out_.size() >= kMaxCount) return Error("more than 2^31 - 1 ratings");
+    out_.users.push_back(static_cast<int32_t>(users_.Index(user)));
+    out_.items.push_back(static_cast<int32_t>(items_.Index(item)));
+    out_.values.push_back(rating);
+    return absl::OkStatus();
   }
-  if (out.size() == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: no ratings (%d lines)", origin, line_number));
+
+  absl::StatusOr<Ratings> Finish() && {
+    if (out_.size() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: no ratings (%d lines)", origin_, line_number_));
+    }
+    out_.num_users = users_.size();
+    out_.num_items = items_.size();
+    return std::move(out_);
   }
-  out.num_users = users.size();
-  out.num_items = items.size();
-  return out;
+
+ private:
+  absl::Status Error(const std::string& reason) const {
+    return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", origin_, line_number_, reason));
+  }
+
+  std::string origin_;
+  int64_t line_number_ = 0;
+  IdMap users_, items_;
+  Ratings out_;
+};
+
+}  // namespace
+
+absl::StatusOr<Ratings> ParseRatingsCsv(absl::string_view text, absl::string_view origin) {
+  RatingsParser parser(origin);
+  HOGWILD_RETURN_IF_ERROR(ForEachTextLine(
+      text, origin, [&parser](absl::string_view line) { return parser.Line(line); }));
+  return std::move(parser).Finish();
 }
 
 absl::StatusOr<Ratings> ReadRatingsFile(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
+  if (path == kMovieLensPath && !std::filesystem::exists(path, ec)) {
     return absl::NotFoundError(
-        absl::StrFormat("%s: no such file%s", path,
-                        path == kMovieLensPath ? "; tools/setup.sh --movielens exports it" : ""));
+        absl::StrFormat("%s: no such file; tools/setup.sh --movielens exports it", path));
   }
-  if (std::filesystem::is_directory(path, ec)) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: is a directory", path));
-  }
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: cannot open", path));
-  }
-  std::string text;
-  char chunk[1 << 16];
-  int n;
-  while ((n = gzread(file, chunk, sizeof(chunk))) > 0 &&
-         static_cast<int64_t>(text.size()) <= kMaxRatingsFileBytes) {
-    text.append(chunk, n);
-  }
-  int errnum = Z_OK;
-  gzerror(file, &errnum);
-  const int close_result = gzclose(file);
-  if (n < 0 || errnum != Z_OK || close_result != Z_OK) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: corrupt or truncated gzip data", path));
-  }
-  if (static_cast<int64_t>(text.size()) > kMaxRatingsFileBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: larger than %d bytes", path, kMaxRatingsFileBytes));
-  }
-  return ParseRatingsCsv(text, path);
+  return ReadGzipFile(
+      path, "a user,item,rating CSV", "", [&](gzFile file) -> absl::StatusOr<Ratings> {
+        RatingsParser parser(path);
+        int64_t bytes = 0;
+        HOGWILD_RETURN_IF_ERROR(ForEachTextLine(file, path, [&](absl::string_view line) {
+          bytes += static_cast<int64_t>(line.size()) + 1;
+          if (bytes > kMaxRatingsFileBytes) {
+            return absl::InvalidArgumentError(
+                absl::StrFormat("%s: larger than %d bytes", path, kMaxRatingsFileBytes));
+          }
+          return parser.Line(line);
+        }));
+        return std::move(parser).Finish();
+      });
 }
 
 RatingsSplit SplitRatings(const Ratings& all, uint64_t seed) {

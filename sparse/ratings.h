@@ -9,7 +9,8 @@
 // in \r\n; the file may be gzip-compressed. Refusals are kInvalidArgument "<origin>:<line>:
 // <reason>": a LIBSVM line (no comma, a colon: "looks like LIBSVM"), fewer than 3 fields, a user or
 // item id that is not an integer, a rating that is not a finite number, more than 2^31 - 1 ratings,
-// users or items, no ratings.
+// users or items, a line longer than kMaxTextLineBytes (core/text_lines.h, the cap of every text
+// reader); and "<origin>: no ratings".
 #ifndef HOGWILD_SPARSE_RATINGS_H_
 #define HOGWILD_SPARSE_RATINGS_H_
 
@@ -34,12 +35,21 @@ struct Ratings {
   int64_t size() const { return static_cast<int64_t>(values.size()); }
 };
 
+// OK when `ratings` holds what Ratings promises: U and I in [1, 2^31 - 1], as many users, items
+// and values, users in [0, U), items in [0, I), every value finite. Else kInvalidArgument naming
+// `origin` and the first broken rule ("test ratings: rating 3 (user 0, item 2) is nan; every
+// rating must be a finite number"). The CSV reader establishes these; the trainer checks them
+// once, so ratings built by hand (the Python module) meet the reader's rules. O(R).
+absl::Status ValidateRatings(const Ratings& ratings, absl::string_view origin);
+
 // Parses the CSV text; `origin` names it in errors. Pure, thread-safe.
 absl::StatusOr<Ratings> ParseRatingsCsv(absl::string_view text, absl::string_view origin);
 
-// Reads a CSV file, plain or gzip, of at most 1 GiB decompressed. Errors: kNotFound (missing,
-// naming the setup option when it is kMovieLensPath), kInvalidArgument (corrupt gzip, too large,
-// any ParseRatingsCsv error), each naming the path.
+// Reads a CSV file, plain or gzip, of at most 1 GiB decompressed, line by line (memory: the
+// ratings, one chunk and one line). Errors: those of ReadGzipFile (core/gzip_file.h: kNotFound,
+// naming the setup option when the path is kMovieLensPath; kPermissionDenied; kInvalidArgument
+// for a directory), kInvalidArgument (corrupt gzip, too large, any ParseRatingsCsv error), each
+// naming the path.
 absl::StatusOr<Ratings> ReadRatingsFile(const std::string& path);
 
 struct RatingsSplit {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
 namespace hogwild::sparse {
@@ -42,6 +43,16 @@ struct SparseDataset {
 // one (and the row). O(N + Z). Readers establish these; the trainer checks them once, so a data
 // set built by hand cannot make it read out of bounds.
 absl::Status ValidateSparseDataset(const SparseDataset& data);
+
+// A data set from CSR arrays whose feature indices may be wider than int32 (numpy's and scipy's
+// int64): checked by ValidateSparseDataset's rules on the wide values, then narrowed, so that
+// index 2^32 + 49 is refused as outside [0, D) instead of read as 49. `row_offsets` [N + 1],
+// `indices` [Z], `values` [Z], `labels` [N]. Errors: those of ValidateSparseDataset.
+absl::StatusOr<SparseDataset> SparseDatasetFromCsr(int64_t num_features,
+                                                   std::vector<int64_t> row_offsets,
+                                                   absl::Span<const int64_t> indices,
+                                                   std::vector<float> values,
+                                                   std::vector<float> labels);
 
 }  // namespace hogwild::sparse
 

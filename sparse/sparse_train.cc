@@ -265,6 +265,17 @@ absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const Spar
         absl::StrFormat("--batch_size=%d is out of range [1, %d] (the training set's examples)",
                         options.batch_size, train.num_examples()));
   }
+  // Outside sync mode the batch is per worker, drawn from the worker's shard: a larger one would
+  // be cut to the shard without a word (as //trainer:train refuses it).
+  if (const int64_t largest_shard =
+          (train.num_examples() + options.num_workers - 1) / options.num_workers;
+      options.mode != SparseMode::kSync && options.batch_size > largest_shard) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--batch_size=%d is larger than a worker's share of the training set (%d examples = %d "
+        "examples / %d workers); in %s mode it is the batch per worker, so it must be in [1, %d]",
+        options.batch_size, largest_shard, train.num_examples(), options.num_workers,
+        SparseModeName(options.mode), largest_shard));
+  }
   if (options.epochs < 1 || options.epochs > 100000) {
     return OutOfRange("epochs", options.epochs, "[1, 100000]");
   }

@@ -75,7 +75,8 @@ struct SparseTrainOptions {
   LinearModel model = LinearModel::kLogistic;
   SparseMode mode = SparseMode::kAsync;
   int num_workers = 1;        // W, in [1, 256]
-  int batch_size = 1;         // per worker (async, locked) or global (sync), in [1, N]
+  int batch_size = 1;         // per worker (async, locked, round_robin; in [1, ceil(N / W)]) or
+                              // global (sync; in [1, N])
   int epochs = 5;             // in [1, 100000]
   float lr = 0.5f;            // > 0, finite
   float lr_decay = 1.0f;      // in (0, 1]: the paper's per-epoch decay

@@ -407,20 +407,13 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Trains a sparse linear model (logistic regression, linear SVM) with Hogwild! SGD.\n"
       "  bazel run //sparse:train -- --workers=2 [--dataset=FILE.svm[.gz] --test=FILE]");
-  // A flag given twice would silently keep its last value, as in //trainer:train.
-  if (const absl::Status argv_ok = hogwild::CheckArgvFlags(argc, argv); !argv_ok.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(argv_ok.message()).c_str());
-    return 1;
+  if (const std::optional<int> exit_code =
+          hogwild::ParseCommandLineFlags(argc, argv, "sparse/train", "sparse/train_main.cc")) {
+    return *exit_code;
   }
-  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
   if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
-    return 1;
-  }
-  if (positional.size() > 1) {
-    std::fprintf(stderr, "error: unexpected argument '%s' (flags are --name=value)\n",
-                 positional[1]);
     return 1;
   }
   absl::StatusOr<std::unique_ptr<StopOnSignals>> stop =

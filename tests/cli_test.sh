@@ -38,6 +38,8 @@ expect_error "--hidden=12,x" --hidden=12,x
 expect_error "--batch_size=0" --batch_size=0
 expect_error "--lr=-1" --lr=-1
 expect_error "--momentum=1" --momentum=1
+# Reported as typed, not as the float32 it rounds to (1).
+expect_error "--momentum=0.999999999 is out of range" --momentum=0.999999999
 expect_error "--eval_every=abc" --eval_every=abc
 # Optimizers (issue 15): the name, each constant's range, constants the optimizer does not read.
 expect_error "--optimizer: unknown optimizer 'adamax'; it must be one of sgd|momentum|nesterov|adam|adamw|rmsprop|adagrad" --optimizer=adamax
@@ -130,6 +132,7 @@ expect_error "--undefok is not supported" --undefok=lrr --lrr=0.1
 expect_error "--flagfile is not supported" --flagfile=/dev/null
 expect_error "--checkpoint_dir is empty (an unset shell variable?)" --checkpoint_dir=
 expect_error "--log is empty" --log=
+expect_error "--log is empty" --log ""
 expect_error "a boolean flag takes its value after '=', e.g. --resume=false" --resume false
 expect_error "--log_every has no effect without --log" --log_every=5
 expect_error "--stragglers=1x3 does not parse" --stragglers=1x3
@@ -200,9 +203,17 @@ expect_data_error() {
     failures=$((failures + 1))
   fi
 }
-expect_data_error "--train_examples=10 is larger than the training set" --workers=1 --train_examples=10
+expect_data_error "--train_examples=10 is larger than the training set: asked for the first 10 examples of fashion_mnist, which has 3; give --train_examples in [1, 3]" --workers=1 --train_examples=10
 expect_data_error "--batch_size=4 is larger than a worker's share of the training set (3 examples" --workers=1 --batch_size=4
 expect_data_error "--batch_size=3 is larger than a worker's share of the training set (2 examples = 3 examples / 2 workers)" --workers=2 --batch_size=3
+# Under an address-space limit (ulimit -v) the memory refusal comes first: the limit counts what
+# is mapped and each thread's stack and OpenBLAS buffer, not the machine's free memory.
+expect_one_line_error "train under ulimit -v" "of memory but only 0.0 KiB is available" \
+  bash -c 'ulimit -v 300000 && exec "$0" --data_dir="$1" --devices=cpu --epochs=1 --workers=2 --batch_size=1' \
+  "$train" "$tiny_dir"
+# An evaluation period in steps longer than the run, as one in epochs, is refused.
+expect_data_error "--eval_every=4 is longer than the whole run (at most 3 global steps: 1 epoch of 3), so the only evaluation would be the final one; give at most 3, or 0" --workers=1 --batch_size=1 --eval_every=4
+expect_data_error "--eval_every=4 is longer than the whole run" --workers=1 --batch_size=1 --eval_every=4steps
 
 # --resume where there is no checkpoint yet trains from the start, and says so.
 out=$("$train" --data_dir="$tiny_dir" --devices=cpu --workers=1 --epochs=1 --batch_size=1 \

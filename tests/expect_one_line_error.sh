@@ -1,4 +1,5 @@
-# Sourced by the command-line tests (cli_test.sh, simulate_cli_test.sh, study_cli_test.sh).
+# Sourced by the command-line tests (cli_test.sh, simulate_cli_test.sh, study_cli_test.sh,
+# sparse_cli_test.sh, predict_cli_test.sh).
 #
 # expect_one_line_error <label> <substring the error must contain> <command...>
 # Runs the command and counts a failure (in $failures) unless it exits non-zero with exactly one
@@ -27,5 +28,23 @@ expect_one_line_error() {
     failures=$((failures + 1))
   else
     echo "ok:   $label -> exit $rc: $first"
+  fi
+}
+
+# expect_help <label> <a flag the help must list> <command...>
+# Runs `command --help` and counts a failure unless it exits 0 with the flag on standard output
+# and nothing on standard error: help is a success in every command, as in `train`.
+expect_help() {
+  local label="$1" want="$2"
+  shift 2
+  local out_file="${TEST_TMPDIR:-/tmp}/help.txt" err_file="${TEST_TMPDIR:-/tmp}/help_err.txt"
+  "$@" --help >"$out_file" 2>"$err_file"
+  local rc=$?
+  if [[ $rc -eq 0 && ! -s $err_file ]] && grep -q -- "$want" "$out_file"; then
+    echo "ok:   $label --help -> exit 0, lists $want"
+  else
+    echo "FAIL: $label --help: exit $rc (want 0), stderr $(wc -c <"$err_file") bytes (want 0)," \
+      "$want listed: $(grep -c -- "$want" "$out_file")"
+    failures=$((failures + 1))
   fi
 }

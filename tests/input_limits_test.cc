@@ -110,11 +110,36 @@ TEST(BatchVersusData, AWarmupLongerThanTheRunIsRefused) {
   }
 }
 
+// The same run: an evaluation period of 21 steps would never come before the final evaluation
+// (the period in epochs is refused against the epochs; the period in steps against the steps).
+TEST(BatchVersusData, AnEvalPeriodInStepsLongerThanTheRunIsRefused) {
+  const Dataset data = testing::SyntheticDataset(100, 4, 3, 1);
+  for (Mode mode : {Mode::kSync, Mode::kAsync}) {
+    TrainerOptions o = SmallOptions();
+    o.mode = mode;
+    o.num_workers = 2;
+    o.batch_size = 10;
+    o.epochs = 2;
+    o.eval_every_steps = 21;
+    ExpectError(ValidateOptionsForDataset(o, data.size()), absl::StatusCode::kInvalidArgument,
+                {"TrainerOptions::eval_every_steps=21 is longer than the whole run (at most 20 "
+                 "global steps: 2 epochs of 10), so the only evaluation would be the final one; "
+                 "give at most 20, or 0"});
+    ExpectError(Train(o, data, Dataset()).status(), absl::StatusCode::kInvalidArgument,
+                {"TrainerOptions::eval_every_steps=21"});
+    o.eval_every_steps = 20;
+    EXPECT_TRUE(ValidateOptionsForDataset(o, data.size()).ok()) << ModeName(mode);
+  }
+}
+
 TEST(BatchVersusData, AHeadLargerThanTheDatasetIsRefusedNotCut) {
   Dataset data = testing::SyntheticDataset(50, 4, 3, 1);
   data.name = "synthetic";
   ExpectError(FirstExamples(data, 51).status(), absl::StatusCode::kInvalidArgument,
-              {"first 51 examples", "synthetic", "has 50"});
+              {"asked for the first 51 examples of synthetic, which has 50"});
+  // The range is the caller's to give, in its own terms (a flag, a keyword); predict's count
+  // comes from a checkpoint and has no number to change.
+  EXPECT_FALSE(absl::StrContains(FirstExamples(data, 51).status().message(), "use a number"));
   ExpectError(FirstExamples(data, 0).status(), absl::StatusCode::kInvalidArgument, {"0"});
   auto head = FirstExamples(data, 50);
   ASSERT_TRUE(head.ok()) << head.status();

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/text_lines.h"
 #include "gtest/gtest.h"
 #include "tests/expect_error.h"
 
@@ -96,9 +97,9 @@ TEST(LibsvmReader, AFileWithoutExamplesIsRefused) {
 }
 
 TEST(LibsvmReader, ALineLongerThanTheLimitIsRefused) {
-  const std::string line = "1 " + std::string(kMaxLibsvmLineBytes, ' ') + "1:1\n";
+  const std::string line = "1 " + std::string(kMaxTextLineBytes, ' ') + "1:1\n";
   ExpectError(Parse(line).status(), absl::StatusCode::kInvalidArgument,
-              {"t.svm:1:", "line longer than"});
+              {"t.svm:1: line longer than 16777216 bytes"});
 }
 
 TEST(LibsvmReader, BadNumFeaturesOptionIsRefused) {
@@ -161,9 +162,9 @@ TEST(LibsvmFile, ErrorsNameThePathAndTheLine) {
 TEST(LibsvmFile, ALineLongerThanTheLimitIsRefusedWithoutHoldingMore) {
   // Spread over hundreds of chunks: the reader keeps at most the limit plus one byte of it.
   const std::string path = TempPath("long_line.svm");
-  std::ofstream(path) << "1 1:1\n1 " << std::string(kMaxLibsvmLineBytes + 10, ' ') << "2:1\n";
+  std::ofstream(path) << "1 1:1\n1 " << std::string(kMaxTextLineBytes + 10, ' ') << "2:1\n";
   ExpectError(ReadLibsvmFile(path, {}).status(), absl::StatusCode::kInvalidArgument,
-              {path + ":2:", "line longer than"});
+              {path + ":2: line longer than 16777216 bytes"});
 }
 
 TEST(LibsvmFile, TruncatedGzipIsRefused) {

@@ -5,12 +5,15 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "core/splitmix64.h"
+#include "core/text_lines.h"
 #include "gtest/gtest.h"
 #include "kernels/functors.h"
 #include "sparse/ratings.h"
@@ -53,6 +56,21 @@ TEST(RatingsCsv, RefusalsNameTheLineAndTheReason) {
               absl::StatusCode::kInvalidArgument, {"r.svm:1:", "looks like LIBSVM"});
   ExpectError(ReadRatingsFile("/nonexistent/ratings.csv").status(), absl::StatusCode::kNotFound,
               {"/nonexistent/ratings.csv"});
+}
+
+// Every text reader has the one line cap (core/text_lines.h), the LIBSVM reader's: a rating
+// padded past it is refused, in memory and from a file, where the reader keeps at most the cap
+// plus one byte of the line (a 300 MB line in a small gzip does not reach memory).
+TEST(RatingsCsv, ALineLongerThanTheTextLineCapIsRefused) {
+  const std::string text = "1,2,3\n1,3," + std::string(kMaxTextLineBytes, ' ') + "4\n";
+  ExpectError(ParseRatingsCsv(text, "r.csv").status(), absl::StatusCode::kInvalidArgument,
+              {"r.csv:2: line longer than 16777216 bytes"});
+  const std::string path = (std::filesystem::path(::testing::TempDir()) / "long_line.csv").string();
+  std::ofstream(path) << text;
+  ExpectError(ReadRatingsFile(path).status(), absl::StatusCode::kInvalidArgument,
+              {path + ":2: line longer than 16777216 bytes"});
+  std::ofstream(path) << "1,2,3\n1,3,4\n";
+  EXPECT_TRUE(ReadRatingsFile(path).ok());
 }
 
 // U x I ratings of a planted rank-3 matrix plus noise, each pair kept with probability `density`.
@@ -180,6 +198,33 @@ TEST(MatrixFactorization, BadOptionsAreRefusedByName) {
   other.num_users = 11;
   ExpectError(TrainMatrixFactorization({}, ratings, &other).status(),
               absl::StatusCode::kInvalidArgument, {"11 users"});
+}
+
+// Ratings built by hand (the Python module's arrays) meet the CSV reader's rules: a rating that
+// is not finite, or an index outside [0, U) or [0, I), is refused before training.
+TEST(MatrixFactorization, RatingsBuiltByHandAreValidated) {
+  const Ratings ratings = Planted(10, 10, 0.5, 3);
+  for (const float bad : {NAN, INFINITY, -INFINITY}) {
+    Ratings r = ratings;
+    r.values[3] = bad;
+    ExpectError(
+        TrainMatrixFactorization({}, r, nullptr).status(), absl::StatusCode::kInvalidArgument,
+        {absl::StrFormat("training ratings: rating 3 (user %d, item %d) is %g; every rating "
+                         "must be a finite number",
+                         r.users[3], r.items[3], bad)});
+    ExpectError(TrainMatrixFactorization({}, ratings, &r).status(),
+                absl::StatusCode::kInvalidArgument, {"test ratings: rating 3"});
+  }
+  Ratings r = ratings;
+  r.items[1] = 10;
+  ExpectError(TrainMatrixFactorization({}, r, nullptr).status(), absl::StatusCode::kInvalidArgument,
+              {absl::StrFormat("training ratings: rating 1 has user %d and item 10; expected a "
+                               "user in [0, 10) and an item in [0, 10)",
+                               r.users[1])});
+  r = ratings;
+  r.values.pop_back();
+  ExpectError(TrainMatrixFactorization({}, r, nullptr).status(), absl::StatusCode::kInvalidArgument,
+              {"training ratings:", "one of each per rating"});
 }
 
 }  // namespace

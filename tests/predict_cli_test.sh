@@ -27,6 +27,17 @@ expect_one_line_error "output directory missing" "$tmp/nodir" \
   "$predict" --checkpoint_dir="$tmp/empty" --output="$tmp/nodir/p.csv"
 expect_one_line_error "positional argument" "unexpected argument 'extra'" \
   "$predict" --checkpoint_dir="$tmp/empty" extra
+# The command line is read as train reads it: an empty path is refused, not taken for "not
+# given" (--output= would write the CSV to standard output), a flag given twice is refused, and
+# --help is a success.
+expect_one_line_error "empty --output" \
+  "--output is empty (an unset shell variable?); give it a value or leave it out" \
+  "$predict" --checkpoint_dir="$tmp/empty" --output=
+expect_one_line_error "empty --data_dir" "--data_dir is empty" \
+  "$predict" --checkpoint_dir="$tmp/empty" --data_dir ""
+expect_one_line_error "flag twice" "--split is given twice ('--split=test' and '--split=train')" \
+  "$predict" --checkpoint_dir="$tmp/empty" --split=test --split=train
+expect_help "predict" "--checkpoint_dir" "$predict"
 # A device or a pipe is never replaced by the atomic rename, even with --overwrite.
 mkfifo "$tmp/fifo"
 expect_one_line_error "a pipe as --output" "is not a regular file" \

@@ -113,6 +113,24 @@ class TrainSparse(unittest.TestCase):
         with self.assertRaises(ValueError) as caught:
             hogwild.train_sparse(self.x, self.y[:10])
         self.assertIn("2000 rows", str(caught.exception))
+        # The library checks the indices before it narrows them to int32: 2^32 + j is refused,
+        # not trained as j.
+        wide = Csr(self.x.indptr, self.x.indices.astype(np.int64), self.x.data, (2000, 300))
+        before = wide.indices[4]
+        wide.indices[5] += 2**32
+        with self.assertRaises(ValueError) as caught:
+            hogwild.train_sparse(wide, self.y, epochs=1, workers=1)
+        self.assertIn(f"sparse data set: row 0: index {wide.indices[5]} after {before}; expected "
+                      "strictly increasing indices in [0, 300)", str(caught.exception))
+        # A float offset would be truncated (1.5 -> 1), a float index rounded: refused by type.
+        for attr in ("indptr", "indices"):
+            with self.subTest(attr=attr):
+                arrays = {"indptr": self.x.indptr, "indices": self.x.indices}
+                arrays[attr] = arrays[attr].astype(np.float64)
+                with self.assertRaises(TypeError) as caught:
+                    hogwild.train_sparse(Csr(arrays["indptr"], arrays["indices"], self.x.data,
+                                             (2000, 300)), self.y, epochs=1, workers=1)
+                self.assertEqual(str(caught.exception), f"x.{attr} must be integers, got float64")
         # Still usable afterwards.
         self.assertEqual(hogwild.train_sparse(self.x, self.y, epochs=1, workers=1).examples, 2000)
 
@@ -190,6 +208,20 @@ class TrainMf(unittest.TestCase):
         self.assertIn("users must be in", str(caught.exception))
         with self.assertRaises(ValueError):
             hogwild.train_mf(u, i[:-1], r)
+        # Ratings that are not finite are refused, as the CSV reader refuses them.
+        for bad in (np.nan, np.inf, -np.inf):
+            with self.subTest(rating=bad):
+                r2 = r.astype(np.float32)
+                r2[3] = bad
+                with self.assertRaises(ValueError) as caught:
+                    hogwild.train_mf(u, i, r2, epochs=1, workers=1)
+                self.assertEqual(str(caught.exception),
+                                 f"training ratings: rating 3 (user {u[3]}, item {i[3]}) is "
+                                 f"{'nan' if np.isnan(bad) else ('inf' if bad > 0 else '-inf')}; "
+                                 "every rating must be a finite number")
+                with self.assertRaises(ValueError) as caught:
+                    hogwild.train_mf(u, i, r, test=(u, i, r2), epochs=1, workers=1)
+                self.assertIn("test ratings: rating 3", str(caught.exception))
         for keywords, needle in (({"mode": "sync"}, "mode=sync is not offered"),
                                  ({"rank": 0}, "rank=0"), ({"lr": 0.0}, "lr=0")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):

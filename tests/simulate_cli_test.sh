@@ -58,6 +58,12 @@ expect_error "--staleness_aware_lr" --mode=sync --staleness_aware_lr
 expect_error "--hidden has no effect" --model=logreg --hidden=8
 expect_error "--train_examples=-1" --train_examples=-1
 expect_error "unexpected argument 'extra'" extra
+# The command line is read as train reads it: an empty path is refused, not dropped.
+expect_error "--staleness_csv is empty (an unset shell variable?); give it a value or leave it out" --staleness_csv=
+expect_error "--log is empty" --log=
+expect_error "--workers is given twice" --workers=2 --workers=3
+expect_one_line_error "simulate empty --data_dir" "--data_dir is empty" "$simulate" --data_dir=
+expect_help "simulate" "--staleness_csv" "$simulate"
 # Valid flags and no data: the missing file.
 expect_error "$empty_dir" --workers=4
 

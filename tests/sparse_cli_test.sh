@@ -92,6 +92,20 @@ printf '1 1:1\n-1 3:1 2:1\n' >"$dir/bad.svm"
 expect_one_line_error "bad line" "bad.svm:2: index 2 after 3" "$train" --dataset="$dir/bad.svm"
 expect_one_line_error "log is a directory" "--log=$dir" "$train" --log="$dir"
 expect_one_line_error "positional" "unexpected argument" "$train" extra
+# Empty paths are refused as train refuses them, not dropped (no log, no test set).
+expect_one_line_error "empty --log" \
+  "--log is empty (an unset shell variable?); give it a value or leave it out" "$train" --log=
+expect_one_line_error "empty --test" "--test is empty" "$train" --dataset="$dir/train.svm.gz" --test=
+expect_one_line_error "empty --checkpoint_dir" "--checkpoint_dir is empty" "$train" --checkpoint_dir=
+expect_help "sparse" "--synthetic_examples" "$train"
+# Under an address-space limit a failed allocation is one line and exit 1, not bad_alloc's abort.
+expect_one_line_error "sparse under ulimit -v" \
+  "error: sparse/train: out of memory: an allocation failed (the machine's memory, a container limit or \`ulimit -v\` is reached)" \
+  bash -c 'ulimit -v 200000 && exec "$0" --epochs=1 --synthetic_examples=2000000' "$train"
+# A batch per worker larger than every worker's shard is refused, as train refuses it.
+expect_one_line_error "batch vs shard" \
+  "--batch_size=2000 is larger than a worker's share of the training set (1500 examples = 3000 examples / 2 workers); in async mode it is the batch per worker, so it must be in [1, 1500]" \
+  "$train" --dataset="$dir/train.svm.gz" --workers=2 --batch_size=2000
 expect_one_line_error "flag twice" "--epochs is given twice ('--epochs=2' and '--epochs=1')" \
   "$train" --epochs=2 --epochs=1
 expect_one_line_error "make_synthetic without --out" "--out" "$make_synthetic"

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "core/splitmix64.h"
 #include "gtest/gtest.h"
 #include "kernels/functors.h"
@@ -189,6 +190,8 @@ TEST(SparseTrain, RoundRobinWithUnevenAndEmptyShardsTrainsEveryExampleOnce) {
   const SparseDataset data = Synthetic(7, 30, 3);
   for (int workers : {3, 9}) {
     for (int batch : {1, 2}) {
+      // A batch larger than the largest shard (ceil(7 / 9) = 1) is refused, not cut.
+      if (batch > (7 + workers - 1) / workers) continue;
       const SparseTrainOptions options{.mode = SparseMode::kRoundRobin,
                                        .num_workers = workers,
                                        .batch_size = batch,
@@ -226,6 +229,24 @@ TEST(SparseTrain, BadOptionsAreRefusedByName) {
   refused({.num_workers = 257}, "--workers=257");
   refused({.batch_size = 0}, "--batch_size=0");
   refused({.batch_size = 101}, "--batch_size=101");
+  // A batch per worker larger than every worker's shard (34 of 100 examples over 3 workers) is
+  // refused, not cut to the shard; in sync mode it is the global batch.
+  for (SparseMode mode : {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kRoundRobin}) {
+    testing::ExpectError(
+        TrainSparse({.mode = mode, .num_workers = 3, .batch_size = 35}, data, nullptr).status(),
+        absl::StatusCode::kInvalidArgument,
+        {absl::StrFormat("--batch_size=35 is larger than a worker's share of the training set "
+                         "(34 examples = 100 examples / 3 workers); in %s mode it is the batch "
+                         "per worker, so it must be in [1, 34]",
+                         SparseModeName(mode))});
+    EXPECT_TRUE(
+        TrainSparse({.mode = mode, .num_workers = 3, .batch_size = 34, .epochs = 1}, data, nullptr)
+            .ok());
+  }
+  EXPECT_TRUE(
+      TrainSparse({.mode = SparseMode::kSync, .num_workers = 3, .batch_size = 35, .epochs = 1},
+                  data, nullptr)
+          .ok());
   refused({.epochs = 0}, "--epochs=0");
   refused({.lr = 0.0f}, "--lr=0");
   refused({.lr = NAN}, "--lr");

@@ -1,5 +1,6 @@
 #include "trainer/memory_estimate.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,7 +132,7 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
   return e;
 }
 
-std::optional<int64_t> AvailableMemoryBytes() {
+std::optional<int64_t> AvailableMemoryBytes(int threads) {
   std::optional<int64_t> available;
   std::ifstream meminfo("/proc/meminfo");
   for (std::string line; std::getline(meminfo, line);) {
@@ -157,6 +158,27 @@ std::optional<int64_t> AvailableMemoryBytes() {
   if (max_file >> max_text && current_file >> current_text && absl::SimpleAtoi(max_text, &max) &&
       absl::SimpleAtoi(current_text, &current)) {
     const int64_t headroom = std::max<int64_t>(0, max - current);
+    available = available ? std::min(*available, headroom) : headroom;
+  }
+  // Under `ulimit -v` every mapping counts, touched or not: what is mapped already and what the
+  // run's threads will map besides the estimate's heap.
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    int64_t mapped = 0;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+      absl::string_view rest = line;
+      int64_t kib = 0;
+      if (absl::ConsumePrefix(&rest, "VmSize:") && absl::ConsumeSuffix(&rest, " kB") &&
+          absl::SimpleAtoi(absl::StripAsciiWhitespace(rest), &kib)) {
+        mapped = kib * 1024;
+        break;
+      }
+    }
+    const int64_t cap =
+        static_cast<int64_t>(std::min<rlim_t>(limit.rlim_cur, std::numeric_limits<int64_t>::max()));
+    const int64_t headroom =
+        std::max<int64_t>(0, cap - mapped - std::max(0, threads) * kAddressSpacePerThreadBytes);
     available = available ? std::min(*available, headroom) : headroom;
   }
   return available;

@@ -53,11 +53,19 @@ struct MemoryEstimate {
 MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model& model,
                                       int64_t train_examples, bool has_test_set = true);
 
+// Address space a thread reserves beyond what it touches: its stack and the buffer OpenBLAS maps
+// for each thread that calls it (BUFFER_SIZE, 32 << 22 bytes on x86-64). Only a limit on the
+// address space (RLIMIT_AS, `ulimit -v`) counts it; resident memory holds a few MiB of it.
+inline constexpr int64_t kAddressSpacePerThreadBytes = (int64_t{128} + 8) << 20;
+
 // Bytes of memory this process can still allocate without swapping: /proc/meminfo's
 // MemAvailable (else sysconf(_SC_AVPHYS_PAGES) pages), lowered to a cgroup v2 limit's headroom
-// (memory.max - memory.current) when one applies. nullopt when none of them can be read.
-// Thread-safe.
-std::optional<int64_t> AvailableMemoryBytes();
+// (memory.max - memory.current) when one applies, and to the address-space limit's headroom
+// (RLIMIT_AS, `ulimit -v`: the limit - /proc/self/status's VmSize - `threads` x
+// kAddressSpacePerThreadBytes, for the threads the run will start) when one is set: past it an
+// allocation fails (OpenBLAS then spins, operator new throws) instead of the refusal with the
+// numbers. nullopt when none of them can be read. Thread-safe.
+std::optional<int64_t> AvailableMemoryBytes(int threads = 1);
 
 // OK when `estimate` fits in `available_bytes` (nullopt: unknown, nothing is refused); else
 // kResourceExhausted naming the estimate, its parts and the memory available. Pure.

@@ -348,7 +348,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     if (worker_devices.empty()) {
       HOGWILD_RETURN_IF_ERROR(
           CheckMemoryFits(EstimateTrainingMemory(options, *model, train.size(), test.size() > 0),
-                          AvailableMemoryBytes()));
+                          AvailableMemoryBytes(WorkerCount(options) + (test.size() > 0 ? 1 : 0))));
     }
     if (!options.weight_decay_biases) options.sgd.no_decay = model->BiasRanges();
     options.sgd.moving_stats = model->StatRanges();  // batch norm (trainer/layers/batch_norm.h)

@@ -1,6 +1,8 @@
 #include "trainer/trainer_options.h"
 
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
@@ -382,29 +384,52 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
 
 namespace {
 
-// A warm-up longer than the whole run would never reach the base rate: the run's global steps
-// are at most ceil(N / B) per epoch in sync mode and every worker's ceil(shard / B) in async mode
-// (an upper bound: the shards are ceil(N / W) at most). Checked in those two modes on one process;
-// the others count their steps differently.
-absl::Status CheckWarmupFitsTheRun(const TrainerOptions& o, int64_t train_examples) {
-  if (o.lr.warmup_steps == 0 || o.cluster != nullptr || o.batch_size < 1 ||
+// The run's global steps, an upper bound, where it can be known before the run: at most
+// ceil(N / B) per epoch in sync mode and every worker's ceil(shard / B) in async mode (the shards
+// are ceil(N / W) at most), on one process. nullopt in the other modes, which count their steps
+// differently.
+struct RunSteps {
+  int64_t per_epoch = 0;
+  int64_t total = 0;
+};
+std::optional<RunSteps> RunStepsBound(const TrainerOptions& o, int64_t train_examples) {
+  if (o.cluster != nullptr || o.batch_size < 1 ||
       (o.mode != Mode::kAsync && o.mode != Mode::kSync)) {
-    return absl::OkStatus();
+    return std::nullopt;
   }
   // As BatchPlan::StepsPerEpoch: a short last batch is a step unless drop_last leaves it out.
   const auto batches = [&](int64_t n) {
     return o.drop_last ? n / o.batch_size : (n + o.batch_size - 1) / o.batch_size;
   };
   const int64_t workers = WorkerCount(o);
-  const int64_t per_epoch = o.mode == Mode::kSync
-                                ? batches(train_examples)
-                                : workers * batches((train_examples + workers - 1) / workers);
-  const int64_t run_steps = per_epoch * o.epochs;
-  if (o.lr.warmup_steps > run_steps) {
+  RunSteps steps;
+  steps.per_epoch = o.mode == Mode::kSync
+                        ? batches(train_examples)
+                        : workers * batches((train_examples + workers - 1) / workers);
+  steps.total = steps.per_epoch * o.epochs;
+  return steps;
+}
+
+// A warm-up longer than the whole run would never reach the base rate, and an evaluation period
+// in steps longer than the run would never evaluate before the final evaluation (the period in
+// epochs is checked against the epochs by ValidateOptions).
+absl::Status CheckPeriodsFitTheRun(const TrainerOptions& o, int64_t train_examples) {
+  const std::optional<RunSteps> run = RunStepsBound(o, train_examples);
+  if (!run) return absl::OkStatus();
+  const std::string length =
+      absl::StrFormat("at most %d global steps: %d epoch%s of %d", run->total, o.epochs,
+                      o.epochs == 1 ? "" : "s", run->per_epoch);
+  if (o.lr.warmup_steps > run->total) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "LrSchedule::warmup_steps=%d is longer than the whole run (at most %d global steps: %d "
-        "epoch%s of %d), so the learning rate would never reach its base value; give at most %d",
-        o.lr.warmup_steps, run_steps, o.epochs, o.epochs == 1 ? "" : "s", per_epoch, run_steps));
+        "LrSchedule::warmup_steps=%d is longer than the whole run (%s), so the learning rate "
+        "would never reach its base value; give at most %d",
+        o.lr.warmup_steps, length, run->total));
+  }
+  if (o.eval_every_steps > run->total) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::eval_every_steps=%d is longer than the whole run (%s), so the only "
+        "evaluation would be the final one; give at most %d, or 0",
+        o.eval_every_steps, length, run->total));
   }
   return absl::OkStatus();
 }
@@ -417,7 +442,7 @@ absl::Status ValidateOptionsForDataset(const TrainerOptions& o, int64_t train_ex
     return absl::InvalidArgumentError("the training set is empty");
   }
   const int workers = WorkerCount(o);
-  HOGWILD_RETURN_IF_ERROR(CheckWarmupFitsTheRun(o, train_examples));
+  HOGWILD_RETURN_IF_ERROR(CheckPeriodsFitTheRun(o, train_examples));
   if (SplitsGlobalBatch(o.mode)) {
     if (o.batch_size > train_examples) {
       return absl::InvalidArgumentError(absl::StrFormat(

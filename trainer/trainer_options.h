@@ -213,8 +213,9 @@ std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, bool as
 // one would be cut to that size without a word (with drop_last: the smallest shard,
 // floor(train_examples / workers), since a worker whose shard is smaller would take no step).
 // Errors: kInvalidArgument naming `TrainerOptions::batch_size`, the batch and the number of
-// examples; in async and sync modes on one process, a warm-up (lr.warmup_steps) longer than the
-// run's global steps, naming `LrSchedule::warmup_steps` and the run's length. Pure.
+// examples; in async and sync modes on one process, a warm-up (lr.warmup_steps) or an evaluation
+// period in steps (eval_every_steps) longer than the run's global steps, naming
+// `LrSchedule::warmup_steps` or `TrainerOptions::eval_every_steps` and the run's length. Pure.
 absl::Status ValidateOptionsForDataset(const TrainerOptions& options, int64_t train_examples);
 
 }  // namespace hogwild

@@ -368,18 +368,24 @@ class SparseTrainResult:
 
 
 def _csr(name, x, y, num_features):
-    """(indptr int64, indices int32, values float32, labels float32, D) of a CSR matrix: any
-    object with indptr, indices, data and shape (scipy.sparse.csr_matrix, or your own)."""
+    """(indptr int64, indices int64, values float32, labels float32, D) of a CSR matrix: any
+    object with indptr, indices, data and shape (scipy.sparse.csr_matrix, or your own). The
+    library checks the indices before it narrows them to int32."""
     for attr in ("indptr", "indices", "data", "shape"):
         if not hasattr(x, attr):
             raise TypeError(f"{name} must be a CSR matrix (indptr, indices, data, shape), "
                             f"e.g. scipy.sparse.csr_matrix; got {type(x).__name__}")
     import numpy as np
+    for attr in ("indptr", "indices"):
+        # A cast would truncate a float offset (1.5 -> 1) or wrap an index silently.
+        kind = np.asarray(getattr(x, attr)).dtype
+        if kind.kind not in "iu":
+            raise TypeError(f"{name}.{attr} must be integers, got {kind}")
     labels = np.ascontiguousarray(y, dtype=np.float32)
     if labels.ndim != 1 or labels.shape[0] != x.shape[0]:
         raise ValueError(f"{name} has {x.shape[0]} rows but its labels have shape {labels.shape}")
     return (np.ascontiguousarray(x.indptr, dtype=np.int64),
-            np.ascontiguousarray(x.indices, dtype=np.int32),
+            np.ascontiguousarray(x.indices, dtype=np.int64),
             np.ascontiguousarray(x.data, dtype=np.float32), labels,
             int(x.shape[1]) if num_features is None else num_features)
 

@@ -431,7 +431,7 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
                              d.fingerprint);
     };
     return differs("dataset", id(*f.dataset), id(*e.dataset),
-                   "resume with the checkpoint's --dataset and --data_dir, or use another "
+                   "resume on the dataset the checkpoint was trained on, or use another "
                    "--checkpoint_dir");
   }
   if (f.input_shape != e.input_shape) {

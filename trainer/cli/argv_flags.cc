@@ -1,17 +1,30 @@
 #include "trainer/cli/argv_flags.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/flags/commandlineflag.h"
+#include "absl/flags/internal/parse.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/marshalling.h"
 #include "absl/flags/reflection.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 
@@ -84,14 +97,32 @@ bool ParsesAs(const absl::CommandLineFlag& flag, absl::string_view value) {
 }
 
 absl::Status CheckValue(const absl::CommandLineFlag& flag, absl::string_view value) {
-  if (ParsesAs(flag, value)) return absl::OkStatus();
+  // Empty is refused whatever the flag's type: for a path or a list it would parse, and read as
+  // the flag not given (a log not written, standard output instead of a file).
   if (value.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--%s is empty (an unset shell variable?); give it a value or leave it out", flag.Name()));
   }
+  if (ParsesAs(flag, value)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat("--%s=%s is not %s (default %s); see --help",
                                                     flag.Name(), value, ExpectedValue(flag),
                                                     flag.DefaultValue()));
+}
+
+// The out-of-memory line, formatted before any allocation can fail (set once, before any thread
+// starts).
+std::string& OutOfMemoryLine() {
+  static std::string* const line = new std::string;
+  return *line;
+}
+
+// operator new failed: nothing more can be allocated, so the preformatted line is written with
+// write(2) and the process ends at once (a worker thread's bad_alloc would abort).
+[[noreturn]] void OutOfMemory() {
+  const std::string& line = OutOfMemoryLine();
+  const ssize_t written = write(STDERR_FILENO, line.data(), line.size());
+  (void)written;
+  std::_Exit(1);
 }
 
 }  // namespace
@@ -141,6 +172,54 @@ absl::Status CheckArgvFlags(int argc, char** argv) {
     }
   }
   return absl::OkStatus();
+}
+
+std::optional<int> ParseCommandLineFlags(int argc, char** argv, absl::string_view command,
+                                         absl::string_view flags_file) {
+  OutOfMemoryLine() = absl::StrFormat(
+      "error: %s: out of memory: an allocation failed (the machine's memory, a container limit "
+      "or `ulimit -v` is reached); give the run less to hold (a smaller model, batch, data set "
+      "or fewer workers) or more memory\n",
+      command);
+  std::set_new_handler([] { OutOfMemory(); });
+  // Abseil's --help lists only the flags of files named like the program; name the file instead.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [file = std::string(flags_file)](absl::string_view path) {
+    return absl::StrContains(path, file);
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
+  if (const absl::Status ok = CheckArgvFlags(argc, argv); !ok.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(ok.message()).c_str());
+    return 1;
+  }
+  // Parsed without Abseil's usage handling, which exits with 1 after --help: help is a success.
+  const std::vector<char*> positional = absl::flags_internal::ParseCommandLineImpl(
+      argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
+      absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
+      absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
+  if (absl::flags_internal::HandleUsageFlags(std::cout, absl::ProgramUsageMessage()) >= 0) {
+    std::cout.flush();
+    if (!std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "error: cannot write to standard output (%s)\n", std::strerror(errno));
+      return 1;
+    }
+    return 0;
+  }
+  // `--hidden 128 128` would otherwise train one layer of 128 and drop the second, and
+  // everything after `--` would be ignored.
+  if (positional.size() > 1) {
+    const std::vector<std::string> extra(positional.begin() + 1, positional.end());
+    const bool boolean = extra[0] == "true" || extra[0] == "false";
+    std::fprintf(stderr, "error: unexpected argument%s '%s': %s takes flags only (%s)\n",
+                 extra.size() > 1 ? "s" : "", absl::StrJoin(extra, "' '").c_str(),
+                 std::string(command).c_str(),
+                 boolean ? "a boolean flag takes its value after '=', e.g. --resume=false"
+                         : "a flag takes its value after '=' and lists are comma-separated, e.g. "
+                           "--hidden=128,128; nothing after '--' is read as a flag");
+    return 1;
+  }
+  return std::nullopt;
 }
 
 }  // namespace hogwild

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,11 +19,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
-#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -427,8 +424,9 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
   // data, and the memory the run will need (Train() checks again with the real sizes).
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> mnist_model, Model::Create(options.model));
   if (!gpus) {
-    HOGWILD_RETURN_IF_ERROR(CheckMemoryFits(
-        EstimateTrainingMemory(options, *mnist_model, train_examples), AvailableMemoryBytes()));
+    HOGWILD_RETURN_IF_ERROR(
+        CheckMemoryFits(EstimateTrainingMemory(options, *mnist_model, train_examples),
+                        AvailableMemoryBytes(WorkerCount(options) + 1)));
   }
   // What a job of several processes cannot do, before CheckOutputs creates the directory.
   HOGWILD_RETURN_IF_ERROR(CheckClusterOptions(options, num_ranks));
@@ -490,70 +488,24 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
 
 }  // namespace
 
-// A flag typed with an empty value (`--checkpoint_dir=$DIR` with DIR unset) would mean "not
-// given"; refuse it by name instead.
-absl::Status CheckNoEmptyValues() {
-  for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (!absl::StrContains(flag->Filename(), "trainer/cli/main.cc")) continue;
-    if (absl::flags_internal::WasPresentOnCommandLine(name) && flag->CurrentValue().empty()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--%s is empty (an unset shell variable?); give it a value or leave it out", name));
-    }
-  }
-  return absl::OkStatus();
-}
-
 int main(int argc, char** argv) {
   // Under mpirun every rank parses the same command line before MPI starts and would print the
   // same error (Abseil's unknown flag or bad value, which exit(1) at once, and the checks
   // below): rank 0 says it, the other ranks end with the same status silently.
   hogwild::QuietStderr quiet_before_mpi(!hogwild::MpiCluster::SpeaksBeforeInit());
-  // Abseil's --help shows only flags defined in a file named like the program ("train"); ours
-  // live in main.cc, so say which file holds them.
-  absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "trainer/cli/main.cc");
-  };
-  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
       "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");
   // argv as given, for the hand-over to train_gpu.
   std::vector<char*> original_argv(argv, argv + argc);
   original_argv.push_back(nullptr);
-  if (const absl::Status argv_ok = hogwild::CheckArgvFlags(argc, argv); !argv_ok.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(argv_ok.message()).c_str());
-    return 1;
-  }
-  // Parsed without Abseil's usage handling, which exits with 1 after --help: help is a success.
-  const std::vector<char*> positional = absl::flags_internal::ParseCommandLineImpl(
-      argc, argv, absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
-      absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
-      absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);
-  if (absl::flags_internal::HandleUsageFlags(std::cout, absl::ProgramUsageMessage()) >= 0) {
-    std::cout.flush();
-    return hogwild::CheckedExitCode(std::cout.good() ? 0 : 1);
+  if (const std::optional<int> exit_code =
+          hogwild::ParseCommandLineFlags(argc, argv, "train", "trainer/cli/main.cc")) {
+    return *exit_code;
   }
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
   if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
-    return 1;
-  }
-  // Every argument must be a flag: `--hidden 128 128` would otherwise train one layer of 128
-  // and drop the second, and everything after `--` would be ignored.
-  if (positional.size() > 1) {
-    std::vector<std::string> extra(positional.begin() + 1, positional.end());
-    const bool boolean = extra[0] == "true" || extra[0] == "false";
-    std::fprintf(stderr, "error: unexpected argument%s '%s': train takes flags only (%s)\n",
-                 extra.size() > 1 ? "s" : "", absl::StrJoin(extra, "' '").c_str(),
-                 boolean ? "a boolean flag takes its value after '=', e.g. --resume=false"
-                         : "lists are comma-separated, e.g. --hidden=128,128; nothing after "
-                           "'--' is read as a flag");
-    return 1;
-  }
-  if (const absl::Status values_ok = CheckNoEmptyValues(); !values_ok.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(values_ok.message()).c_str());
     return 1;
   }
   // GPU runs happen in train_gpu: hand over before anything starts (a no-op in train_gpu).

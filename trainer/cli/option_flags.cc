@@ -3,6 +3,12 @@
 #include <string>
 #include <utility>
 
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/internal/parse.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 
 namespace hogwild {
@@ -63,6 +69,30 @@ absl::Status WithFlagNames(const absl::Status& status) {
   std::string message(status.message());
   for (const auto& [field, flag] : kFlags) {
     message = absl::StrReplaceAll(message, {{field, flag}});
+  }
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (!flag->IsOfType<double>() || !absl::flags_internal::WasPresentOnCommandLine(name)) continue;
+    const std::string typed = flag->CurrentValue();
+    double value = 0.0;
+    if (!absl::SimpleAtod(typed, &value)) continue;
+    const std::string as_float = absl::StrFormat("--%s=%g", name, static_cast<float>(value));
+    const std::string as_typed = absl::StrFormat("--%s=%s", name, typed);
+    if (as_float == as_typed) continue;
+    // Only whole values: "--lr=1" must not match inside "--lr=10".
+    std::string out;
+    for (size_t at = 0;;) {
+      const size_t hit = message.find(as_float, at);
+      if (hit == std::string::npos) {
+        out.append(message, at, std::string::npos);
+        break;
+      }
+      const size_t end = hit + as_float.size();
+      const bool whole = end == message.size() || !(absl::ascii_isalnum(message[end]) ||
+                                                    message[end] == '.' || message[end] == '-');
+      out.append(message, at, hit - at).append(whole ? as_typed : as_float);
+      at = end;
+    }
+    message = std::move(out);
   }
   return absl::Status(status.code(), message);
 }

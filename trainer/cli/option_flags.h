@@ -8,7 +8,10 @@
 namespace hogwild {
 
 // `status` with every option field it names (TrainerOptions::*, LrSchedule::*) replaced by the
-// flag that sets it; the code and the rest of the message are kept. OK stays OK. Pure.
+// flag that sets it, and every floating-point flag typed on the command line reported as typed:
+// the library prints the float32 it computes in (`--momentum=0.999999999` is the float 1), the
+// message says `--momentum=0.999999999`. The code and the rest of the message are kept. OK stays
+// OK. Reads the flag registry; thread-safe.
 absl::Status WithFlagNames(const absl::Status& status);
 
 }  // namespace hogwild

@@ -19,9 +19,9 @@ Dataset Dataset::Head(int64_t count) const {
 
 absl::StatusOr<Dataset> FirstExamples(const Dataset& data, int64_t count) {
   if (count < 1 || count > data.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "asked for the first %d examples of %s, which has %d; use a number in [1, %d]", count,
-        data.name.empty() ? "the dataset" : data.name, data.size(), data.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("asked for the first %d examples of %s, which has %d", count,
+                        data.name.empty() ? "the dataset" : data.name, data.size()));
   }
   return data.Head(count);
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "trainer/data/cifar10.h"
@@ -144,9 +145,14 @@ absl::StatusOr<TrainTestSplits> LoadTrainTest(const DatasetInfo& info, const std
   if (train_examples > 0) {
     absl::StatusOr<Dataset> head = FirstExamples(splits.train, train_examples);
     if (!head.ok()) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s=%d is larger than the training set: %s",
-                                                        train_examples_name, train_examples,
-                                                        head.status().message()));
+      // A flag gets its range; another source (a checkpoint's size, for predict) has no number
+      // to change.
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s=%d is larger than the training set: %s%s", train_examples_name, train_examples,
+          head.status().message(),
+          absl::StartsWith(train_examples_name, "--")
+              ? absl::StrFormat("; give %s in [1, %d]", train_examples_name, splits.train.size())
+              : ""));
     }
     splits.train = *std::move(head);
   }

@@ -2,19 +2,19 @@
 // checkpoint on a dataset split and writes one CSV row per example (index, predicted class,
 // class probabilities), then prints the accuracy. See prediction_run.h for what it checks.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/atomic_file.h"
 #include "core/output_path.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/cli/argv_flags.h"
 #include "trainer/predict/prediction_csv.h"
 #include "trainer/predict/prediction_run.h"
 
@@ -46,28 +46,20 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "trainer/predict/main.cc");
-  };
-  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Predicts with a training checkpoint: one CSV row per example (index, predicted class, "
       "class probabilities) and the accuracy.\n  bazel run //trainer:predict -- "
       "--checkpoint_dir=/tmp/run --output=/tmp/predictions.csv");
-  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (const std::optional<int> exit_code =
+          hogwild::ParseCommandLineFlags(argc, argv, "predict", "trainer/predict/main.cc")) {
+    return *exit_code;
+  }
   // A stop signal during the CSV's write removes its temporary file.
   hogwild::InstallTempFileCleanupOnSignals();
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
   if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
     return 1;
-  }
-  if (positional.size() > 1) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrFormat("unexpected argument '%s': predict takes flags only",
-                        absl::StrJoin(positional.begin() + 1, positional.end(), "' '"))));
   }
   hogwild::PredictOptions options;
   options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
