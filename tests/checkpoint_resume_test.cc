@@ -662,8 +662,8 @@ TEST(Resume, ARelabelledCopyOfTheTrainingSetIsRefused) {
   EXPECT_EQ(
       result.status().message(),
       absl::StrFormat("%s: cannot resume: dataset differs: the checkpoint has %s "
-                      "(fingerprint 0x%08x), this run %s (fingerprint 0x%08x); resume with "
-                      "the checkpoint's --dataset and --data_dir, or use another "
+                      "(fingerprint 0x%08x), this run %s (fingerprint 0x%08x); resume on "
+                      "the dataset the checkpoint was trained on, or use another "
                       "--checkpoint_dir",
                       CheckpointPath(o.checkpoint_dir), Data().name, DatasetFingerprint(Data()),
                       Data().name, DatasetFingerprint(relabelled)));
