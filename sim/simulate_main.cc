@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -225,10 +226,15 @@ absl::StatusOr<hogwild::SimResult> Run() {
         FlagText("allreduce_ms"), ModeName(t.mode)));
   }
   options.max_state_bytes = absl::GetFlag(FLAGS_max_state_bytes);
+  // Set when the cap is the memory left rather than the flag, so a refusal names the real limit.
+  std::optional<int64_t> memory_cap;
   if (!absl::flags_internal::WasPresentOnCommandLine("max_state_bytes")) {
-    // Past the memory the machine has, the kernel would kill the run part way.
-    if (const std::optional<int64_t> available = AvailableMemoryBytes(); available) {
-      options.max_state_bytes = std::max<int64_t>(1, std::min(options.max_state_bytes, *available));
+    // Past the memory the machine has (or ulimit -v allows), the kernel would kill the run part
+    // way, or an allocation would fail.
+    if (const std::optional<int64_t> available = AvailableMemoryBytes();
+        available && *available < options.max_state_bytes) {
+      memory_cap = std::max<int64_t>(0, *available);
+      options.max_state_bytes = std::max<int64_t>(1, *memory_cap);
     }
   }
   const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
@@ -241,7 +247,14 @@ absl::StatusOr<hogwild::SimResult> Run() {
   // The model (with MNIST's shape), the state it needs, and the log too: refused before the
   // (slower) dataset load.
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> mnist_model, Model::Create(t.model));
-  HOGWILD_RETURN_IF_ERROR(CheckSimStateFits(options, mnist_model->num_params()));
+  if (const absl::Status fits = CheckSimStateFits(options, mnist_model->num_params()); !fits.ok()) {
+    if (!memory_cap) return fits;
+    const std::string state(fits.message().substr(0, fits.message().find(" exceeds ")));
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s exceeds the memory this process may still use (%d bytes: the machine's available "
+        "memory or ulimit -v); use fewer workers or a smaller model, or allow more memory",
+        state, *memory_cap));
+  }
   if (!t.log_path.empty() && !t.overwrite_log) {
     HOGWILD_RETURN_IF_ERROR(ConvergenceLog::CheckWouldNotReplace(t.log_path, "--overwrite_log"));
   }
@@ -280,7 +293,10 @@ int main(int argc, char** argv) {
   if (!result.ok()) {
     std::fprintf(stderr, "error: %s\n",
                  std::string(WithSimFlagNames(result.status()).message()).c_str());
-    return hogwild::CheckedExitCode(1);
+    // Without the exit handlers: under an address-space limit OpenBLAS's server thread may be
+    // retrying an allocation that will never succeed, and its shutdown handler would join it
+    // forever. Nothing is left to write: Run() has closed its files.
+    std::_Exit(hogwild::CheckedExitCode(1));
   }
   std::printf("%s\n", hogwild::FormatSimSummary(*result).c_str());
   return hogwild::CheckedExitCode(0);
