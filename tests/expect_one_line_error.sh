@@ -48,3 +48,7 @@ expect_help() {
     failures=$((failures + 1))
   fi
 }
+
+# True when the binary $1 is built with ASan or TSan: their shadow memory needs terabytes of
+# address space, so a `ulimit -v` case cannot start there and is skipped.
+sanitized() { grep -qa -e __asan_init -e __tsan_init "$1"; }
