@@ -183,12 +183,7 @@ fi
 
 # A tiny dataset (3 images, all zeros, label 0): sizes larger than it are refused, not cut.
 tiny_dir="${TEST_TMPDIR:-$(mktemp -d)}/tiny_data"
-mkdir -p "$tiny_dir"
-for split in train t10k; do
-  { printf '\x00\x00\x08\x03\x00\x00\x00\x03\x00\x00\x00\x1c\x00\x00\x00\x1c'; head -c 2352 /dev/zero; } \
-    >"$tiny_dir/$split-images-idx3-ubyte"
-  { printf '\x00\x00\x08\x01\x00\x00\x00\x03'; head -c 3 /dev/zero; } >"$tiny_dir/$split-labels-idx1-ubyte"
-done
+make_tiny_idx "$tiny_dir"
 expect_data_error() {
   local want="$1"
   shift

@@ -52,3 +52,15 @@ expect_help() {
 # True when the binary $1 is built with ASan or TSan: their shadow memory needs terabytes of
 # address space, so a `ulimit -v` case cannot start there and is skipped.
 sanitized() { grep -qa -e __asan_init -e __tsan_init "$1"; }
+
+# Writes a tiny Fashion-MNIST-shaped dataset into folder $1: 3 images of 28x28 zeros, label 0,
+# as train and t10k IDX files. Sizes larger than it are refused, not cut.
+make_tiny_idx() {
+  mkdir -p "$1"
+  local split
+  for split in train t10k; do
+    { printf '\x00\x00\x08\x03\x00\x00\x00\x03\x00\x00\x00\x1c\x00\x00\x00\x1c'; head -c 2352 /dev/zero; } \
+      >"$1/$split-images-idx3-ubyte"
+    { printf '\x00\x00\x08\x01\x00\x00\x00\x03'; head -c 3 /dev/zero; } >"$1/$split-labels-idx1-ubyte"
+  done
+}

@@ -96,12 +96,7 @@ expect_one_line_error "a pipe as --staleness_csv" \
 
 # A tiny dataset (3 images, all zeros, label 0) for whole runs.
 tiny_dir="${TEST_TMPDIR:-$(mktemp -d)}/tiny_data"
-mkdir -p "$tiny_dir"
-for split in train t10k; do
-  { printf '\x00\x00\x08\x03\x00\x00\x00\x03\x00\x00\x00\x1c\x00\x00\x00\x1c'; head -c 2352 /dev/zero; } \
-    >"$tiny_dir/$split-images-idx3-ubyte"
-  { printf '\x00\x00\x08\x01\x00\x00\x00\x03'; head -c 3 /dev/zero; } >"$tiny_dir/$split-labels-idx1-ubyte"
-done
+make_tiny_idx "$tiny_dir"
 tiny=(--data_dir="$tiny_dir" --model=logreg --workers=1 --batch_size=1 --epochs=1)
 # A pipe that no process reads as --log: refused at once, not waited on (bounded by timeout, so
 # a regression fails instead of hanging the test).
