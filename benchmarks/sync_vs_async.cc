@@ -227,7 +227,8 @@ absl::StatusOr<std::vector<RunSpec>> ParseRuns() {
   }
   if (modes.empty()) {
     return absl::InvalidArgumentError(
-        "--modes is empty; the modes are async, sync, ssp, backup and local_sgd");
+        "--modes is empty; the modes are async, sync, ssp, backup, local_sgd, locked and "
+        "round_robin");
   }
   for (Mode mode : modes) {
     for (int w : workers) runs.push_back({mode, w});

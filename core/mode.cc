@@ -16,16 +16,23 @@ const char* ModeName(Mode mode) {
       return "backup";
     case Mode::kLocalSgd:
       return "local_sgd";
+    case Mode::kLocked:
+      return "locked";
+    case Mode::kRoundRobin:
+      return "round_robin";
   }
   return "unknown";  // a value cast from an integer that names no mode
 }
 
 absl::StatusOr<Mode> ParseMode(absl::string_view name) {
-  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd}) {
+  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd,
+                    Mode::kLocked, Mode::kRoundRobin}) {
     if (name == ModeName(mode)) return mode;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "unknown mode \"%s\"; the modes are async, sync, ssp, backup and local_sgd", name));
+      "unknown mode \"%s\"; the modes are async, sync, ssp, backup, local_sgd, locked and "
+      "round_robin",
+      name));
 }
 
 bool SplitsGlobalBatch(Mode mode) {

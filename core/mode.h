@@ -10,6 +10,10 @@
 //               W - TrainerOptions::backup_workers gradients to arrive and drops the rest
 //   local_sgd   periodic model averaging (sync/local_sgd.h): each worker trains its own
 //               replica; the replicas are averaged every TrainerOptions::average_every steps
+//   locked      the baseline Hogwild! removes (Niu et al. 2011): async's data split, but each
+//               step (read, gradient, update) holds one lock shared by all workers
+//   round_robin the Hogwild! paper's RR baseline: async's data split; the workers compute
+//               concurrently but apply their updates in turn, worker 0, 1, ..., W - 1, 0, ...
 #ifndef HOGWILD_CORE_MODE_H_
 #define HOGWILD_CORE_MODE_H_
 
@@ -18,10 +22,10 @@
 
 namespace hogwild {
 
-enum class Mode { kAsync, kSync, kSsp, kBackup, kLocalSgd };
+enum class Mode { kAsync, kSync, kSsp, kBackup, kLocalSgd, kLocked, kRoundRobin };
 
-// "async", "sync", "ssp", "backup", "local_sgd": the spelling of the build flag, the checkpoint
-// file and the log; "unknown" for a value that names no mode. Pure.
+// "async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin": the spelling of the build
+// flag, the checkpoint file and the log; "unknown" for a value that names no mode. Pure.
 const char* ModeName(Mode mode);
 
 // The inverse of ModeName. Errors: kInvalidArgument naming the value and the allowed ones.
@@ -30,7 +34,8 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name);
 // How the input pipeline deals out the data (trainer/data/input_pipeline.h): true when every
 // step splits one global batch of TrainerOptions::batch_size examples across the workers, so
 // that all workers take the same number of steps (sync, backup, local_sgd); false when each
-// worker walks its own shard of the epoch in batches of its own (async, ssp). Pure.
+// worker walks its own shard of the epoch in batches of its own (async, ssp, locked,
+// round_robin). Pure.
 bool SplitsGlobalBatch(Mode mode);
 
 // Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async and sync only.

@@ -106,7 +106,7 @@ py::dict TrainSparseFromPython(const Array<int64_t>& indptr, const Array<int64_t
     return *parsed;
   };
   o.model = parse(sparse::ParseLinearModel(Get<std::string>(options, "model")));
-  o.mode = parse(sparse::ParseSparseMode(Get<std::string>(options, "mode")));
+  o.mode = parse(ParseMode(Get<std::string>(options, "mode")));
   o.batch_size = GetInt(options, "batch_size");
   ReadSharedOptions(options, o);
   const SparseDataset train = ToDataset(indptr, indices, values, labels, num_features);
@@ -160,8 +160,7 @@ py::dict TrainMfFromPython(const Array<int32_t>& users, const Array<int32_t>& it
                            const py::object& test, const py::dict& options) {
   sparse::MfOptions o;
   o.rank = GetInt(options, "rank");
-  const absl::StatusOr<sparse::SparseMode> mode =
-      sparse::ParseSparseMode(Get<std::string>(options, "mode"));
+  const absl::StatusOr<Mode> mode = ParseMode(Get<std::string>(options, "mode"));
   if (!mode.ok()) Raise(mode.status());
   o.mode = *mode;
   ReadSharedOptions(options, o);

@@ -33,6 +33,12 @@ int64_t GlobalStepsPerEpoch(const BatchPlan& plan, Mode mode, int num_workers) {
 absl::Status ValidateSimOptions(const SimOptions& options) {
   const TrainerOptions& t = options.trainer;
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(t));
+  if (t.mode == Mode::kLocked || t.mode == Mode::kRoundRobin) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::mode=%s is not simulated yet; the simulation has async, sync, ssp, "
+        "backup and local_sgd",
+        ModeName(t.mode)));
+  }
   const auto refuse = [](const char* field) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::%s has no meaning in a simulation (sim/simulator.h); leave it unset",
@@ -184,6 +190,9 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
     case Mode::kLocalSgd:
       end = RunLocalSgd(ctx);
       break;
+    case Mode::kLocked:
+    case Mode::kRoundRobin:
+      break;  // refused by ValidateSimOptions
   }
   HOGWILD_RETURN_IF_ERROR(end.status());
   const double end_s = *end;

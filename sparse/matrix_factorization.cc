@@ -31,9 +31,9 @@ absl::Status OutOfRange(const char* name, double value, const char* range) {
 
 absl::Status ValidateMfOptions(const MfOptions& o) {
   if (o.rank < 1 || o.rank > 1024) return OutOfRange("rank", o.rank, "[1, 1024]");
-  if (o.mode != SparseMode::kAsync && o.mode != SparseMode::kLocked) {
+  if (o.mode != Mode::kAsync && o.mode != Mode::kLocked) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--mode=%s is not offered for --model=mf: async or locked", SparseModeName(o.mode)));
+        "--mode=%s is not offered for --model=mf: async or locked", ModeName(o.mode)));
   }
   if (o.num_workers < 1 || o.num_workers > 256)
     return OutOfRange("workers", o.num_workers, "[1, 256]");
@@ -91,8 +91,8 @@ CheckpointSignature MfSignature(const MfOptions& o, const Ratings& train) {
   s.model_name = "mf";
   s.input_shape = {train.num_users, train.num_items};
   s.num_classes = 0;
-  s.layers = {absl::StrCat("mode=", SparseModeName(o.mode)),
-              absl::StrCat("shuffle=", o.shuffle ? 1 : 0), absl::StrCat("rank=", o.rank)};
+  s.layers = {absl::StrCat("mode=", ModeName(o.mode)), absl::StrCat("shuffle=", o.shuffle ? 1 : 0),
+              absl::StrCat("rank=", o.rank)};
   s.num_params = (train.num_users + train.num_items) * o.rank;
   s.mode = Mode::kAsync;
   s.num_workers = o.num_workers;
@@ -173,7 +173,7 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
         .momentum = 0.0f,
         .weight_decay = options.weight_decay};
     const int num_workers = options.num_workers;
-    const bool locked = options.mode == SparseMode::kLocked;
+    const bool locked = options.mode == Mode::kLocked;
     const auto start = std::chrono::steady_clock::now();
     {
       std::vector<std::jthread> workers;

@@ -29,13 +29,13 @@
 namespace hogwild::sparse {
 
 struct MfOptions {
-  int rank = 16;                         // k, in [1, 1024]
-  SparseMode mode = SparseMode::kAsync;  // async or locked
-  int num_workers = 1;                   // in [1, 256]
-  int epochs = 20;                       // in [1, 100000]
-  float lr = 0.02f;                      // > 0, finite
-  float lr_decay = 1.0f;                 // in (0, 1]
-  float weight_decay = 0.05f;            // lambda, >= 0, finite
+  int rank = 16;               // k, in [1, 1024]
+  Mode mode = Mode::kAsync;    // async or locked
+  int num_workers = 1;         // in [1, 256]
+  int epochs = 20;             // in [1, 100000]
+  float lr = 0.02f;            // > 0, finite
+  float lr_decay = 1.0f;       // in (0, 1]
+  float weight_decay = 0.05f;  // lambda, >= 0, finite
   uint64_t seed = 1;
   bool shuffle = true;
   // Checkpoints after every epoch, written before on_epoch is called (sparse_checkpoint.h).
@@ -46,8 +46,8 @@ struct MfOptions {
 };
 
 struct MfResult {
-  float mean = 0.0f;           // mu
-  std::vector<float> factors;  // [(U + I) * k]: p then q
+  float mean = 0.0f;                      // mu
+  std::vector<float> factors;             // [(U + I) * k]: p then q
   std::vector<SparseEpochReport> epochs;  // the epochs this call ran (after a resume: the rest)
   int resumed_epochs = 0;     // epochs done by the checkpoint this call resumed from, or 0
   double train_time_s = 0.0;  // SGD time of this call's epochs

@@ -196,10 +196,9 @@ CheckpointSignature LinearSignature(const SparseTrainOptions& o, const SparseDat
   s.model_name = o.model == LinearModel::kHinge ? "sparse_svm" : "sparse_logreg";
   s.input_shape = {train.num_features};
   s.num_classes = 2;
-  s.layers = {absl::StrCat("mode=", SparseModeName(o.mode)),
-              absl::StrCat("shuffle=", o.shuffle ? 1 : 0)};
+  s.layers = {absl::StrCat("mode=", ModeName(o.mode)), absl::StrCat("shuffle=", o.shuffle ? 1 : 0)};
   s.num_params = train.num_features;
-  s.mode = o.mode == SparseMode::kSync ? Mode::kSync : Mode::kAsync;
+  s.mode = o.mode == Mode::kSync ? Mode::kSync : Mode::kAsync;
   s.num_workers = o.num_workers;
   s.batch_size = o.batch_size;
   s.seed = o.seed;
@@ -215,29 +214,6 @@ CheckpointSignature LinearSignature(const SparseTrainOptions& o, const SparseDat
 }
 
 }  // namespace
-
-absl::StatusOr<SparseMode> ParseSparseMode(const std::string& name) {
-  if (name == "async") return SparseMode::kAsync;
-  if (name == "sync") return SparseMode::kSync;
-  if (name == "locked") return SparseMode::kLocked;
-  if (name == "round_robin") return SparseMode::kRoundRobin;
-  return absl::InvalidArgumentError(
-      absl::StrFormat("--mode=%s is not a mode: async, sync, locked or round_robin", name));
-}
-
-const char* SparseModeName(SparseMode mode) {
-  switch (mode) {
-    case SparseMode::kAsync:
-      return "async";
-    case SparseMode::kSync:
-      return "sync";
-    case SparseMode::kLocked:
-      return "locked";
-    case SparseMode::kRoundRobin:
-      return "round_robin";
-  }
-  return "?";
-}
 
 absl::StatusOr<LinearModel> ParseLinearModel(const std::string& name) {
   if (name == "logreg") return LinearModel::kLogistic;
@@ -257,6 +233,13 @@ absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const Spar
           test->num_features, train.num_features));
     }
   }
+  if (options.mode != Mode::kAsync && options.mode != Mode::kSync &&
+      options.mode != Mode::kLocked && options.mode != Mode::kRoundRobin) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--mode=%s is not offered for the sparse linear models: async, sync, locked or "
+        "round_robin",
+        ModeName(options.mode)));
+  }
   if (options.num_workers < 1 || options.num_workers > 256) {
     return OutOfRange("workers", options.num_workers, "[1, 256]");
   }
@@ -269,12 +252,12 @@ absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const Spar
   // be cut to the shard without a word (as //trainer:train refuses it).
   if (const int64_t largest_shard =
           (train.num_examples() + options.num_workers - 1) / options.num_workers;
-      options.mode != SparseMode::kSync && options.batch_size > largest_shard) {
+      options.mode != Mode::kSync && options.batch_size > largest_shard) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--batch_size=%d is larger than a worker's share of the training set (%d examples = %d "
         "examples / %d workers); in %s mode it is the batch per worker, so it must be in [1, %d]",
         options.batch_size, largest_shard, train.num_examples(), options.num_workers,
-        SparseModeName(options.mode), largest_shard));
+        ModeName(options.mode), largest_shard));
   }
   if (options.epochs < 1 || options.epochs > 100000) {
     return OutOfRange("epochs", options.epochs, "[1, 100000]");
@@ -314,8 +297,8 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
                            ParameterStore::Create(train.num_features));
   std::vector<std::unique_ptr<SparseGradient>> gradients;
-  const bool sync = options.mode == SparseMode::kSync;
-  if (options.batch_size > 1 || sync || options.mode == SparseMode::kRoundRobin) {
+  const bool sync = options.mode == Mode::kSync;
+  if (options.batch_size > 1 || sync || options.mode == Mode::kRoundRobin) {
     try {
       for (int w = 0; w < num_workers + (sync ? 1 : 0); ++w) {
         gradients.push_back(std::make_unique<SparseGradient>(train.num_features));
@@ -371,18 +354,22 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
       for (int w = 0; w < num_workers; ++w) {
         workers.emplace_back([&e, w, mode = options.mode] {
           switch (mode) {
-            case SparseMode::kAsync:
+            case Mode::kAsync:
               RunShard<false>(e, w);
               break;
-            case SparseMode::kLocked:
+            case Mode::kLocked:
               RunShard<true>(e, w);
               break;
-            case SparseMode::kSync:
+            case Mode::kSync:
               RunSync(e, w);
               break;
-            case SparseMode::kRoundRobin:
+            case Mode::kRoundRobin:
               RunRoundRobin(e, w);
               break;
+            case Mode::kSsp:
+            case Mode::kBackup:
+            case Mode::kLocalSgd:
+              break;  // refused by ValidateSparseOptions
           }
         });
       }

@@ -41,17 +41,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "core/mode.h"
 #include "sparse/linear_loss.h"
 #include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_dataset.h"
 
 namespace hogwild::sparse {
 
-enum class SparseMode { kAsync, kSync, kLocked, kRoundRobin };
-
-// "async", "sync", "locked", "round_robin" and back; errors name the value and the allowed ones.
-absl::StatusOr<SparseMode> ParseSparseMode(const std::string& name);
-const char* SparseModeName(SparseMode mode);
 // "logreg" (logistic regression), "svm" (hinge); LinearModelName() is the inverse.
 absl::StatusOr<LinearModel> ParseLinearModel(const std::string& name);
 
@@ -65,7 +61,7 @@ struct SparseEpochReport {
   // The updates of this call's epochs (a resumed checkpoint's excluded): over train_time_s, the
   // update rate.
   int64_t run_updates = 0;
-  double train_loss = 0.0;    // the model on the whole training set (EvaluateLinear)
+  double train_loss = 0.0;  // the model on the whole training set (EvaluateLinear)
   double train_accuracy = 0.0;
   std::optional<double> test_loss;  // with a test set
   std::optional<double> test_accuracy;
@@ -73,7 +69,7 @@ struct SparseEpochReport {
 
 struct SparseTrainOptions {
   LinearModel model = LinearModel::kLogistic;
-  SparseMode mode = SparseMode::kAsync;
+  Mode mode = Mode::kAsync;
   int num_workers = 1;        // W, in [1, 256]
   int batch_size = 1;         // per worker (async, locked, round_robin; in [1, ceil(N / W)]) or
                               // global (sync; in [1, N])
@@ -90,7 +86,7 @@ struct SparseTrainOptions {
 };
 
 struct SparseTrainResult {
-  std::vector<float> weights;  // [D] float32, the final model
+  std::vector<float> weights;             // [D] float32, the final model
   std::vector<SparseEpochReport> epochs;  // the epochs this call ran (after a resume: the rest)
   int resumed_epochs = 0;     // epochs done by the checkpoint this call resumed from, or 0
   double train_time_s = 0.0;  // SGD time of this call's epochs (thread start and join included)

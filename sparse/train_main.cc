@@ -82,6 +82,15 @@ ABSL_FLAG(bool, overwrite_checkpoint, false,
 
 namespace {
 
+// --mode, in the spelling of every front end's mode errors: the flag, then core/mode.h's reason.
+absl::StatusOr<hogwild::Mode> ParseModeFlag() {
+  absl::StatusOr<hogwild::Mode> mode = hogwild::ParseMode(absl::GetFlag(FLAGS_mode));
+  if (!mode.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
+  }
+  return mode;
+}
+
 using namespace hogwild;
 using namespace hogwild::sparse;
 
@@ -250,7 +259,7 @@ absl::Status WriteEpochRows(ConvergenceLog* log, const SparseEpochReport& r, dou
 absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   MfOptions options;
   options.rank = absl::GetFlag(FLAGS_rank);
-  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseSparseMode(absl::GetFlag(FLAGS_mode)));
+  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseModeFlag());
   options.num_workers = absl::GetFlag(FLAGS_workers);
   if (Given("epochs")) options.epochs = absl::GetFlag(FLAGS_epochs);
   if (Given("lr")) {
@@ -281,7 +290,7 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   absl::PrintF(
       "sparse: mf rank %d, %s mode, %d worker%s, %s (%d users x %d items, %d train / %d "
       "test ratings)\n",
-      options.rank, SparseModeName(options.mode), options.num_workers,
+      options.rank, ModeName(options.mode), options.num_workers,
       options.num_workers == 1 ? "" : "s", path, all.num_users, all.num_items, split.train.size(),
       split.test.size());
   std::fflush(stdout);
@@ -325,7 +334,7 @@ absl::Status Run(const StopOnSignals& stop) {
   }
   SparseTrainOptions options;
   HOGWILD_ASSIGN_OR_RETURN(options.model, ParseLinearModel(absl::GetFlag(FLAGS_model)));
-  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseSparseMode(absl::GetFlag(FLAGS_mode)));
+  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseModeFlag());
   options.num_workers = absl::GetFlag(FLAGS_workers);
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.epochs = absl::GetFlag(FLAGS_epochs);
@@ -358,7 +367,7 @@ absl::Status Run(const StopOnSignals& stop) {
   absl::PrintF(
       "sparse: %s, %s mode, %d worker%s, batch %d, %s (%d examples x %d features, %.1f non-zeros "
       "per example%s)\n",
-      LinearModelName(options.model), SparseModeName(options.mode), options.num_workers,
+      LinearModelName(options.model), ModeName(options.mode), options.num_workers,
       options.num_workers == 1 ? "" : "s", options.batch_size, data.name, data.train.num_examples(),
       data.train.num_features, static_cast<double>(data.train.nnz()) / data.train.num_examples(),
       test ? absl::StrFormat("; test: %d examples", test->num_examples()) : "");

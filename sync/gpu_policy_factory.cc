@@ -36,6 +36,8 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
     case Mode::kSsp:
     case Mode::kBackup:
     case Mode::kLocalSgd:
+    case Mode::kLocked:
+    case Mode::kRoundRobin:
       break;  // CPU workers only
   }
   return absl::InvalidArgumentError(

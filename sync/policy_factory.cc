@@ -49,6 +49,10 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
       }
       return std::make_unique<LocalSgd>(store, placement.num_cpu_workers, options,
                                         mode_options.average_every);
+    case Mode::kLocked:
+    case Mode::kRoundRobin:
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "mode %s runs on the sparse workloads only (sparse/sparse_train.h)", ModeName(mode)));
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("no update policy for mode %d", static_cast<int>(mode)));

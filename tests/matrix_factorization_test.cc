@@ -106,7 +106,7 @@ TEST(MatrixFactorization, OneWorkerIsSequentialSgdBitwise) {
                     .lr_decay = 0.9f,
                     .weight_decay = 0.02f,
                     .seed = 9};
-  for (SparseMode mode : {SparseMode::kAsync, SparseMode::kLocked}) {
+  for (Mode mode : {Mode::kAsync, Mode::kLocked}) {
     options.mode = mode;
     absl::StatusOr<MfResult> result = TrainMatrixFactorization(options, ratings, nullptr);
     ASSERT_TRUE(result.ok()) << result.status();
@@ -145,7 +145,7 @@ TEST(MatrixFactorization, OneWorkerIsSequentialSgdBitwise) {
         }
       }
     }
-    EXPECT_EQ(result->factors, w) << SparseModeName(mode);
+    EXPECT_EQ(result->factors, w) << ModeName(mode);
     EXPECT_EQ(result->updates, 3 * ratings.size());
   }
 }
@@ -153,7 +153,7 @@ TEST(MatrixFactorization, OneWorkerIsSequentialSgdBitwise) {
 TEST(MatrixFactorization, HogwildRecoversAPlantedLowRankMatrix) {
   const RatingsSplit split = SplitRatings(Planted(300, 200, 0.3, 2), 1);
   ASSERT_GT(split.test.size(), 1000);
-  for (SparseMode mode : {SparseMode::kAsync, SparseMode::kLocked}) {
+  for (Mode mode : {Mode::kAsync, Mode::kLocked}) {
     const MfOptions options{.rank = 8,
                             .mode = mode,
                             .num_workers = 2,
@@ -164,7 +164,7 @@ TEST(MatrixFactorization, HogwildRecoversAPlantedLowRankMatrix) {
     ASSERT_TRUE(result.ok()) << result.status();
     const double baseline = GlobalMeanRmse(result->mean, split.test);
     const double rmse = *result->epochs.back().test_loss;
-    EXPECT_LT(rmse, 0.5 * baseline) << SparseModeName(mode) << ": baseline " << baseline;
+    EXPECT_LT(rmse, 0.5 * baseline) << ModeName(mode) << ": baseline " << baseline;
   }
 }
 
@@ -190,7 +190,7 @@ TEST(MatrixFactorization, BadOptionsAreRefusedByName) {
   const Ratings ratings = Planted(10, 10, 0.5, 3);
   ExpectError(TrainMatrixFactorization({.rank = 0}, ratings, nullptr).status(),
               absl::StatusCode::kInvalidArgument, {"--rank=0"});
-  ExpectError(TrainMatrixFactorization({.mode = SparseMode::kSync}, ratings, nullptr).status(),
+  ExpectError(TrainMatrixFactorization({.mode = Mode::kSync}, ratings, nullptr).status(),
               absl::StatusCode::kInvalidArgument, {"--mode=sync"});
   ExpectError(TrainMatrixFactorization({.lr = -1.0f}, ratings, nullptr).status(),
               absl::StatusCode::kInvalidArgument, {"--lr=-1"});

@@ -101,7 +101,7 @@ class TrainSparse(unittest.TestCase):
             hogwild.train_sparse(self.x, self.y, lr=-1.0)
         self.assertIn("lr=-1", str(caught.exception))
         self.assertNotIn("--", str(caught.exception))
-        for keywords, needle in (({"mode": "hogwild"}, "mode=hogwild"),
+        for keywords, needle in (({"mode": "hogwild"}, 'unknown mode "hogwild"'),
                                  ({"model": "mf"}, "model=mf"),
                                  ({"workers": 0}, "workers=0"),
                                  ({"workers": 2**40}, "workers=1099511627776"),

@@ -47,17 +47,17 @@ std::function<absl::Status(const SparseEpochReport&)> StopAfter(int epochs) {
 TEST(SparseCheckpoint, ResumedLinearRunEqualsUninterruptedBitwise) {
   const SparseDataset data = Synthetic(500);
   struct Case {
-    SparseMode mode;
+    Mode mode;
     int workers;
     int batch;
     LinearModel model;
   };
-  for (const Case& c : {Case{SparseMode::kSync, 2, 8, LinearModel::kLogistic},
-                        Case{SparseMode::kSync, 2, 1, LinearModel::kHinge},
-                        Case{SparseMode::kAsync, 1, 1, LinearModel::kLogistic},
-                        Case{SparseMode::kLocked, 1, 3, LinearModel::kHinge},
-                        Case{SparseMode::kRoundRobin, 1, 1, LinearModel::kLogistic}}) {
-    SCOPED_TRACE(absl::StrFormat("%s, %d workers, batch %d, %s", SparseModeName(c.mode), c.workers,
+  for (const Case& c : {Case{Mode::kSync, 2, 8, LinearModel::kLogistic},
+                        Case{Mode::kSync, 2, 1, LinearModel::kHinge},
+                        Case{Mode::kAsync, 1, 1, LinearModel::kLogistic},
+                        Case{Mode::kLocked, 1, 3, LinearModel::kHinge},
+                        Case{Mode::kRoundRobin, 1, 1, LinearModel::kLogistic}}) {
+    SCOPED_TRACE(absl::StrFormat("%s, %d workers, batch %d, %s", ModeName(c.mode), c.workers,
                                  c.batch, LinearModelName(c.model)));
     SparseTrainOptions options{.model = c.model,
                                .mode = c.mode,
@@ -104,8 +104,8 @@ Ratings SmallRatings() {
 
 TEST(SparseCheckpoint, ResumedMatrixFactorizationEqualsUninterruptedBitwise) {
   const Ratings ratings = SmallRatings();
-  for (SparseMode mode : {SparseMode::kAsync, SparseMode::kLocked}) {
-    SCOPED_TRACE(SparseModeName(mode));
+  for (Mode mode : {Mode::kAsync, Mode::kLocked}) {
+    SCOPED_TRACE(ModeName(mode));
     MfOptions options{.rank = 4, .mode = mode, .num_workers = 1, .epochs = 5, .lr_decay = 0.9f};
     absl::StatusOr<MfResult> whole = TrainMatrixFactorization(options, ratings, nullptr);
     ASSERT_TRUE(whole.ok()) << whole.status();
@@ -128,7 +128,7 @@ TEST(SparseCheckpoint, ResumedMatrixFactorizationEqualsUninterruptedBitwise) {
 
 TEST(SparseCheckpoint, ACheckpointOfAnotherRunIsRefusedByName) {
   const SparseDataset data = Synthetic(200);
-  SparseTrainOptions options{.mode = SparseMode::kSync, .num_workers = 2, .epochs = 2};
+  SparseTrainOptions options{.mode = Mode::kSync, .num_workers = 2, .epochs = 2};
   options.checkpoint.dir = FreshDir("refusals");
   ASSERT_TRUE(TrainSparse(options, data, nullptr).ok());
 
@@ -141,7 +141,7 @@ TEST(SparseCheckpoint, ACheckpointOfAnotherRunIsRefusedByName) {
               {"nothing left to train", "--epochs=2"});
   options.epochs = 3;
   SparseTrainOptions other = options;
-  other.mode = SparseMode::kLocked;
+  other.mode = Mode::kLocked;
   ExpectError(TrainSparse(other, data, nullptr).status(), absl::StatusCode::kFailedPrecondition,
               {"mode=sync", "mode=locked"});
   other = options;

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/splitmix64.h"
 #include "gtest/gtest.h"
@@ -75,12 +76,11 @@ std::vector<float> SequentialSgd(const SparseTrainOptions& o, const SparseDatase
 
 TEST(SparseTrain, OneWorkerIsSequentialSgdBitwiseInEveryMode) {
   const SparseDataset data = Synthetic(600, 400, 12);
-  for (SparseMode mode :
-       {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kSync, SparseMode::kRoundRobin}) {
+  for (Mode mode : {Mode::kAsync, Mode::kLocked, Mode::kSync, Mode::kRoundRobin}) {
     for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
       for (int batch : {1, 7}) {
-        SCOPED_TRACE(::testing::Message() << SparseModeName(mode) << " " << LinearModelName(model)
-                                          << " batch " << batch);
+        SCOPED_TRACE(::testing::Message()
+                     << ModeName(mode) << " " << LinearModelName(model) << " batch " << batch);
         const SparseTrainOptions options{.model = model,
                                          .mode = mode,
                                          .num_workers = 1,
@@ -135,11 +135,8 @@ TEST(SparseTrain, SyncAveragesTheTowerGradientsOfTheGlobalBatch) {
   // order of float additions.
   const SparseDataset data = Synthetic(900, 300, 10);
   for (int workers : {2, 3}) {
-    SparseTrainOptions options{.mode = SparseMode::kSync,
-                               .num_workers = workers,
-                               .batch_size = 16,
-                               .epochs = 2,
-                               .lr = 0.5f};
+    SparseTrainOptions options{
+        .mode = Mode::kSync, .num_workers = workers, .batch_size = 16, .epochs = 2, .lr = 0.5f};
     absl::StatusOr<SparseTrainResult> sync = TrainSparse(options, data, nullptr);
     ASSERT_TRUE(sync.ok()) << sync.status();
     const std::vector<float> sequential = SequentialSgd(options, data);
@@ -155,15 +152,14 @@ TEST(SparseTrain, SyncAveragesTheTowerGradientsOfTheGlobalBatch) {
 
 TEST(SparseTrain, EveryModeLearnsTheSyntheticSetWithTwoWorkers) {
   const SparseDataset train = Synthetic(4000, 2000, 20, 1);
-  for (SparseMode mode :
-       {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kSync, SparseMode::kRoundRobin}) {
+  for (Mode mode : {Mode::kAsync, Mode::kLocked, Mode::kSync, Mode::kRoundRobin}) {
     for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
-      SCOPED_TRACE(::testing::Message() << SparseModeName(mode) << " " << LinearModelName(model));
+      SCOPED_TRACE(::testing::Message() << ModeName(mode) << " " << LinearModelName(model));
       std::vector<int> epochs_seen;
       const SparseTrainOptions options{.model = model,
                                        .mode = mode,
                                        .num_workers = 2,
-                                       .batch_size = mode == SparseMode::kSync ? 4 : 1,
+                                       .batch_size = mode == Mode::kSync ? 4 : 1,
                                        .epochs = 5,
                                        .lr = 0.5f,
                                        .lr_decay = 0.9f,
@@ -192,10 +188,8 @@ TEST(SparseTrain, RoundRobinWithUnevenAndEmptyShardsTrainsEveryExampleOnce) {
     for (int batch : {1, 2}) {
       // A batch larger than the largest shard (ceil(7 / 9) = 1) is refused, not cut.
       if (batch > (7 + workers - 1) / workers) continue;
-      const SparseTrainOptions options{.mode = SparseMode::kRoundRobin,
-                                       .num_workers = workers,
-                                       .batch_size = batch,
-                                       .epochs = 20};
+      const SparseTrainOptions options{
+          .mode = Mode::kRoundRobin, .num_workers = workers, .batch_size = batch, .epochs = 20};
       absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
       ASSERT_TRUE(result.ok()) << result.status();
       int64_t expected = 0;
@@ -231,22 +225,21 @@ TEST(SparseTrain, BadOptionsAreRefusedByName) {
   refused({.batch_size = 101}, "--batch_size=101");
   // A batch per worker larger than every worker's shard (34 of 100 examples over 3 workers) is
   // refused, not cut to the shard; in sync mode it is the global batch.
-  for (SparseMode mode : {SparseMode::kAsync, SparseMode::kLocked, SparseMode::kRoundRobin}) {
+  for (Mode mode : {Mode::kAsync, Mode::kLocked, Mode::kRoundRobin}) {
     testing::ExpectError(
         TrainSparse({.mode = mode, .num_workers = 3, .batch_size = 35}, data, nullptr).status(),
         absl::StatusCode::kInvalidArgument,
         {absl::StrFormat("--batch_size=35 is larger than a worker's share of the training set "
                          "(34 examples = 100 examples / 3 workers); in %s mode it is the batch "
                          "per worker, so it must be in [1, 34]",
-                         SparseModeName(mode))});
+                         ModeName(mode))});
     EXPECT_TRUE(
         TrainSparse({.mode = mode, .num_workers = 3, .batch_size = 34, .epochs = 1}, data, nullptr)
             .ok());
   }
-  EXPECT_TRUE(
-      TrainSparse({.mode = SparseMode::kSync, .num_workers = 3, .batch_size = 35, .epochs = 1},
-                  data, nullptr)
-          .ok());
+  EXPECT_TRUE(TrainSparse({.mode = Mode::kSync, .num_workers = 3, .batch_size = 35, .epochs = 1},
+                          data, nullptr)
+                  .ok());
   refused({.epochs = 0}, "--epochs=0");
   refused({.lr = 0.0f}, "--lr=0");
   refused({.lr = NAN}, "--lr");
@@ -255,9 +248,15 @@ TEST(SparseTrain, BadOptionsAreRefusedByName) {
   SparseDataset wide = Synthetic(10, 60, 5);
   testing::ExpectError(TrainSparse({}, data, &wide).status(), absl::StatusCode::kInvalidArgument,
                        {"test set has 60 features", "50"});
-  EXPECT_EQ(ParseSparseMode("hogwild").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(*ParseSparseMode("locked"), SparseMode::kLocked);
-  EXPECT_EQ(*ParseSparseMode("round_robin"), SparseMode::kRoundRobin);
+  for (Mode mode : {Mode::kSsp, Mode::kBackup, Mode::kLocalSgd}) {
+    testing::ExpectError(TrainSparse({.mode = mode}, data, nullptr).status(),
+                         absl::StatusCode::kInvalidArgument,
+                         {absl::StrCat("--mode=", ModeName(mode),
+                                       " is not offered for the sparse linear models: async, "
+                                       "sync, locked or round_robin")});
+  }
+  EXPECT_EQ(*ParseMode("locked"), Mode::kLocked);
+  EXPECT_EQ(*ParseMode("round_robin"), Mode::kRoundRobin);
   EXPECT_EQ(*ParseLinearModel("svm"), LinearModel::kHinge);
   testing::ExpectError(ParseLinearModel("mlp").status(), absl::StatusCode::kInvalidArgument,
                        {"--model=mlp", "logreg or svm"});

@@ -29,7 +29,7 @@ expect_error() {
   expect_one_line_error "study $*" "$want" "$study" --data_dir="$empty_dir" --out_dir="$tmp/bad_out" --plot=false "$@"
 }
 
-expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup and local_sgd" \
+expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked and round_robin" \
   --modes=async,hogwild
 expect_error "--workers=" --workers=two
 expect_error "--seeds=" --seeds=-1
