@@ -47,10 +47,7 @@ absl::Status ValidateMfOptions(const MfOptions& o) {
   return absl::OkStatus();
 }
 
-namespace {
-
-absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
-  HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(o));
+absl::Status ValidateMfRatings(const Ratings& train, const Ratings* test) {
   if (train.size() < 1)
     return absl::InvalidArgumentError("matrix factorization: no training ratings");
   HOGWILD_RETURN_IF_ERROR(ValidateRatings(train, "training ratings"));
@@ -63,6 +60,13 @@ absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* t
         test->num_users, test->num_items, test->size(), train.num_users, train.num_items));
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
+  HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(o));
+  return ValidateMfRatings(train, test);
 }
 
 // One rating's step on the shared factors; `scratch` [2k] is the worker's. `sgd` by value: the
@@ -99,17 +103,35 @@ CheckpointSignature MfSignature(const MfOptions& o, const Ratings& train) {
   s.batch_size = 1;
   s.seed = o.seed;
   s.train_examples = train.size();
-  uint32_t crc = ExtendFingerprint(0, train.users.data(), train.users.size() * 4);
-  crc = ExtendFingerprint(crc, train.items.data(), train.items.size() * 4);
-  crc = ExtendFingerprint(crc, train.values.data(), train.values.size() * 4);
-  s.dataset = DatasetId{.name = "ratings training split", .fingerprint = crc};
+  s.dataset = RatingsDatasetId(train);
   s.optimizer = "sgd";
   return s;
 }
 
 }  // namespace
 
-double MfRmse(float mean, const std::vector<float>& factors, int rank, int64_t num_users,
+DatasetId RatingsDatasetId(const Ratings& train) {
+  uint32_t crc = ExtendFingerprint(0, train.users.data(), train.users.size() * 4);
+  crc = ExtendFingerprint(crc, train.items.data(), train.items.size() * 4);
+  crc = ExtendFingerprint(crc, train.values.data(), train.values.size() * 4);
+  return DatasetId{.name = "ratings training split", .fingerprint = crc};
+}
+
+void InitMfFactors(uint64_t seed, absl::Span<float> factors) {
+  for (size_t j = 0; j < factors.size(); ++j) {
+    const uint64_t bits = SplitMix64(SplitMix64(seed) ^ static_cast<uint64_t>(j));
+    factors[j] =
+        static_cast<float>((static_cast<double>(bits >> 11) * 0x1.0p-53 * 2.0 - 1.0) * 0.1);
+  }
+}
+
+float MeanRating(const Ratings& ratings) {
+  double sum = 0.0;
+  for (float v : ratings.values) sum += v;
+  return static_cast<float>(sum / ratings.size());
+}
+
+double MfRmse(float mean, absl::Span<const float> factors, int rank, int64_t num_users,
               const Ratings& ratings) {
   double sum = 0.0;
   for (int64_t r = 0; r < ratings.size(); ++r) {
@@ -137,10 +159,7 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
                            ParameterStore::Create(num_params));
   float* shared = store->unsafe_values().data();
-  for (int64_t j = 0; j < num_params; ++j) {
-    const uint64_t bits = SplitMix64(SplitMix64(options.seed) ^ static_cast<uint64_t>(j));
-    shared[j] = static_cast<float>((static_cast<double>(bits >> 11) * 0x1.0p-53 * 2.0 - 1.0) * 0.1);
-  }
+  InitMfFactors(options.seed, store->unsafe_values());
   const std::string& checkpoint_dir = options.checkpoint.dir;
   const CheckpointSignature signature =
       checkpoint_dir.empty() ? CheckpointSignature{} : MfSignature(options, train);
@@ -154,9 +173,7 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
     result.resumed_epochs = static_cast<int>(resume->epochs_done);
     result.updates = resume->updates;
   }
-  double sum = 0.0;
-  for (float v : train.values) sum += v;
-  result.mean = static_cast<float>(sum / train.size());
+  result.mean = MeanRating(train);
   const float mean = result.mean;
   std::vector<int64_t> order(train.size());
   std::mutex lock;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "sparse/ratings.h"
 #include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_train.h"
@@ -59,9 +60,25 @@ struct MfResult {
 // value and the range (or the modes offered). Pure.
 absl::Status ValidateMfOptions(const MfOptions& options);
 
-// RMSE of `factors` (+ mu) on `ratings`, in double. R >= 1.
-double MfRmse(float mean, const std::vector<float>& factors, int rank, int64_t num_users,
+// Checks the training and test ratings (test may be null): at least one training rating,
+// ValidateRatings on each, and a test set with train's U and I and at least one rating.
+// Errors: kInvalidArgument naming the set and the broken rule. O(R).
+absl::Status ValidateMfRatings(const Ratings& train, const Ratings* test);
+
+// RMSE of `factors` ([(U + I) * k], + mu) on `ratings`, in double. R >= 1.
+double MfRmse(float mean, absl::Span<const float> factors, int rank, int64_t num_users,
               const Ratings& ratings);
+
+// The seeded initialization above into `factors` ([(U + I) * k]): element j uniform in
+// [-0.1, 0.1] from SplitMix64(SplitMix64(seed) ^ j). Pure.
+void InitMfFactors(uint64_t seed, absl::Span<float> factors);
+
+// mu: the mean of the ratings' values, accumulated in double, rounded to float. R >= 1.
+float MeanRating(const Ratings& ratings);
+
+// The training ratings' identity in a checkpoint: "ratings training split" and the crc32 of
+// their users, items and values (sparse_checkpoint.h).
+DatasetId RatingsDatasetId(const Ratings& train);
 
 // RMSE of predicting `mean` for every rating: the baseline to beat.
 double GlobalMeanRmse(float mean, const Ratings& ratings);

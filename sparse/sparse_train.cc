@@ -203,17 +203,21 @@ CheckpointSignature LinearSignature(const SparseTrainOptions& o, const SparseDat
   s.batch_size = o.batch_size;
   s.seed = o.seed;
   s.train_examples = train.num_examples();
-  uint32_t crc = ExtendFingerprint(0, &train.num_features, sizeof(train.num_features));
-  crc = ExtendFingerprint(crc, train.row_offsets.data(), train.row_offsets.size() * 8);
-  crc = ExtendFingerprint(crc, train.indices.data(), train.indices.size() * 4);
-  crc = ExtendFingerprint(crc, train.values.data(), train.values.size() * 4);
-  crc = ExtendFingerprint(crc, train.labels.data(), train.labels.size() * 4);
-  s.dataset = DatasetId{.name = "sparse training set", .fingerprint = crc};
+  s.dataset = SparseDatasetId(train);
   s.optimizer = "sgd";
   return s;
 }
 
 }  // namespace
+
+DatasetId SparseDatasetId(const SparseDataset& train) {
+  uint32_t crc = ExtendFingerprint(0, &train.num_features, sizeof(train.num_features));
+  crc = ExtendFingerprint(crc, train.row_offsets.data(), train.row_offsets.size() * 8);
+  crc = ExtendFingerprint(crc, train.indices.data(), train.indices.size() * 4);
+  crc = ExtendFingerprint(crc, train.values.data(), train.values.size() * 4);
+  crc = ExtendFingerprint(crc, train.labels.data(), train.labels.size() * 4);
+  return DatasetId{.name = "sparse training set", .fingerprint = crc};
+}
 
 absl::StatusOr<LinearModel> ParseLinearModel(const std::string& name) {
   if (name == "logreg") return LinearModel::kLogistic;
@@ -222,8 +226,7 @@ absl::StatusOr<LinearModel> ParseLinearModel(const std::string& name) {
       absl::StrFormat("--model=%s is not a sparse model: logreg or svm", name));
 }
 
-absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const SparseDataset& train,
-                                   const SparseDataset* test) {
+absl::Status ValidateSparseData(const SparseDataset& train, const SparseDataset* test) {
   HOGWILD_RETURN_IF_ERROR(ValidateSparseDataset(train));
   if (test != nullptr) {
     HOGWILD_RETURN_IF_ERROR(ValidateSparseDataset(*test));
@@ -233,6 +236,12 @@ absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const Spar
           test->num_features, train.num_features));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const SparseDataset& train,
+                                   const SparseDataset* test) {
+  HOGWILD_RETURN_IF_ERROR(ValidateSparseData(train, test));
   if (options.mode != Mode::kAsync && options.mode != Mode::kSync &&
       options.mode != Mode::kLocked && options.mode != Mode::kRoundRobin) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -48,6 +48,10 @@
 
 namespace hogwild::sparse {
 
+// The training set's identity in a checkpoint: "sparse training set" and the crc32 of its D,
+// rows, indices, values and labels (sparse_checkpoint.h). O(N + Z).
+DatasetId SparseDatasetId(const SparseDataset& train);
+
 // "logreg" (logistic regression), "svm" (hinge); LinearModelName() is the inverse.
 absl::StatusOr<LinearModel> ParseLinearModel(const std::string& name);
 
@@ -94,6 +98,10 @@ struct SparseTrainResult {
   int64_t updates = 0;        // all epochs', the resumed ones included
   double examples_per_s() const { return train_time_s > 0 ? examples / train_time_s : 0.0; }
 };
+
+// Checks the data sets (test may be null): ValidateSparseDataset on each, and that the test
+// set's features fit the training set's D. Errors: kInvalidArgument naming the broken rule.
+absl::Status ValidateSparseData(const SparseDataset& train, const SparseDataset* test);
 
 // Checks `options` against the data (the ranges above); kInvalidArgument naming the option,
 // its value and the range. Also checks the data sets (ValidateSparseDataset) and that the test

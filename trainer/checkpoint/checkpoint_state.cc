@@ -19,20 +19,25 @@ uint32_t DatasetFingerprint(const Dataset& dataset) {
   return static_cast<uint32_t>(crc);
 }
 
-CheckpointSignature MakeSignature(const Model& model, Mode mode, int num_workers,
-                                  int64_t batch_size, uint64_t seed, const Dataset& train) {
+CheckpointSignature ModelSignature(const Model& model, const Dataset& train) {
   CheckpointSignature s;
   s.model_name = model.spec().name;
   s.input_shape = model.spec().input_shape;
   s.num_classes = model.num_classes();
   for (const auto& layer : model.layers()) s.layers.push_back(layer->name());
   s.num_params = model.num_params();
+  s.train_examples = train.size();
+  s.dataset = DatasetId{.name = train.name, .fingerprint = DatasetFingerprint(train)};
+  return s;
+}
+
+CheckpointSignature MakeSignature(const Model& model, Mode mode, int num_workers,
+                                  int64_t batch_size, uint64_t seed, const Dataset& train) {
+  CheckpointSignature s = ModelSignature(model, train);
   s.mode = mode;
   s.num_workers = num_workers;
   s.batch_size = batch_size;
   s.seed = seed;
-  s.train_examples = train.size();
-  s.dataset = DatasetId{.name = train.name, .fingerprint = DatasetFingerprint(train)};
   return s;
 }
 

@@ -24,6 +24,11 @@ namespace hogwild {
 // VM), so Train() computes it only for runs with a checkpoint_dir. Pure.
 uint32_t DatasetFingerprint(const Dataset& dataset);
 
+// The part of a signature that identifies `model` trained on `train`: model_name, input_shape,
+// num_classes, layers, num_params, train_examples and dataset (its name and
+// DatasetFingerprint); the run's fields keep their defaults.
+CheckpointSignature ModelSignature(const Model& model, const Dataset& train);
+
 // The signature of a run of `model` with these settings on `train` (its size, name and
 // DatasetFingerprint).
 CheckpointSignature MakeSignature(const Model& model, Mode mode, int num_workers,
