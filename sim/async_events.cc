@@ -39,7 +39,7 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
   const TrainerOptions& t = ctx.trainer();
   const bool ssp = t.mode == Mode::kSsp;
   const int num_workers = t.num_workers;
-  const int64_t num_params = ctx.model->num_params();
+  const int64_t num_params = ctx.num_params();
   std::vector<AsyncWorker> workers(static_cast<size_t>(num_workers));
   for (AsyncWorker& w : workers) {
     w.grad.resize(static_cast<size_t>(num_params));

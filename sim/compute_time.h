@@ -34,8 +34,8 @@ inline constexpr double kMaxSimStepTimeS = 1e6;
 inline constexpr double kMaxSimJitter = 4.0;
 
 struct ComputeTimeOptions {
-  double step_time_s = 0.01;          // mean compute time of one step, in (0, kMaxSimStepTimeS]
-  double jitter = 0.0;                // log-normal sigma, in [0, kMaxSimJitter]
+  double step_time_s = 0.01;  // mean compute time of one step, in (0, kMaxSimStepTimeS]
+  double jitter = 0.0;        // log-normal sigma, in [0, kMaxSimJitter]
   // (worker, slowdown factor): as the real runs' StragglerOptions::slowdown (trainer/
   // straggler.h), each worker at most once, factor in [1, kMaxSlowdownFactor].
   std::vector<std::pair<int, double>> stragglers;

@@ -13,7 +13,7 @@ namespace hogwild {
 absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
   const TrainerOptions& t = ctx.trainer();
   const int num_workers = t.num_workers;
-  const size_t num_params = static_cast<size_t>(ctx.model->num_params());
+  const size_t num_params = static_cast<size_t>(ctx.num_params());
   // The replicas never need to coexist: within a round each worker's H steps depend on its own
   // replica only, so worker after worker trains a copy of the average and adds it to the sum.
   std::vector<float> replica(num_params), sum(num_params), grad(num_params);

@@ -14,16 +14,10 @@ float SimContext::LrNow() const { return trainer().lr.At(metrics->steps()); }
 
 absl::StatusOr<double> SimContext::Gradient(const std::vector<int64_t>& rows, int64_t denominator,
                                             const float* at, absl::Span<float> grad) {
-  const int64_t d = train->feature_dim();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::copy_n(train->features.data() + rows[i] * d, d, features.data() + i * d);
-    labels[i] = train->labels[rows[i]];
-  }
-  const float grad_scale = denominator > 0 ? 1.0f / denominator : 0.0f;
   HOGWILD_ASSIGN_OR_RETURN(
       double loss_sum,
-      tower->ForwardBackward(at, static_cast<int64_t>(rows.size()), features.data(), labels.data(),
-                             grad_scale, grad.data()));
+      gradient->Gradient(absl::MakeConstSpan(at, static_cast<size_t>(num_params())),
+                         WorkerBatch{.rows = rows, .denominator = denominator}, grad));
   const int64_t global_step = metrics->steps();
   const float lr_now = LrNow();
   if (!std::isfinite(loss_sum)) {
@@ -35,11 +29,11 @@ absl::StatusOr<double> SimContext::Gradient(const std::vector<int64_t>& rows, in
 }
 
 absl::Status SimContext::MaybeEvaluate(double time_s) {
-  if (evaluator == nullptr || eval_every_steps <= 0 || metrics->steps() < next_eval) {
+  if (!workload->has_test_set() || eval_every_steps <= 0 || metrics->steps() < next_eval) {
     return absl::OkStatus();
   }
   while (next_eval <= metrics->steps()) next_eval += eval_every_steps;
-  HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, evaluator->Evaluate(params));
+  HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, workload->Evaluate(params, Workload::Split::kTest));
   return metrics->RecordEval(eval, LrNow(), time_s);
 }
 

@@ -1,6 +1,6 @@
-// What every simulated policy shares (sim/simulator.h): the model on one CPU backend, one
-// tower, the evaluator, the log and metrics, the parameters, the batch gather buffers, the
-// data plan and the compute-time sampler. Internal to sim/.
+// What every simulated policy shares (sim/simulator.h): the workload and one worker's gradient
+// state, the log and metrics, the parameters, the data plan and the compute-time sampler.
+// Internal to sim/.
 //
 // Thread-safety: none (the simulation's one thread).
 #ifndef HOGWILD_SIM_SIM_CONTEXT_H_
@@ -15,16 +15,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "kernels/cpu/cpu_backend.h"
 #include "sim/compute_time.h"
 #include "sim/sim_metrics.h"
 #include "sim/simulator.h"
-#include "trainer/data/dataset.h"
 #include "trainer/data/input_pipeline.h"
 #include "trainer/metrics/convergence_log.h"
-#include "trainer/metrics/evaluator.h"
-#include "trainer/model/model.h"
-#include "trainer/model/tower.h"
+#include "trainer/workloads/workload.h"
 
 namespace hogwild {
 
@@ -34,18 +30,13 @@ using EpochBatches = std::vector<std::pair<std::vector<int64_t>, int64_t>>;
 
 struct SimContext {
   const SimOptions* options = nullptr;
-  const Dataset* train = nullptr;
-  std::unique_ptr<Model> model;
-  std::unique_ptr<CpuBackend> backend;
-  std::unique_ptr<Tower> tower;
-  std::unique_ptr<Evaluator> evaluator;  // null without a test set
-  std::unique_ptr<ConvergenceLog> log;   // null without a log path
+  const Workload* workload = nullptr;
+  std::unique_ptr<WorkerGradient> gradient;  // every simulated worker's, one at a time
+  std::unique_ptr<ConvergenceLog> log;       // null without a log path
   std::unique_ptr<SimMetrics> metrics;
   std::unique_ptr<BatchPlan> plan;
   std::unique_ptr<ComputeTimeSampler> sampler;
-  std::vector<float> params;    // [P]
-  std::vector<float> features;  // [B, D]
-  std::vector<int32_t> labels;  // [B]
+  std::vector<float> params;  // [P]
   int64_t eval_every_steps = 0;
   int64_t next_eval = 0;
   std::vector<int64_t> worker_steps;  // [W] steps each worker's gradient was used in
@@ -56,14 +47,16 @@ struct SimContext {
   // The learning rate at the current global step (metrics->steps()).
   float LrNow() const;
 
-  // Forward and backward on the dataset rows `rows` at `at` ([P]), into `grad` ([P]), scaled
-  // by 1 / denominator (0: a zero gradient, as an empty tower's); returns the loss sum. A
+  // The workload's gradient on the training rows `rows` at `at` ([P]), into `grad` ([P]),
+  // scaled by 1 / denominator (0: a zero gradient, as an empty tower's); returns the loss sum. A
   // non-finite loss or gradient is the real worker's divergence error (kInvalidArgument
   // naming the global step).
   absl::StatusOr<double> Gradient(const std::vector<int64_t>& rows, int64_t denominator,
                                   const float* at, absl::Span<float> grad);
 
-  // Evaluates `params` when the global step reached the next evaluation.
+  // P, the workload's parameters.
+  int64_t num_params() const { return workload->num_params(); }
+  // Evaluates `params` on the test set when the global step reached the next evaluation.
   absl::Status MaybeEvaluate(double time_s);
 };
 

@@ -8,14 +8,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/cpu_backend.h"
 #include "sim/sim_context.h"
 #include "sim/sim_metrics.h"
 #include "trainer/data/input_pipeline.h"
 #include "trainer/metrics/convergence_log.h"
-#include "trainer/metrics/evaluator.h"
-#include "trainer/model/model.h"
-#include "trainer/model/tower.h"
+#include "trainer/workloads/dense_workload.h"
 
 namespace hogwild {
 namespace {
@@ -118,53 +115,50 @@ absl::Status CheckSimStateFits(const SimOptions& options, int64_t num_params) {
 
 absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& train,
                                    const Dataset& test) {
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<DenseWorkload> workload,
+                           DenseWorkload::Create(options.trainer.model, &train, &test));
+  return SimulateWorkload(options, *workload);
+}
+
+absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Workload& workload) {
   const absl::Time real_start = absl::Now();
   HOGWILD_RETURN_IF_ERROR(ValidateSimOptions(options));
   const TrainerOptions& t = options.trainer;
-  HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(t, train.size()));
+  const int64_t train_examples = workload.num_train_examples();
+  HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(t, train_examples));
   if (!t.log_path.empty() && !t.overwrite_log) {
     HOGWILD_RETURN_IF_ERROR(
         ConvergenceLog::CheckWouldNotReplace(t.log_path, "TrainerOptions::overwrite_log"));
   }
   SimContext ctx;
   ctx.options = &options;
-  ctx.train = &train;
-  ModelSpec spec = t.model;
-  spec.input_shape = train.example_shape;
-  spec.num_classes = train.num_classes;
-  HOGWILD_ASSIGN_OR_RETURN(ctx.model, Model::Create(spec));
-  if (!ctx.model->StatRanges().empty()) {
+  ctx.workload = &workload;
+  if (!workload.StatRanges().empty()) {
     // The simulator's updates are plain SGD over the whole array: they would train the moving
     // statistics as parameters.
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "model %s (batch norm) is not simulated yet; use the real trainer, or cnn", spec.name));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("model %s (batch norm) is not simulated yet; use the real trainer, or cnn",
+                        workload.name()));
   }
-  const int64_t num_params = ctx.model->num_params();
+  const int64_t num_params = workload.num_params();
   HOGWILD_RETURN_IF_ERROR(CheckSimStateFits(options, num_params));
-  ctx.backend = std::make_unique<CpuBackend>();
-  HOGWILD_ASSIGN_OR_RETURN(ctx.tower,
-                           Tower::Create(ctx.model.get(), ctx.backend.get(), t.batch_size));
-  if (test.size() > 0) {
-    HOGWILD_ASSIGN_OR_RETURN(ctx.evaluator,
-                             Evaluator::Create(ctx.model.get(), &test, ctx.backend.get()));
-  }
+  HOGWILD_ASSIGN_OR_RETURN(ctx.gradient, workload.CreateWorker(t.batch_size));
   if (!t.log_path.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(ctx.log, ConvergenceLog::Open(t.log_path));
   }
-  ctx.metrics = std::make_unique<SimMetrics>(ctx.log.get(), train.size(), t.log_every_steps);
-  ctx.plan = std::make_unique<BatchPlan>(train.size(), PipelineOptions{.mode = t.mode,
-                                                                       .num_workers = t.num_workers,
-                                                                       .batch_size = t.batch_size,
-                                                                       .epochs = t.epochs,
-                                                                       .seed = t.seed,
-                                                                       .drop_last = t.drop_last});
+  ctx.metrics = std::make_unique<SimMetrics>(ctx.log.get(), train_examples, t.log_every_steps);
+  ctx.plan =
+      std::make_unique<BatchPlan>(train_examples, PipelineOptions{.mode = t.mode,
+                                                                  .num_workers = t.num_workers,
+                                                                  .batch_size = t.batch_size,
+                                                                  .epochs = t.epochs,
+                                                                  .seed = t.seed,
+                                                                  .drop_last = t.drop_last});
   // The compute times draw from their own stream, independent of the data order's.
   ctx.sampler = std::make_unique<ComputeTimeSampler>(options.compute, t.num_workers,
                                                      t.seed ^ 0x53494d54494d45ull /* "SIMTIME" */);
   ctx.params.resize(static_cast<size_t>(num_params));
-  ctx.model->InitParams(t.seed, absl::MakeSpan(ctx.params));
-  ctx.features.resize(static_cast<size_t>(t.batch_size * train.feature_dim()));
-  ctx.labels.resize(static_cast<size_t>(t.batch_size));
+  workload.InitParams(t.seed, absl::MakeSpan(ctx.params));
   ctx.eval_every_steps =
       t.eval_every_epochs > 0
           ? std::max<int64_t>(1,
@@ -208,8 +202,9 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
   result.staleness_mean = ctx.metrics->staleness_mean();
   result.staleness_max = ctx.metrics->staleness_max();
   result.staleness_histogram = ctx.metrics->histogram();
-  if (ctx.evaluator != nullptr) {
-    HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, ctx.evaluator->Evaluate(ctx.params));
+  if (workload.has_test_set()) {
+    HOGWILD_ASSIGN_OR_RETURN(EvalResult eval,
+                             workload.Evaluate(ctx.params, Workload::Split::kTest));
     if (ctx.metrics->last_eval_step() != result.steps) {
       HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordEval(eval, ctx.LrNow(), end_s));
     }

@@ -68,6 +68,7 @@
 #include "sim/compute_time.h"
 #include "trainer/data/dataset.h"
 #include "trainer/trainer_options.h"
+#include "trainer/workloads/workload.h"
 
 namespace hogwild {
 
@@ -75,8 +76,8 @@ inline constexpr double kMaxSimAllreduceTimeS = 1e6;
 
 struct SimOptions {
   // The run as the real trainer would take it. Used: mode, num_workers (the simulated W),
-  // batch_size, epochs, drop_last, lr, sgd, seed (initialization, data order and, mixed, the compute
-  // times), model, eval_every_steps/eval_every_epochs, log_every_steps (global steps here),
+  // batch_size, epochs, drop_last, lr, sgd, seed (initialization, data order and, mixed, the
+  // compute times), model, eval_every_steps/eval_every_epochs, log_every_steps (global steps here),
   // log_path, overwrite_log. Refused when set (they have no meaning in a simulation): devices
   // other than {cpu}, workers_per_device, checkpoint_dir, resume, step_hook, progress,
   // log_row_sink, stop_requested, stragglers (real-thread stragglers: the simulation's are
@@ -116,7 +117,7 @@ struct SimResult {
   // steps minus the smallest of the workers that still had data); ssp keeps it <= the bound.
   // Other modes: 0.
   int64_t max_clock_gap = 0;
-  std::vector<float> params;          // [P] final parameters
+  std::vector<float> params;  // [P] final parameters
 };
 
 // Checks the options without data: ValidateOptions on `trainer`, the compute-time options, the
@@ -138,6 +139,15 @@ absl::Status CheckSimStateFits(const SimOptions& options, int64_t num_params);
 // Thread-safety: runs on the calling thread only; concurrent calls are independent.
 absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& train,
                                    const Dataset& test);
+
+// The simulation of any workload (trainer/workloads/workload.h: the dense networks, the sparse
+// linear models, matrix factorization), trained with options.trainer's run settings; the
+// workload replaces options.trainer.model and the data sets (its training examples are what
+// BatchPlan deals out; it evaluates on its test set when it has one). Simulate() is this with
+// the DenseWorkload of options.trainer.model on `train` and `test`. A workload that owns its
+// regularizer (the sparse ones) is simulated with options.trainer.sgd.weight_decay = 0 by the
+// caller. Errors and thread-safety: Simulate()'s.
+absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Workload& workload);
 
 // The end-of-run summary as a few human-readable lines (simulated and real seconds).
 std::string FormatSimSummary(const SimResult& result);

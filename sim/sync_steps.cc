@@ -41,7 +41,7 @@ absl::StatusOr<std::pair<double, int64_t>> SumGradients(SimContext& ctx, SyncSpl
 absl::StatusOr<double> RunSync(SimContext& ctx) {
   const TrainerOptions& t = ctx.trainer();
   const int num_workers = t.num_workers;
-  const size_t num_params = static_cast<size_t>(ctx.model->num_params());
+  const size_t num_params = static_cast<size_t>(ctx.num_params());
   std::vector<float> sum(num_params), grad(num_params), velocity;
   if (t.sgd.momentum != 0.0f) velocity.assign(num_params, 0.0f);
   SyncSplitBatches parts(&ctx);
@@ -71,7 +71,7 @@ absl::StatusOr<double> RunBackup(SimContext& ctx) {
   const TrainerOptions& t = ctx.trainer();
   const int num_workers = t.num_workers;
   const size_t needed = static_cast<size_t>(num_workers - t.backup_workers);
-  const size_t num_params = static_cast<size_t>(ctx.model->num_params());
+  const size_t num_params = static_cast<size_t>(ctx.num_params());
   std::vector<float> sum(num_params), grad(num_params), velocity;
   if (t.sgd.momentum != 0.0f) velocity.assign(num_params, 0.0f);
   SyncSplitBatches parts(&ctx);

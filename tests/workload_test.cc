@@ -67,12 +67,14 @@ double CentralDifference(const Loss& loss, std::vector<double> at, int64_t j, do
 
 std::vector<double> ToDouble(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
+constexpr float kWd = 0.3f;  // weight decay of the finite-difference tests
+
 TEST(SparseLinearWorkload, GradientMatchesFloat64FiniteDifferences) {
   const SparseDataset data = SyntheticSparse(40, 30, 6);
   for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
     SCOPED_TRACE(sparse::LinearModelName(model));
     absl::StatusOr<std::unique_ptr<SparseLinearWorkload>> workload =
-        SparseLinearWorkload::Create(model, &data, nullptr, 0.0f);
+        SparseLinearWorkload::Create(model, &data, nullptr, kWd);
     ASSERT_TRUE(workload.ok()) << workload.status();
     auto worker = (*workload)->CreateWorker(8);
     ASSERT_TRUE(worker.ok());
@@ -83,23 +85,27 @@ TEST(SparseLinearWorkload, GradientMatchesFloat64FiniteDifferences) {
     absl::StatusOr<double> loss_sum = (*worker)->Gradient(
         params, {.rows = rows, .denominator = denominator}, absl::MakeSpan(grad));
     ASSERT_TRUE(loss_sum.ok()) << loss_sum.status();
-    // The loss from the definitions (linear_loss.h), in double.
-    auto loss = [&](const std::vector<double>& w) {
+    // The loss from the definitions (linear_loss.h), in double, with (regularized) and without
+    // each example's regularizer (kWd / 2) sum over its support of w_j^2.
+    auto loss = [&](const std::vector<double>& w, bool regularized) {
       double sum = 0.0;
       for (int64_t i : rows) {
-        double m = 0.0;
+        double m = 0.0, squares = 0.0;
         for (int64_t k = data.row_offsets[i]; k < data.row_offsets[i + 1]; ++k) {
           m += w[data.indices[k]] * data.values[k];
+          squares += w[data.indices[k]] * w[data.indices[k]];
         }
         const double y = data.labels[i] > 0 ? 1.0 : -1.0;
         sum += model == LinearModel::kHinge ? std::max(0.0, 1.0 - y * m)
                                             : std::log1p(std::exp(-y * m));
+        if (regularized) sum += 0.5 * kWd * squares;
       }
       return sum;
     };
-    EXPECT_NEAR(*loss_sum, loss(ToDouble(params)), 1e-5);
+    EXPECT_NEAR(*loss_sum, loss(ToDouble(params), false), 1e-5);
+    auto objective = [&](const std::vector<double>& w) { return loss(w, true); };
     for (int64_t j = 0; j < 30; ++j) {
-      const double expected = CentralDifference(loss, ToDouble(params), j, 1e-6) / denominator;
+      const double expected = CentralDifference(objective, ToDouble(params), j, 1e-6) / denominator;
       EXPECT_NEAR(grad[j], expected, 1e-5) << "coordinate " << j;
     }
   }
@@ -118,56 +124,96 @@ TEST(SparseLinearWorkload, WeightDecayIsOnTheTouchedCoordinatesOnly) {
   std::vector<float> ga(50), gb(50);
   ASSERT_TRUE((*a)->Gradient(params, {rows, 2}, absl::MakeSpan(ga)).ok());
   ASSERT_TRUE((*b)->Gradient(params, {rows, 2}, absl::MakeSpan(gb)).ok());
-  std::vector<bool> touched(50, false);
+  std::vector<int> examples(50, 0);  // the batch's examples touching each coordinate
   for (int64_t i : rows) {
-    for (int32_t j : data.row_indices(i)) touched[j] = true;
+    for (int32_t j : data.row_indices(i)) ++examples[j];
   }
   for (int j = 0; j < 50; ++j) {
-    EXPECT_EQ(gb[j], touched[j] ? ga[j] + wd * params[j] : 0.0f) << j;
+    EXPECT_EQ(gb[j], examples[j] > 0 ? ga[j] + wd * params[j] * (examples[j] * 0.5f) : 0.0f) << j;
   }
 }
 
-// One worker of TrainSparse's sync mode in index order (shuffle off) is sequential minibatch SGD;
-// the workload's gradient with plain SGD (its weight decay folded in, the update's 0) is the same
-// arithmetic, bitwise.
+// One worker of TrainSparse in index order (shuffle off) is sequential SGD: its sync mode's
+// minibatch step (without weight decay, which it applies once per update where the workload's
+// is per example) and its batch-1 steps, sync's and async's fused one, with weight decay. The
+// workload's gradient with plain SGD (the update's weight decay 0) is the same arithmetic,
+// bitwise.
 TEST(SparseLinearWorkload, OneWorkerEqualsTheSparseTrainerBitwise) {
   const SparseDataset data = SyntheticSparse(300, 120, 8);
+  struct Case {
+    Mode mode;
+    int batch;
+    float weight_decay;
+  };
   for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
-    SCOPED_TRACE(sparse::LinearModelName(model));
-    const sparse::SparseTrainOptions options{.model = model,
-                                             .mode = Mode::kSync,
-                                             .num_workers = 1,
-                                             .batch_size = 7,
-                                             .epochs = 2,
-                                             .lr = 0.3f,
-                                             .weight_decay = 0.01f,
-                                             .shuffle = false};
-    absl::StatusOr<sparse::SparseTrainResult> trained = sparse::TrainSparse(options, data, nullptr);
-    ASSERT_TRUE(trained.ok()) << trained.status();
-    auto workload = SparseLinearWorkload::Create(model, &data, nullptr, options.weight_decay);
-    ASSERT_TRUE(workload.ok());
-    auto worker = (*workload)->CreateWorker(options.batch_size);
-    std::vector<float> params(static_cast<size_t>((*workload)->num_params()));
-    (*workload)->InitParams(options.seed, absl::MakeSpan(params));
-    std::vector<float> grad(params.size());
-    const SgdMomentumFn sgd{.lr = options.lr, .momentum = 0.0f, .weight_decay = 0.0f};
-    const int64_t n = data.num_examples();
-    for (int epoch = 0; epoch < options.epochs; ++epoch) {
-      for (int64_t start = 0; start < n; start += options.batch_size) {
-        std::vector<int64_t> rows(
-            static_cast<size_t>(std::min(n, start + options.batch_size) - start));
-        std::iota(rows.begin(), rows.end(), start);
-        ASSERT_TRUE(
-            (*worker)
-                ->Gradient(params, {rows, static_cast<int64_t>(rows.size())}, absl::MakeSpan(grad))
-                .ok());
-        float velocity = 0.0f;
-        for (size_t j = 0; j < params.size(); ++j) params[j] = sgd(params[j], grad[j], velocity);
+    for (const Case& c :
+         {Case{Mode::kSync, 7, 0.0f}, Case{Mode::kSync, 1, 0.01f}, Case{Mode::kAsync, 1, 0.01f}}) {
+      SCOPED_TRACE(absl::StrFormat("%s, %s, batch %d, weight decay %g",
+                                   sparse::LinearModelName(model), ModeName(c.mode), c.batch,
+                                   c.weight_decay));
+      const sparse::SparseTrainOptions options{.model = model,
+                                               .mode = c.mode,
+                                               .num_workers = 1,
+                                               .batch_size = c.batch,
+                                               .epochs = 2,
+                                               .lr = 0.3f,
+                                               .weight_decay = c.weight_decay,
+                                               .shuffle = false};
+      absl::StatusOr<sparse::SparseTrainResult> trained =
+          sparse::TrainSparse(options, data, nullptr);
+      ASSERT_TRUE(trained.ok()) << trained.status();
+      auto workload = SparseLinearWorkload::Create(model, &data, nullptr, options.weight_decay);
+      ASSERT_TRUE(workload.ok());
+      auto worker = (*workload)->CreateWorker(options.batch_size);
+      std::vector<float> params(static_cast<size_t>((*workload)->num_params()));
+      (*workload)->InitParams(options.seed, absl::MakeSpan(params));
+      std::vector<float> grad(params.size());
+      const SgdMomentumFn sgd{.lr = options.lr, .momentum = 0.0f, .weight_decay = 0.0f};
+      const int64_t n = data.num_examples();
+      for (int epoch = 0; epoch < options.epochs; ++epoch) {
+        for (int64_t start = 0; start < n; start += options.batch_size) {
+          std::vector<int64_t> rows(
+              static_cast<size_t>(std::min(n, start + options.batch_size) - start));
+          std::iota(rows.begin(), rows.end(), start);
+          ASSERT_TRUE((*worker)
+                          ->Gradient(params, {rows, static_cast<int64_t>(rows.size())},
+                                     absl::MakeSpan(grad))
+                          .ok());
+          float velocity = 0.0f;
+          for (size_t j = 0; j < params.size(); ++j) params[j] = sgd(params[j], grad[j], velocity);
+        }
+      }
+      ASSERT_EQ(params.size(), trained->weights.size());
+      for (size_t j = 0; j < params.size(); ++j) {
+        ASSERT_EQ(params[j], trained->weights[j]) << "coordinate " << j;
       }
     }
-    ASSERT_EQ(params.size(), trained->weights.size());
-    for (size_t j = 0; j < params.size(); ++j) {
-      ASSERT_EQ(params[j], trained->weights[j]) << "coordinate " << j;
+  }
+}
+
+// Invariant 3 at the workload level: the gradients of two towers over a split of the rows, each
+// scaled by the whole batch, sum to the gradient of the whole batch (regularizers included).
+TEST(Workloads, TowerGradientsAddUpToTheGlobalBatchGradient) {
+  const SparseDataset data = SyntheticSparse(60, 40, 6);
+  const Ratings ratings = RandomRatings(6, 5, 60, 8);
+  auto linear = SparseLinearWorkload::Create(LinearModel::kLogistic, &data, nullptr, kWd);
+  auto mf = MfWorkload::Create(3, &ratings, nullptr, kWd);
+  ASSERT_TRUE(linear.ok() && mf.ok());
+  for (const Workload* workload :
+       {static_cast<const Workload*>(linear->get()), static_cast<const Workload*>(mf->get())}) {
+    SCOPED_TRACE(workload->name());
+    std::vector<float> params = RandomParams(workload->num_params(), 0.5f, 3);
+    auto worker = workload->CreateWorker(12);
+    const std::vector<int64_t> rows = {2, 5, 9, 9, 14, 20, 21, 33, 40, 41, 50, 59};
+    const size_t p = params.size();
+    std::vector<float> whole(p), first(p), second(p);
+    ASSERT_TRUE(worker.ok());
+    ASSERT_TRUE((*worker)->Gradient(params, {rows, 12}, absl::MakeSpan(whole)).ok());
+    const absl::Span<const int64_t> all(rows);
+    ASSERT_TRUE((*worker)->Gradient(params, {all.subspan(0, 5), 12}, absl::MakeSpan(first)).ok());
+    ASSERT_TRUE((*worker)->Gradient(params, {all.subspan(5), 12}, absl::MakeSpan(second)).ok());
+    for (size_t j = 0; j < p; ++j) {
+      EXPECT_NEAR(first[j] + second[j], whole[j], 1e-6f * (1 + std::fabs(whole[j]))) << j;
     }
   }
 }
@@ -175,7 +221,7 @@ TEST(SparseLinearWorkload, OneWorkerEqualsTheSparseTrainerBitwise) {
 TEST(MfWorkload, GradientMatchesFloat64FiniteDifferences) {
   const Ratings ratings = RandomRatings(5, 4, 30, 2);
   const int rank = 3;
-  auto workload = MfWorkload::Create(rank, &ratings, nullptr, 0.0f);
+  auto workload = MfWorkload::Create(rank, &ratings, nullptr, kWd);
   ASSERT_TRUE(workload.ok()) << workload.status();
   auto worker = (*workload)->CreateWorker(10);
   const std::vector<int64_t> rows = {0, 4, 4, 9, 17, 22};
@@ -187,22 +233,27 @@ TEST(MfWorkload, GradientMatchesFloat64FiniteDifferences) {
       (*worker)->Gradient(params, {rows, denominator}, absl::MakeSpan(grad));
   ASSERT_TRUE(loss_sum.ok()) << loss_sum.status();
   const double mean = (*workload)->mean();
-  auto loss = [&](const std::vector<double>& w) {
+  // Each rating's loss, with (regularized) and without its (kWd / 2)(|p_u|^2 + |q_i|^2).
+  auto loss = [&](const std::vector<double>& w, bool regularized) {
     double sum = 0.0;
     for (int64_t r : rows) {
       const double* p = w.data() + ratings.users[r] * rank;
       const double* q = w.data() + (ratings.num_users + ratings.items[r]) * rank;
-      double prediction = mean;
-      for (int f = 0; f < rank; ++f) prediction += p[f] * q[f];
+      double prediction = mean, squares = 0.0;
+      for (int f = 0; f < rank; ++f) {
+        prediction += p[f] * q[f];
+        squares += p[f] * p[f] + q[f] * q[f];
+      }
       const double e = prediction - ratings.values[r];
-      sum += 0.5 * e * e;
+      sum += 0.5 * e * e + (regularized ? 0.5 * kWd * squares : 0.0);
     }
     return sum;
   };
-  EXPECT_NEAR(*loss_sum, loss(ToDouble(params)), 1e-4);
+  EXPECT_NEAR(*loss_sum, loss(ToDouble(params), false), 1e-4);
+  auto objective = [&](const std::vector<double>& w) { return loss(w, true); };
   for (size_t j = 0; j < params.size(); ++j) {
     const double expected =
-        CentralDifference(loss, ToDouble(params), static_cast<int64_t>(j), 1e-6) / denominator;
+        CentralDifference(objective, ToDouble(params), static_cast<int64_t>(j), 1e-6) / denominator;
     EXPECT_NEAR(grad[j], expected, 1e-5) << "parameter " << j;
   }
 }

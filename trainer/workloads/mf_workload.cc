@@ -20,8 +20,7 @@ class MfWorker final : public WorkerGradient {
         train_(train),
         weight_decay_(weight_decay),
         mean_(mean),
-        max_batch_(max_batch),
-        touched_row_(static_cast<size_t>(train->num_users + train->num_items), 0) {}
+        max_batch_(max_batch) {}
 
   absl::StatusOr<double> Gradient(absl::Span<const float> params, WorkerBatch batch,
                                   absl::Span<float> grad) override {
@@ -49,35 +48,22 @@ class MfWorker final : public WorkerGradient {
       loss_sum += 0.5 * static_cast<double>(e) * e;
       const float c = e * scale;
       for (int f = 0; f < k; ++f) {
+        // The data term, then the rating's regularizer term (weight_decay / 2)(|p_u|^2 + |q_i|^2).
         grad[u * k + f] += c * qi[f];
+        grad[u * k + f] += weight_decay_ * pu[f] * scale;
         grad[i * k + f] += c * pu[f];
+        grad[i * k + f] += weight_decay_ * qi[f] * scale;
       }
-      Touch(u);
-      Touch(i);
     }
-    for (int64_t row : rows_) {
-      for (int64_t j = row * k; j < (row + 1) * k; ++j) grad[j] += weight_decay_ * params[j];
-      touched_row_[row] = 0;
-    }
-    rows_.clear();
     return loss_sum;
   }
 
  private:
-  void Touch(int64_t row) {
-    if (!touched_row_[row]) {
-      touched_row_[row] = 1;
-      rows_.push_back(row);
-    }
-  }
-
   const int rank_;
   const sparse::Ratings* train_;
   const float weight_decay_;
   const float mean_;
   const int64_t max_batch_;
-  std::vector<uint8_t> touched_row_;  // [U + I]
-  std::vector<int64_t> rows_;         // the rows of touched_row_ set, first-touch order
 };
 
 }  // namespace

@@ -3,9 +3,10 @@
 // [(U + I) * k], the user factors p then the item factors q, InitMfFactors's seeded start; a
 // rating is a training example. The gradient of a batch of ratings is e * q_i on p_u and
 // e * p_u on q_i (e = prediction - r, computed as the trainer's MfStep), scaled by
-// 1 / denominator, plus the workload's regularizer: weight decay on the rows the batch touches
-// only, folded in as g_j + weight_decay * w_j (so one rating with SgdOptions::weight_decay = 0
-// is MfStep's update bitwise). Evaluate's loss is the RMSE (accuracy 0).
+// 1 / denominator, plus each rating's regularizer (weight_decay / 2)(|p_u|^2 + |q_i|^2), so the
+// rows no rating of the batch touches are never decayed and the gradient is additive over
+// ratings and towers; one rating with SgdOptions::weight_decay = 0 is MfStep's update bitwise.
+// Evaluate's loss is the RMSE (accuracy 0).
 #ifndef HOGWILD_TRAINER_WORKLOADS_MF_WORKLOAD_H_
 #define HOGWILD_TRAINER_WORKLOADS_MF_WORKLOAD_H_
 

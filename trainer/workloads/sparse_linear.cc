@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
@@ -20,7 +21,8 @@ class SparseLinearWorker final : public WorkerGradient {
         train_(train),
         weight_decay_(weight_decay),
         max_batch_(max_batch),
-        sum_(train->num_features) {}
+        sum_(train->num_features),
+        count_(static_cast<size_t>(train->num_features), 0) {}
 
   absl::StatusOr<double> Gradient(absl::Span<const float> params, WorkerBatch batch,
                                   absl::Span<float> grad) override {
@@ -38,9 +40,14 @@ class SparseLinearWorker final : public WorkerGradient {
     double loss_sum = 0.0;
     for (int64_t i : batch.rows) {
       loss_sum += sum_.AddExample(model_, *train_, i, scale, params.data());
+      for (int32_t j : train_->row_indices(i)) ++count_[j];
     }
     std::fill(grad.begin(), grad.end(), 0.0f);
-    for (int32_t j : sum_.touched()) grad[j] = sum_.value(j) + weight_decay_ * params[j];
+    for (int32_t j : sum_.touched()) {
+      // Each example's regularizer term, weight_decay * w_j * scale, for the examples touching j.
+      grad[j] = sum_.value(j) + weight_decay_ * params[j] * (static_cast<float>(count_[j]) * scale);
+      count_[j] = 0;
+    }
     sum_.Clear();
     return loss_sum;
   }
@@ -51,6 +58,7 @@ class SparseLinearWorker final : public WorkerGradient {
   const float weight_decay_;
   const int64_t max_batch_;
   sparse::SparseGradient sum_;  // [D] accumulator and the touched coordinates
+  std::vector<int32_t> count_;  // [D] the batch's examples touching each coordinate
 };
 
 }  // namespace

@@ -4,10 +4,14 @@
 // linear_loss.h), accumulated in example order by sparse::SparseGradient, the same arithmetic
 // as the sparse trainer's minibatch step.
 //
-// The regularizer is the workload's: weight decay `weight_decay` on the coordinates a batch
-// touches only (the paper's regularizer split over the examples' supports, so an update stays
-// sparse), folded into the gradient as g_j + weight_decay * w_j. A policy applying it with
-// SgdOptions::weight_decay = 0 makes the update of sparse/sparse_sgd.h bitwise.
+// The regularizer is the workload's, part of each example's loss: example i adds
+// (weight_decay / 2) * sum over j in its support of w_j^2 (the Hogwild! paper's split of the
+// regularizer over the examples' supports, without its 1 / d_j weights), so a coordinate no
+// example of the batch touches is never decayed and the gradient stays additive over examples
+// and towers (sync with W towers equals one worker with the global batch). A batch's gradient on
+// j is its data term plus weight_decay * w_j * (examples touching j) / denominator. With batch 1
+// and SgdOptions::weight_decay = 0 the update is sparse/sparse_sgd.h's bitwise; the sparse
+// trainer's minibatch step instead decays each touched coordinate once per update.
 #ifndef HOGWILD_TRAINER_WORKLOADS_SPARSE_LINEAR_H_
 #define HOGWILD_TRAINER_WORKLOADS_SPARSE_LINEAR_H_
 

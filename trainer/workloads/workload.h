@@ -52,9 +52,10 @@ class WorkerGradient {
   virtual ~WorkerGradient() = default;
 
   // grad ([P] float32, host memory, fully overwritten) = d(sum over batch.rows of the loss at
-  // `params` ([P] float32))/d(params) / batch.denominator, plus the workload's regularizer where
-  // it owns one (SparseLinearWorkload, MfWorkload: weight decay on the coordinates the batch
-  // touches); returns the loss sum over the rows (unscaled, regularizer excluded). `params` is
+  // `params` ([P] float32))/d(params) / batch.denominator, the loss including the workload's
+  // own regularizer where it has one (SparseLinearWorkload, MfWorkload: weight decay on each
+  // example's support); returns the loss sum over the rows (unscaled, regularizer excluded), so
+  // that gradients add over examples and towers. `params` is
   // only read (plain loads: the caller's policy gives each worker a stable view).
   // Errors: kInvalidArgument when a span is not [P] or batch.rows.size() exceeds the max_batch
   // the worker was created for; backend errors (DenseWorkload).
