@@ -292,49 +292,34 @@ absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
   return absl::OkStatus();
 }
 
-// Every run of the grid, seeds outermost, each checked by ValidateOptions. Errors: one line
-// naming the flag and the allowed values.
-absl::StatusOr<std::vector<GridRun>> BuildGrid() {
-  HOGWILD_ASSIGN_OR_RETURN(std::vector<RunSpec> specs, ParseRuns());
-  HOGWILD_RETURN_IF_ERROR(CheckFlagsHaveRuns(specs));
-  HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> seeds,
-                           ParseInts("seeds", absl::GetFlag(FLAGS_seeds)));
-  HOGWILD_ASSIGN_OR_RETURN(
-      std::vector<double> lrs,
-      ParseDoubles("lrs", absl::GetFlag(FLAGS_lrs), 0.0, true, 1e6, false, "in (0, 1e6]"));
-  HOGWILD_ASSIGN_OR_RETURN(std::vector<double> momentums,
-                           ParseDoubles("momentums", absl::GetFlag(FLAGS_momentums), 0.0, false,
-                                        1.0, true, "in [0, 1)"));
-  const double target = absl::GetFlag(FLAGS_target_accuracy);
-  if (!(target > 0.0 && target <= 1.0)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--target_accuracy=%g is out of range; it must be in (0, 1] (0.85 is 85%%)", target));
-  }
-  std::vector<double> sync_lrs = lrs;
-  if (const std::string text = absl::GetFlag(FLAGS_sync_lrs); !text.empty()) {
-    HOGWILD_ASSIGN_OR_RETURN(sync_lrs,
-                             ParseDoubles("sync_lrs", text, 0.0, true, 1e6, false, "in (0, 1e6]"));
-  }
-  HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> bounds,
-                           ParseInts("staleness_bound", absl::GetFlag(FLAGS_staleness_bound)));
-  for (int64_t bound : bounds) {
-    if (bound > kMaxStalenessBound) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--staleness_bound: %d is out of range; each value must be in [0, %d]",
-                          bound, kMaxStalenessBound));
+// The grid's axes besides the runs (mode x workers): each value once.
+struct GridAxes {
+  std::vector<int64_t> seeds;
+  std::vector<double> lrs;
+  std::vector<double> sync_lrs;  // the modes that split a global batch
+  std::vector<double> momentums;
+  std::vector<int64_t> staleness_bounds;  // ssp
+  std::vector<int64_t> average_everys;    // local_sgd
+  std::vector<int64_t> backup_workers;    // backup
+  std::vector<bool> staleness_aware;      // async with more than one worker
+};
+
+// Comma-separated integers, each in [low, high].
+absl::StatusOr<std::vector<int64_t>> ParseIntsInRange(const std::string& flag,
+                                                      const std::string& text, int64_t low,
+                                                      int64_t high) {
+  HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> values, ParseInts(flag, text));
+  for (int64_t v : values) {
+    if (v < low || v > high) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s: %d is out of range; each value must be in [%d, %d]", flag, v, low, high));
     }
   }
-  HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> average_everys,
-                           ParseInts("average_every", absl::GetFlag(FLAGS_average_every)));
-  for (int64_t h : average_everys) {
-    if (h < 1 || h > kMaxAverageEvery) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--average_every: %d is out of range; each value must be in [1, %d]", h,
-                          kMaxAverageEvery));
-    }
-  }
-  HOGWILD_ASSIGN_OR_RETURN(std::vector<int64_t> backups,
-                           ParseInts("backup_workers", absl::GetFlag(FLAGS_backup_workers)));
+  return values;
+}
+
+// --staleness_aware_lr: off, on, or off,on.
+absl::StatusOr<std::vector<bool>> ParseStalenessAware() {
   std::vector<bool> aware_values;
   for (absl::string_view v : absl::StrSplit(absl::GetFlag(FLAGS_staleness_aware_lr), ',')) {
     if (v != "off" && v != "on") {
@@ -347,6 +332,41 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
       aware_values.push_back(v == "on");
     }
   }
+  return aware_values;
+}
+
+// The axes' flags (and --target_accuracy), checked in the order of their help.
+absl::StatusOr<GridAxes> ParseGridAxes() {
+  GridAxes axes;
+  HOGWILD_ASSIGN_OR_RETURN(axes.seeds, ParseInts("seeds", absl::GetFlag(FLAGS_seeds)));
+  HOGWILD_ASSIGN_OR_RETURN(axes.lrs, ParseDoubles("lrs", absl::GetFlag(FLAGS_lrs), 0.0, true, 1e6,
+                                                  false, "in (0, 1e6]"));
+  HOGWILD_ASSIGN_OR_RETURN(axes.momentums, ParseDoubles("momentums", absl::GetFlag(FLAGS_momentums),
+                                                        0.0, false, 1.0, true, "in [0, 1)"));
+  const double target = absl::GetFlag(FLAGS_target_accuracy);
+  if (!(target > 0.0 && target <= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--target_accuracy=%g is out of range; it must be in (0, 1] (0.85 is 85%%)", target));
+  }
+  axes.sync_lrs = axes.lrs;
+  if (const std::string text = absl::GetFlag(FLAGS_sync_lrs); !text.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(axes.sync_lrs,
+                             ParseDoubles("sync_lrs", text, 0.0, true, 1e6, false, "in (0, 1e6]"));
+  }
+  HOGWILD_ASSIGN_OR_RETURN(axes.staleness_bounds,
+                           ParseIntsInRange("staleness_bound", absl::GetFlag(FLAGS_staleness_bound),
+                                            0, kMaxStalenessBound));
+  HOGWILD_ASSIGN_OR_RETURN(
+      axes.average_everys,
+      ParseIntsInRange("average_every", absl::GetFlag(FLAGS_average_every), 1, kMaxAverageEvery));
+  HOGWILD_ASSIGN_OR_RETURN(axes.backup_workers,
+                           ParseInts("backup_workers", absl::GetFlag(FLAGS_backup_workers)));
+  HOGWILD_ASSIGN_OR_RETURN(axes.staleness_aware, ParseStalenessAware());
+  return axes;
+}
+
+// --stragglers and --straggler_delay, applied to every run.
+absl::StatusOr<StragglerOptions> ParseStragglerFlags() {
   StragglerOptions stragglers;
   const std::string slowdown_text = absl::GetFlag(FLAGS_stragglers);
   const std::string delay_text = absl::GetFlag(FLAGS_straggler_delay);
@@ -361,6 +381,11 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
     }
     HOGWILD_RETURN_IF_ERROR(ParseRandomDelay("straggler_delay", delay_text, stragglers));
   }
+  return stragglers;
+}
+
+// The flags that size the batches and the data, each >= 0.
+absl::Status CheckSizeFlags() {
   if (absl::GetFlag(FLAGS_sync_batch_size) < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--sync_batch_size=%d is out of range; it must be >= 0 (0: W times an async worker's "
@@ -377,7 +402,11 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
   }
+  return absl::OkStatus();
+}
 
+// The options every run shares (model, epochs, evaluations, log, stragglers).
+absl::StatusOr<TrainerOptions> BaseOptions(const StragglerOptions& stragglers) {
   TrainerOptions base;
   base.epochs = absl::GetFlag(FLAGS_epochs);
   base.drop_last = absl::GetFlag(FLAGS_drop_last);
@@ -393,97 +422,153 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
   base.eval_every_epochs = absl::GetFlag(FLAGS_eval_every_epochs);
   base.log_every_steps = absl::GetFlag(FLAGS_log_every);
   base.stragglers = stragglers;
-  // The settings every run shares, hashed into each run's key so that a rerun with other
-  // settings does not reuse the runs.
-  const std::string shared =
-      absl::StrFormat(
-          "dataset=%s train_examples=%d epochs=%d batch=%d sync_batch=%d hidden=%s eval=%.17g "
-          "log_every=%d stragglers=%s delay=%s%s",
-          absl::GetFlag(FLAGS_dataset), train_examples, base.epochs,
-          // A total batch is told apart from any --batch_size by its sign.
-          absl::GetFlag(FLAGS_async_total_batch) > 0 ? -absl::GetFlag(FLAGS_async_total_batch)
-                                                     : absl::GetFlag(FLAGS_batch_size),
-          absl::GetFlag(FLAGS_sync_batch_size), absl::GetFlag(FLAGS_hidden), base.eval_every_epochs,
-          base.log_every_steps, slowdown_text, delay_text, base.drop_last ? " drop_last" : "") +
-      (absl::GetFlag(FLAGS_simulate)
-           ? absl::StrFormat(" simulate step_ms=%.17g jitter=%.17g allreduce_ms=%.17g",
-                             absl::GetFlag(FLAGS_step_time_ms), absl::GetFlag(FLAGS_jitter),
-                             absl::GetFlag(FLAGS_allreduce_ms))
-           : "");
+  return base;
+}
+
+// The settings every run shares, hashed into each run's key so that a rerun with other
+// settings does not reuse the runs.
+std::string SharedSettings(const TrainerOptions& base) {
+  return absl::StrFormat(
+             "dataset=%s train_examples=%d epochs=%d batch=%d sync_batch=%d hidden=%s eval=%.17g "
+             "log_every=%d stragglers=%s delay=%s%s",
+             absl::GetFlag(FLAGS_dataset), absl::GetFlag(FLAGS_train_examples), base.epochs,
+             // A total batch is told apart from any --batch_size by its sign.
+             absl::GetFlag(FLAGS_async_total_batch) > 0 ? -absl::GetFlag(FLAGS_async_total_batch)
+                                                        : absl::GetFlag(FLAGS_batch_size),
+             absl::GetFlag(FLAGS_sync_batch_size), absl::GetFlag(FLAGS_hidden),
+             base.eval_every_epochs, base.log_every_steps, absl::GetFlag(FLAGS_stragglers),
+             absl::GetFlag(FLAGS_straggler_delay), base.drop_last ? " drop_last" : "") +
+         (absl::GetFlag(FLAGS_simulate)
+              ? absl::StrFormat(" simulate step_ms=%.17g jitter=%.17g allreduce_ms=%.17g",
+                                absl::GetFlag(FLAGS_step_time_ms), absl::GetFlag(FLAGS_jitter),
+                                absl::GetFlag(FLAGS_allreduce_ms))
+              : "");
+}
+
+// The batch of a run of `spec`: the global batch in the modes that split one, else a worker's.
+absl::StatusOr<int64_t> RunBatchSize(const RunSpec& spec) {
+  const int64_t total = absl::GetFlag(FLAGS_async_total_batch);
+  if (SplitsGlobalBatch(spec.mode)) {
+    // By default the W workers' steps together take what W async workers' steps take, so
+    // that a worker step computes as many examples in every mode: the simulation's step
+    // time does not depend on the batch (and the README compares per second).
+    const int64_t sync_batch = absl::GetFlag(FLAGS_sync_batch_size);
+    return sync_batch > 0 ? sync_batch
+           : total > 0    ? total
+                          : absl::GetFlag(FLAGS_batch_size) * spec.workers;
+  }
+  if (total > 0) {
+    if (total % spec.workers != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--async_total_batch=%d is not a multiple of %d workers; give a multiple of every "
+          "worker count of the async and ssp runs",
+          total, spec.workers));
+    }
+    return total / spec.workers;
+  }
+  return absl::GetFlag(FLAGS_batch_size);
+}
+
+// The mode's own options, one configuration per value (its grid axis), from `v`.
+absl::StatusOr<std::vector<TrainerOptions>> PolicyVariants(const RunSpec& spec, TrainerOptions v,
+                                                           const GridAxes& axes) {
+  std::vector<TrainerOptions> variants;
+  switch (spec.mode) {
+    case Mode::kSsp:
+      // With one worker nobody can run ahead: one run, not one per bound.
+      for (int64_t bound : axes.staleness_bounds) {
+        v.staleness_bound = bound;
+        variants.push_back(v);
+        if (spec.workers == 1) break;
+      }
+      break;
+    case Mode::kLocalSgd:
+      for (int64_t h : axes.average_everys) {
+        v.average_every = h;
+        variants.push_back(v);
+      }
+      break;
+    case Mode::kBackup:
+      for (int64_t backup : axes.backup_workers) {
+        if (backup >= spec.workers) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "--backup_workers%s: %d is out of range for %d workers; each value must be in "
+              "[0, %d] (fewer than every worker count of the backup runs)",
+              absl::flags_internal::WasPresentOnCommandLine("backup_workers")
+                  ? ""
+                  : " (default 1; give --backup_workers=0 for 1-worker backup runs)",
+              backup, spec.workers, spec.workers - 1));
+        }
+        v.backup_workers = static_cast<int>(backup);
+        variants.push_back(v);
+      }
+      break;
+    case Mode::kAsync:
+      // With one worker there is no staleness to scale by: only the plain run.
+      for (bool aware : axes.staleness_aware) {
+        if (aware && spec.workers == 1) continue;
+        v.sgd.staleness_aware_lr = aware;
+        variants.push_back(v);
+      }
+      if (variants.empty()) {  // only "on" was asked for: the 1-worker run is the same
+        v.sgd.staleness_aware_lr = false;
+        variants.push_back(v);
+      }
+      break;
+    default:
+      variants.push_back(v);
+  }
+  return variants;
+}
+
+// Appends the runs of one configuration (`variant`, seed `seed`) over the learning rates and
+// momentums, each checked by ValidateOptions.
+absl::Status AppendRuns(const TrainerOptions& variant, const RunSpec& spec, int64_t seed,
+                        const GridAxes& axes, const std::string& shared,
+                        std::vector<GridRun>& grid) {
+  for (double lr : SplitsGlobalBatch(spec.mode) ? axes.sync_lrs : axes.lrs) {
+    for (double momentum : axes.momentums) {
+      GridRun run;
+      TrainerOptions& o = run.options;
+      o = variant;
+      o.seed = static_cast<uint64_t>(seed);
+      o.lr.base_lr = static_cast<float>(lr);
+      o.sgd.momentum = static_cast<float>(momentum);
+      run.lr = lr;
+      run.momentum = momentum;
+      run.config = absl::StrFormat("%s w=%d lr=%g m=%g", ModeLabel(o), spec.workers, lr, momentum);
+      run.key = absl::StrFormat("%s_w%d_lr%g_m%g_s%d_%08x", ModeName(o.mode), spec.workers, lr,
+                                momentum, seed, Fnv1a(shared + " " + ModeLabel(o)));
+      absl::Status valid = ValidateOptions(o);
+      if (!valid.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("run %s seed %d: %s", run.config, seed, std::string(valid.message())));
+      }
+      grid.push_back(std::move(run));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Every run of the grid, seeds outermost, each checked by ValidateOptions. Errors: one line
+// naming the flag and the allowed values.
+absl::StatusOr<std::vector<GridRun>> BuildGrid() {
+  HOGWILD_ASSIGN_OR_RETURN(std::vector<RunSpec> specs, ParseRuns());
+  HOGWILD_RETURN_IF_ERROR(CheckFlagsHaveRuns(specs));
+  HOGWILD_ASSIGN_OR_RETURN(const GridAxes axes, ParseGridAxes());
+  HOGWILD_ASSIGN_OR_RETURN(const StragglerOptions stragglers, ParseStragglerFlags());
+  HOGWILD_RETURN_IF_ERROR(CheckSizeFlags());
+  HOGWILD_ASSIGN_OR_RETURN(const TrainerOptions base, BaseOptions(stragglers));
+  const std::string shared = SharedSettings(base);
 
   std::vector<GridRun> grid;
-  for (int64_t seed : seeds) {
+  for (int64_t seed : axes.seeds) {
     for (const RunSpec& spec : specs) {
-      // The mode's own options, one configuration per value (its grid axis).
-      std::vector<TrainerOptions> variants;
       TrainerOptions v = base;
       v.mode = spec.mode;
       v.num_workers = spec.workers;
-      const int64_t total = absl::GetFlag(FLAGS_async_total_batch);
-      if (SplitsGlobalBatch(spec.mode)) {
-        // By default the W workers' steps together take what W async workers' steps take, so
-        // that a worker step computes as many examples in every mode: the simulation's step
-        // time does not depend on the batch (and the README compares per second).
-        const int64_t sync_batch = absl::GetFlag(FLAGS_sync_batch_size);
-        v.batch_size = sync_batch > 0 ? sync_batch
-                       : total > 0    ? total
-                                      : absl::GetFlag(FLAGS_batch_size) * spec.workers;
-      } else if (total > 0) {
-        if (total % spec.workers != 0) {
-          return absl::InvalidArgumentError(absl::StrFormat(
-              "--async_total_batch=%d is not a multiple of %d workers; give a multiple of every "
-              "worker count of the async and ssp runs",
-              total, spec.workers));
-        }
-        v.batch_size = total / spec.workers;
-      } else {
-        v.batch_size = absl::GetFlag(FLAGS_batch_size);
-      }
-      switch (spec.mode) {
-        case Mode::kSsp:
-          // With one worker nobody can run ahead: one run, not one per bound.
-          for (int64_t bound : bounds) {
-            v.staleness_bound = bound;
-            variants.push_back(v);
-            if (spec.workers == 1) break;
-          }
-          break;
-        case Mode::kLocalSgd:
-          for (int64_t h : average_everys) {
-            v.average_every = h;
-            variants.push_back(v);
-          }
-          break;
-        case Mode::kBackup:
-          for (int64_t backup : backups) {
-            if (backup >= spec.workers) {
-              return absl::InvalidArgumentError(absl::StrFormat(
-                  "--backup_workers%s: %d is out of range for %d workers; each value must be in "
-                  "[0, %d] (fewer than every worker count of the backup runs)",
-                  absl::flags_internal::WasPresentOnCommandLine("backup_workers")
-                      ? ""
-                      : " (default 1; give --backup_workers=0 for 1-worker backup runs)",
-                  backup, spec.workers, spec.workers - 1));
-            }
-            v.backup_workers = static_cast<int>(backup);
-            variants.push_back(v);
-          }
-          break;
-        case Mode::kAsync:
-          // With one worker there is no staleness to scale by: only the plain run.
-          for (bool aware : aware_values) {
-            if (aware && spec.workers == 1) continue;
-            v.sgd.staleness_aware_lr = aware;
-            variants.push_back(v);
-          }
-          if (variants.empty()) {  // only "on" was asked for: the 1-worker run is the same
-            v.sgd.staleness_aware_lr = false;
-            variants.push_back(v);
-          }
-          break;
-        default:
-          variants.push_back(v);
-      }
+      HOGWILD_ASSIGN_OR_RETURN(v.batch_size, RunBatchSize(spec));
+      HOGWILD_ASSIGN_OR_RETURN(std::vector<TrainerOptions> variants, PolicyVariants(spec, v, axes));
       if (stragglers.enabled()) {
         absl::Status s = ValidateStragglerOptions(stragglers, spec.workers);
         if (!s.ok()) {
@@ -493,28 +578,7 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
         }
       }
       for (const TrainerOptions& variant : variants) {
-        for (double lr : SplitsGlobalBatch(spec.mode) ? sync_lrs : lrs) {
-          for (double momentum : momentums) {
-            GridRun run;
-            TrainerOptions& o = run.options;
-            o = variant;
-            o.seed = static_cast<uint64_t>(seed);
-            o.lr.base_lr = static_cast<float>(lr);
-            o.sgd.momentum = static_cast<float>(momentum);
-            run.lr = lr;
-            run.momentum = momentum;
-            run.config =
-                absl::StrFormat("%s w=%d lr=%g m=%g", ModeLabel(o), spec.workers, lr, momentum);
-            run.key = absl::StrFormat("%s_w%d_lr%g_m%g_s%d_%08x", ModeName(o.mode), spec.workers,
-                                      lr, momentum, seed, Fnv1a(shared + " " + ModeLabel(o)));
-            absl::Status valid = ValidateOptions(o);
-            if (!valid.ok()) {
-              return absl::InvalidArgumentError(absl::StrFormat(
-                  "run %s seed %d: %s", run.config, seed, std::string(valid.message())));
-            }
-            grid.push_back(std::move(run));
-          }
-        }
+        HOGWILD_RETURN_IF_ERROR(AppendRuns(variant, spec, seed, axes, shared, grid));
       }
     }
   }
@@ -634,115 +698,93 @@ absl::Status Plot(const std::string& name, const std::string& out_dir, double ta
   return absl::OkStatus();
 }
 
-absl::Status Run() {
-  // Every flag is checked before the dataset is loaded.
-  HOGWILD_RETURN_IF_ERROR(CheckSimulationFlags());
-  HOGWILD_ASSIGN_OR_RETURN(std::vector<GridRun> grid, BuildGrid());
-  const double target = absl::GetFlag(FLAGS_target_accuracy);
-  const std::string out_dir = absl::GetFlag(FLAGS_out_dir);
-  if (out_dir.empty()) {
+// Creates --out_dir and its runs/ folder.
+absl::Status MakeOutDir(const std::string& out_dir, const std::string& runs_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(runs_dir, ec);
+  if (ec) {
     return absl::InvalidArgumentError(
-        "--out_dir is empty (an unset shell variable?); give the directory for the results");
+        absl::StrFormat("--out_dir=%s: cannot create it (%s)", out_dir, ec.message()));
   }
-  const std::string runs_dir = out_dir + "/runs";
-  // Created once the data has loaded (or when every run is done), so that a missing dataset
-  // leaves nothing behind.
-  auto make_out_dir = [&]() -> absl::Status {
-    std::error_code ec;
-    std::filesystem::create_directories(runs_dir, ec);
-    if (ec) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--out_dir=%s: cannot create it (%s)", out_dir, ec.message()));
-    }
-    return absl::OkStatus();
-  };
+  return absl::OkStatus();
+}
 
-  // The dataset is loaded only when a run is left to train.
-  std::optional<TrainTestSplits> data;
-  std::vector<StudyRun> done;
-  int skipped = 0;
-  int64_t num_params = 0;
-  const int n = static_cast<int>(grid.size());
-  for (int i = 0; i < n; ++i) {
-    GridRun& run = grid[i];
-    const std::string record_path = absl::StrFormat("%s/%s.run", runs_dir, run.key);
-    const std::string label = absl::StrFormat("%s seed=%d", run.config, run.options.seed);
-    if (std::filesystem::exists(record_path)) {
-      HOGWILD_ASSIGN_OR_RETURN(std::string text, ReadFile(record_path));
-      absl::StatusOr<StudyRun> record = ParseStudyRunRecord(text);
-      if (!record.ok()) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s: %s (delete it to rerun that run)",
-                                                          record_path, record.status().message()));
-      }
-      // The log lies next to the record, wherever --out_dir has moved since.
-      record->summary.log_path = absl::StrFormat("%s/%s.csv", runs_dir, run.key);
-      absl::PrintF("run %d/%d: %s: done before, skipped\n", i + 1, n, label);
-      done.push_back(*std::move(record));
-      ++skipped;
-      continue;
-    }
-    if (!data) {
-      HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
-      std::string dir = absl::GetFlag(FLAGS_data_dir);
-      if (dir.empty()) dir = info.default_dir;
-      HOGWILD_ASSIGN_OR_RETURN(
-          data, LoadTrainTest(info, dir, absl::GetFlag(FLAGS_train_examples), "--train_examples"));
-      HOGWILD_RETURN_IF_ERROR(make_out_dir());
-    }
-    TrainerOptions& options = run.options;
-    options.log_path = absl::StrFormat("%s/%s.csv", runs_dir, run.key);
-    options.overwrite_log = true;  // a log without a record is a run that did not finish
-    absl::PrintF("run %d/%d: %s (batch %d, %d epochs) ...\n", i + 1, n, label, options.batch_size,
-                 options.epochs);
-    std::fflush(stdout);
-    std::string sim_line;
-    absl::StatusOr<TrainResult> trained = absl::GetFlag(FLAGS_simulate)
-                                              ? SimulateRun(options, *data, sim_line)
-                                              : Train(options, data->train, data->test);
-    // A diverged run is a result of the grid (this learning rate is too high for this policy),
-    // recorded as such; any other error ends the study.
-    const bool diverged =
-        !trained.ok() && absl::StartsWith(trained.status().message(), "training diverged");
-    if (!trained.ok() && !diverged) return trained.status();
-    TrainResult result;
-    if (diverged) {
-      result.mode = options.mode;
-      result.num_workers = options.num_workers;
-    } else {
-      result = *std::move(trained);
-      num_params = static_cast<int64_t>(result.params.size());
-    }
-    // A diverged run's log holds the evaluations before it diverged (or nothing).
-    absl::StatusOr<std::vector<EvalPoint>> evals = ReadEvalPoints(options.log_path);
-    if (!evals.ok() && !diverged) return evals.status();
-    StudyRun record;
-    record.key = run.key;
-    record.config = run.config;
-    record.lr = run.lr;
-    record.momentum = run.momentum;
-    record.diverged = diverged;
-    record.final_test_loss = result.final_test_loss;
-    record.staleness_histogram = HistogramText(result.staleness_histogram);
-    record.summary =
-        Summarize(result, options.seed, options.batch_size,
-                  evals.ok() ? *evals : std::vector<EvalPoint>{}, target, options.log_path);
-    // The policy with its option (ssp(bound=4), backup(b=2)), so that summary.md and
-    // staleness.csv tell the configurations apart.
-    record.summary.mode = ModeLabel(options);
-    // The log is complete before the record exists: a run with a record is finished.
-    HOGWILD_RETURN_IF_ERROR(WriteFileAtomically(record_path, StudyRunRecord(record)));
-    if (diverged) {
-      absl::PrintF("  diverged: %s\n", trained.status().message());
-    } else {
-      absl::PrintF("  %s\n", absl::GetFlag(FLAGS_simulate) ? sim_line : FormatSummary(result));
-    }
-    done.push_back(std::move(record));
+// The record a finished run left at `record_path`.
+absl::StatusOr<StudyRun> ReadDoneRun(const std::string& record_path, const std::string& runs_dir,
+                                     const GridRun& run) {
+  HOGWILD_ASSIGN_OR_RETURN(std::string text, ReadFile(record_path));
+  absl::StatusOr<StudyRun> record = ParseStudyRunRecord(text);
+  if (!record.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s (delete it to rerun that run)",
+                                                      record_path, record.status().message()));
   }
-  if (skipped > 0) {
-    absl::PrintF("skipped %d of %d runs: their results were already in %s\n", skipped, n, runs_dir);
-  }
-  HOGWILD_RETURN_IF_ERROR(make_out_dir());
+  // The log lies next to the record, wherever --out_dir has moved since.
+  record->summary.log_path = absl::StrFormat("%s/%s.csv", runs_dir, run.key);
+  return record;
+}
 
+// The dataset of every run (--dataset, --data_dir, --train_examples).
+absl::StatusOr<TrainTestSplits> LoadStudyData() {
+  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
+  std::string dir = absl::GetFlag(FLAGS_data_dir);
+  if (dir.empty()) dir = info.default_dir;
+  return LoadTrainTest(info, dir, absl::GetFlag(FLAGS_train_examples), "--train_examples");
+}
+
+// Trains (or simulates) one run of the grid whose log path is set, writes its record to
+// `record_path` and prints its summary; `num_params` receives its parameter count.
+absl::StatusOr<StudyRun> TrainGridRun(const GridRun& run, const TrainTestSplits& data,
+                                      const std::string& record_path, double target,
+                                      int64_t& num_params) {
+  const TrainerOptions& options = run.options;
+  std::string sim_line;
+  absl::StatusOr<TrainResult> trained = absl::GetFlag(FLAGS_simulate)
+                                            ? SimulateRun(options, data, sim_line)
+                                            : Train(options, data.train, data.test);
+  // A diverged run is a result of the grid (this learning rate is too high for this policy),
+  // recorded as such; any other error ends the study.
+  const bool diverged =
+      !trained.ok() && absl::StartsWith(trained.status().message(), "training diverged");
+  if (!trained.ok() && !diverged) return trained.status();
+  TrainResult result;
+  if (diverged) {
+    result.mode = options.mode;
+    result.num_workers = options.num_workers;
+  } else {
+    result = *std::move(trained);
+    num_params = static_cast<int64_t>(result.params.size());
+  }
+  // A diverged run's log holds the evaluations before it diverged (or nothing).
+  absl::StatusOr<std::vector<EvalPoint>> evals = ReadEvalPoints(options.log_path);
+  if (!evals.ok() && !diverged) return evals.status();
+  StudyRun record;
+  record.key = run.key;
+  record.config = run.config;
+  record.lr = run.lr;
+  record.momentum = run.momentum;
+  record.diverged = diverged;
+  record.final_test_loss = result.final_test_loss;
+  record.staleness_histogram = HistogramText(result.staleness_histogram);
+  record.summary =
+      Summarize(result, options.seed, options.batch_size,
+                evals.ok() ? *evals : std::vector<EvalPoint>{}, target, options.log_path);
+  // The policy with its option (ssp(bound=4), backup(b=2)), so that summary.md and
+  // staleness.csv tell the configurations apart.
+  record.summary.mode = ModeLabel(options);
+  // The log is complete before the record exists: a run with a record is finished.
+  HOGWILD_RETURN_IF_ERROR(WriteFileAtomically(record_path, StudyRunRecord(record)));
+  if (diverged) {
+    absl::PrintF("  diverged: %s\n", trained.status().message());
+  } else {
+    absl::PrintF("  %s\n", absl::GetFlag(FLAGS_simulate) ? sim_line : FormatSummary(result));
+  }
+  return record;
+}
+
+// summary.csv, summary.md, staleness.csv and runs.csv of every run, once each run's
+// time-to-target is filled in from its log.
+absl::Status WriteRunTables(std::vector<StudyRun>& done, const std::string& out_dir,
+                            double target) {
   std::vector<RunSummary> summaries;
   std::string staleness_csv = "mode,workers,seed,staleness,count\n";
   std::string runs_csv = "config,mode,workers,lr,momentum,seed,log\n";
@@ -763,7 +805,13 @@ absl::Status Run() {
   HOGWILD_RETURN_IF_ERROR(WriteFile(
       out_dir + "/summary.md", SummaryMarkdown(summaries, target, absl::GetFlag(FLAGS_simulate))));
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/staleness.csv", staleness_csv));
-  HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/runs.csv", runs_csv));
+  return WriteFile(out_dir + "/runs.csv", runs_csv);
+}
+
+// Writes every table (the runs', then study.csv and study.md over seeds); returns the report.
+absl::StatusOr<std::string> WriteTables(std::vector<StudyRun>& done, const std::string& out_dir,
+                                        double target) {
+  HOGWILD_RETURN_IF_ERROR(WriteRunTables(done, out_dir, target));
   HOGWILD_ASSIGN_OR_RETURN(std::string study_csv, StudyCsv(done, target));
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/study.csv", study_csv));
   HOGWILD_ASSIGN_OR_RETURN(std::string report, StudyMarkdown(done, target));
@@ -776,31 +824,86 @@ absl::Status Run() {
         absl::GetFlag(FLAGS_allreduce_ms), report);
   }
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/study.md", report));
-  absl::PrintF("\n%s\n", report);
+  return report;
+}
 
-  if (data && absl::GetFlag(FLAGS_train_examples) == 0) {
-    // Peak resident memory of this process (the runs trained here, plus the dataset) against
-    // the target bound of issue 4 (not with --train_examples: the whole split was loaded).
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    const double peak_mb = usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
-    const double dataset_mb = (data->train.bytes() + data->test.bytes()) / (1024.0 * 1024.0);
-    const double bound_mb = 2.0 * dataset_mb + num_params * sizeof(float) / (1024.0 * 1024.0);
-    absl::PrintF(
-        "peak memory (max RSS) %.1f MiB; bound 2 x dataset (%.1f MiB) + parameters = %.1f MiB: "
-        "%s\n",
-        peak_mb, dataset_mb, bound_mb, peak_mb < bound_mb ? "within" : "OVER");
+// Peak resident memory of this process (the runs trained here, plus the dataset) against
+// the target bound of issue 4 (not with --train_examples: the whole split was loaded).
+void PrintPeakMemory(const TrainTestSplits& data, int64_t num_params) {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double peak_mb = usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
+  const double dataset_mb = (data.train.bytes() + data.test.bytes()) / (1024.0 * 1024.0);
+  const double bound_mb = 2.0 * dataset_mb + num_params * sizeof(float) / (1024.0 * 1024.0);
+  absl::PrintF(
+      "peak memory (max RSS) %.1f MiB; bound 2 x dataset (%.1f MiB) + parameters = %.1f MiB: "
+      "%s\n",
+      peak_mb, dataset_mb, bound_mb, peak_mb < bound_mb ? "within" : "OVER");
+}
+
+absl::Status DrawFigures(const std::string& out_dir, double target) {
+  // plot_convergence.py smooths real runs' per-worker rows; simulated logs have one row per
+  // window of all workers, so only plot_study.py's figures are drawn for them.
+  if (!absl::GetFlag(FLAGS_simulate)) {
+    HOGWILD_RETURN_IF_ERROR(Plot("plot_convergence.py", out_dir, target));
   }
+  return Plot("plot_study.py", out_dir, target);
+}
+
+absl::Status Run() {
+  // Every flag is checked before the dataset is loaded.
+  HOGWILD_RETURN_IF_ERROR(CheckSimulationFlags());
+  HOGWILD_ASSIGN_OR_RETURN(std::vector<GridRun> grid, BuildGrid());
+  const double target = absl::GetFlag(FLAGS_target_accuracy);
+  const std::string out_dir = absl::GetFlag(FLAGS_out_dir);
+  if (out_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--out_dir is empty (an unset shell variable?); give the directory for the results");
+  }
+  // Created once the data has loaded (or when every run is done), so that a missing dataset
+  // leaves nothing behind.
+  const std::string runs_dir = out_dir + "/runs";
+
+  // The dataset is loaded only when a run is left to train.
+  std::optional<TrainTestSplits> data;
+  std::vector<StudyRun> done;
+  int skipped = 0;
+  int64_t num_params = 0;
+  const int n = static_cast<int>(grid.size());
+  for (int i = 0; i < n; ++i) {
+    GridRun& run = grid[i];
+    const std::string record_path = absl::StrFormat("%s/%s.run", runs_dir, run.key);
+    const std::string label = absl::StrFormat("%s seed=%d", run.config, run.options.seed);
+    if (std::filesystem::exists(record_path)) {
+      HOGWILD_ASSIGN_OR_RETURN(StudyRun record, ReadDoneRun(record_path, runs_dir, run));
+      absl::PrintF("run %d/%d: %s: done before, skipped\n", i + 1, n, label);
+      done.push_back(std::move(record));
+      ++skipped;
+      continue;
+    }
+    if (!data) {
+      HOGWILD_ASSIGN_OR_RETURN(data, LoadStudyData());
+      HOGWILD_RETURN_IF_ERROR(MakeOutDir(out_dir, runs_dir));
+    }
+    run.options.log_path = absl::StrFormat("%s/%s.csv", runs_dir, run.key);
+    run.options.overwrite_log = true;  // a log without a record is a run that did not finish
+    absl::PrintF("run %d/%d: %s (batch %d, %d epochs) ...\n", i + 1, n, label,
+                 run.options.batch_size, run.options.epochs);
+    std::fflush(stdout);
+    HOGWILD_ASSIGN_OR_RETURN(StudyRun record,
+                             TrainGridRun(run, *data, record_path, target, num_params));
+    done.push_back(std::move(record));
+  }
+  if (skipped > 0) {
+    absl::PrintF("skipped %d of %d runs: their results were already in %s\n", skipped, n, runs_dir);
+  }
+  HOGWILD_RETURN_IF_ERROR(MakeOutDir(out_dir, runs_dir));
+  HOGWILD_ASSIGN_OR_RETURN(const std::string report, WriteTables(done, out_dir, target));
+  absl::PrintF("\n%s\n", report);
+  if (data && absl::GetFlag(FLAGS_train_examples) == 0) PrintPeakMemory(*data, num_params);
   absl::PrintF("records, logs and tables in %s\n", out_dir);
   std::fflush(stdout);
-  if (absl::GetFlag(FLAGS_plot)) {
-    // plot_convergence.py smooths real runs' per-worker rows; simulated logs have one row per
-    // window of all workers, so only plot_study.py's figures are drawn for them.
-    if (!absl::GetFlag(FLAGS_simulate)) {
-      HOGWILD_RETURN_IF_ERROR(Plot("plot_convergence.py", out_dir, target));
-    }
-    HOGWILD_RETURN_IF_ERROR(Plot("plot_study.py", out_dir, target));
-  }
+  if (absl::GetFlag(FLAGS_plot)) HOGWILD_RETURN_IF_ERROR(DrawFigures(out_dir, target));
   return absl::OkStatus();
 }
 

@@ -131,14 +131,10 @@ absl::Status WriteHistogram(const std::string& path, const std::vector<uint64_t>
   return absl::OkStatus();
 }
 
-absl::StatusOr<hogwild::SimResult> Run() {
+// --mode, --workers and the mode's own option into `t`. A policy option given for another mode
+// has no effect: refused, naming the mode it is for.
+absl::Status ParseModeFlags(hogwild::TrainerOptions& t) {
   using namespace hogwild;
-  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
-  std::string dir = absl::GetFlag(FLAGS_data_dir);
-  if (dir.empty()) dir = info.default_dir;
-
-  SimOptions options;
-  TrainerOptions& t = options.trainer;
   const absl::StatusOr<Mode> mode = ParseMode(absl::GetFlag(FLAGS_mode));
   if (!mode.ok()) {
     return absl::InvalidArgumentError(
@@ -146,7 +142,6 @@ absl::StatusOr<hogwild::SimResult> Run() {
   }
   t.mode = *mode;
   t.num_workers = absl::GetFlag(FLAGS_workers);
-  // A policy option given for another mode has no effect: refused, naming the mode it is for.
   const struct {
     const char* flag;
     Mode mode;
@@ -168,6 +163,12 @@ absl::StatusOr<hogwild::SimResult> Run() {
   }
   if (t.mode == Mode::kBackup) t.backup_workers = absl::GetFlag(FLAGS_backup_workers);
   if (t.mode == Mode::kLocalSgd) t.average_every = absl::GetFlag(FLAGS_average_every);
+  return absl::OkStatus();
+}
+
+// The model, the recipe, the evaluations and the log into `t`.
+absl::Status ParseTrainingFlags(hogwild::TrainerOptions& t) {
+  using namespace hogwild;
   t.model.name = absl::GetFlag(FLAGS_model);
   t.model.hidden.clear();
   if (t.model.name == "mlp") {
@@ -193,10 +194,16 @@ absl::StatusOr<hogwild::SimResult> Run() {
   if (t.log_path.empty() && absl::flags_internal::WasPresentOnCommandLine("log_every")) {
     return absl::InvalidArgumentError("--log_every has no effect without --log");
   }
-  // The histogram is written after the simulation: a path that cannot be a file fails now.
+  return absl::OkStatus();
+}
+
+// The histogram is written after the simulation: a path that cannot be a file fails now, and
+// so does one that would replace a previous run's histogram unasked.
+absl::Status CheckStalenessCsv(const std::string& log_path) {
+  using namespace hogwild;
   if (const std::string csv = absl::GetFlag(FLAGS_staleness_csv); !csv.empty()) {
     HOGWILD_RETURN_IF_ERROR(CheckReplacedFilePath("--staleness_csv", csv));
-    const RunFile files[] = {{.option = "--log", .value = t.log_path, .output = true},
+    const RunFile files[] = {{.option = "--log", .value = log_path, .output = true},
                              {.option = "--staleness_csv", .value = csv, .output = true}};
     HOGWILD_RETURN_IF_ERROR(CheckDistinctFiles(files));
     std::error_code ec;
@@ -211,6 +218,12 @@ absl::StatusOr<hogwild::SimResult> Run() {
     return absl::InvalidArgumentError(
         "--overwrite_staleness_csv has no effect without --staleness_csv");
   }
+  return absl::OkStatus();
+}
+
+// The simulated times (--step_time_ms, --jitter, --stragglers, --allreduce_ms) into `options`.
+absl::Status ParseTimeFlags(hogwild::SimOptions& options) {
+  using namespace hogwild;
   HOGWILD_ASSIGN_OR_RETURN(options.compute.step_time_s,
                            Milliseconds("step_time_ms", absl::GetFlag(FLAGS_step_time_ms), false));
   options.compute.jitter = absl::GetFlag(FLAGS_jitter);
@@ -219,30 +232,38 @@ absl::StatusOr<hogwild::SimResult> Run() {
   }
   HOGWILD_ASSIGN_OR_RETURN(options.allreduce_time_s,
                            Milliseconds("allreduce_ms", absl::GetFlag(FLAGS_allreduce_ms), true));
-  if (options.allreduce_time_s != 0 && !SplitsGlobalBatch(t.mode)) {
+  if (options.allreduce_time_s != 0 && !SplitsGlobalBatch(options.trainer.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--allreduce_ms=%s applies to --mode=sync, backup or local_sgd only (%s has no "
         "all-reduce)",
-        FlagText("allreduce_ms"), ModeName(t.mode)));
+        FlagText("allreduce_ms"), ModeName(options.trainer.mode)));
   }
+  return absl::OkStatus();
+}
+
+// Sets options.max_state_bytes; returns the memory left when that, rather than the flag, is the
+// cap, so a refusal names the real limit.
+std::optional<int64_t> CapStateBytes(hogwild::SimOptions& options) {
   options.max_state_bytes = absl::GetFlag(FLAGS_max_state_bytes);
-  // Set when the cap is the memory left rather than the flag, so a refusal names the real limit.
   std::optional<int64_t> memory_cap;
   if (!absl::flags_internal::WasPresentOnCommandLine("max_state_bytes")) {
     // Past the memory the machine has (or ulimit -v allows), the kernel would kill the run part
     // way, or an allocation would fail.
-    if (const std::optional<int64_t> available = AvailableMemoryBytes();
+    if (const std::optional<int64_t> available = hogwild::AvailableMemoryBytes();
         available && *available < options.max_state_bytes) {
       memory_cap = std::max<int64_t>(0, *available);
       options.max_state_bytes = std::max<int64_t>(1, *memory_cap);
     }
   }
-  const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
-  if (train_examples < 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
-  }
-  // A bad flag fails before the (slower) dataset load.
+  return memory_cap;
+}
+
+// The checks that need no data: a bad flag, a model or state that cannot fit, or a log that
+// would be replaced fails before the (slower) dataset load.
+absl::Status CheckBeforeLoad(const hogwild::SimOptions& options,
+                             std::optional<int64_t> memory_cap) {
+  using namespace hogwild;
+  const TrainerOptions& t = options.trainer;
   HOGWILD_RETURN_IF_ERROR(ValidateSimOptions(options));
   // The model (with MNIST's shape), the state it needs, and the log too: refused before the
   // (slower) dataset load.
@@ -258,6 +279,29 @@ absl::StatusOr<hogwild::SimResult> Run() {
   if (!t.log_path.empty() && !t.overwrite_log) {
     HOGWILD_RETURN_IF_ERROR(ConvergenceLog::CheckWouldNotReplace(t.log_path, "--overwrite_log"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<hogwild::SimResult> Run() {
+  using namespace hogwild;
+  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
+  std::string dir = absl::GetFlag(FLAGS_data_dir);
+  if (dir.empty()) dir = info.default_dir;
+
+  SimOptions options;
+  TrainerOptions& t = options.trainer;
+  HOGWILD_RETURN_IF_ERROR(ParseModeFlags(t));
+  HOGWILD_RETURN_IF_ERROR(ParseTrainingFlags(t));
+  HOGWILD_RETURN_IF_ERROR(CheckStalenessCsv(t.log_path));
+  HOGWILD_RETURN_IF_ERROR(ParseTimeFlags(options));
+  const std::optional<int64_t> memory_cap = CapStateBytes(options);
+  const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
+  if (train_examples < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
+  }
+  // A bad flag fails before the (slower) dataset load.
+  HOGWILD_RETURN_IF_ERROR(CheckBeforeLoad(options, memory_cap));
 
   HOGWILD_ASSIGN_OR_RETURN(TrainTestSplits splits,
                            LoadTrainTest(info, dir, train_examples, "--train_examples"));

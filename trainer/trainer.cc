@@ -300,156 +300,208 @@ absl::Status CheckOutputs(const TrainerOptions& options) {
 
 namespace {
 
-absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, const Dataset& train,
-                                           const Dataset& test) {
-  TrainerOptions options = requested;
-  options.num_workers = WorkerCount(requested);
-  // A job of several processes: this rank's workers are the job's [rank·W, (rank+1)·W).
+// Where this process's workers sit in the job: alone (no cluster: rank 0 of 1), or rank `rank`
+// of a job of several processes, whose workers are the job's [rank·W, (rank+1)·W).
+struct RankInJob {
+  Cluster* cluster = nullptr;  // null: one process
+  int num_ranks = 1;
+  int rank = 0;
+};
+
+RankInJob RankOf(const TrainerOptions& options) {
   Cluster* const cluster =
       options.cluster != nullptr && options.cluster->num_ranks() > 1 ? options.cluster : nullptr;
-  const int num_ranks = cluster != nullptr ? cluster->num_ranks() : 1;
-  const int rank = cluster != nullptr ? cluster->rank() : 0;
-  if (cluster != nullptr && rank != 0) options.log_path.clear();
+  if (cluster == nullptr) return RankInJob{};
+  return RankInJob{.cluster = cluster, .num_ranks = cluster->num_ranks(), .rank = cluster->rank()};
+}
+
+// Async across processes: the ranks checkpoint one cut of the job (Cluster::CheckpointCut).
+bool TakesJobCut(const TrainerOptions& options, const RankInJob& job) {
+  return job.cluster != nullptr && options.mode == Mode::kAsync;
+}
+
+// What PrepareRun makes before the ranks first communicate.
+struct PreparedRun {
+  // The options in effect: the worker count resolved, the log on rank 0 only, the optimizer's
+  // no-decay and moving-statistics ranges taken from the model.
+  TrainerOptions options;
+  // worker_devices[w]: the GPU of worker w, through `gpu`. Empty (and gpu null): CPU workers.
   std::vector<DeviceSpec> worker_devices;
   const GpuRuntime* gpu = nullptr;
   std::unique_ptr<Model> model;
-  std::unique_ptr<ParameterStore> store;
+  std::unique_ptr<ParameterStore> store;  // holds the initial parameters
   CheckpointSignature signature;
-  std::optional<Checkpoint> resumed;
-  // Everything that can refuse the run before the ranks first communicate: in a job of several
-  // processes they agree on the outcome (the lowest failing rank's error, on every rank), so a
-  // refusal ends every rank in order instead of leaving peers in a collective.
-  absl::Status prepared = [&]() -> absl::Status {
-    HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(requested, train.size()));
-    if (cluster != nullptr) {
-      // Before CheckOutputs, which creates the checkpoint directory.
-      HOGWILD_RETURN_IF_ERROR(CheckClusterOptions(options, num_ranks));
-      HOGWILD_RETURN_IF_ERROR(CheckMultiProcessData(options, train.size(), num_ranks));
-    }
-    HOGWILD_RETURN_IF_ERROR(CheckOutputs(requested));
-    worker_devices = WorkerDevices(options);
-    // GPU workers need the GPU runtime (trainer/gpu_runtime.h): say so before anything else.
-    if (!worker_devices.empty()) {
-      const absl::StatusOr<const GpuRuntime*> runtime = GpuRuntimeOrError();
-      if (!runtime.ok()) {
-        return absl::Status(
-            runtime.status().code(),
-            absl::StrCat("TrainerOptions::devices=", DevicesToString(options.devices), ": ",
-                         runtime.status().message()));
-      }
-      gpu = *runtime;
-      if (cluster != nullptr) HOGWILD_RETURN_IF_ERROR(MapRankGpus(*cluster, *gpu, worker_devices));
-    }
-    ModelSpec spec = options.model;
-    spec.input_shape = train.example_shape;
-    spec.num_classes = train.num_classes;
-    HOGWILD_ASSIGN_OR_RETURN(model, Model::Create(spec));
-    // Refuse a run that cannot fit before allocating any of it (host memory; CPU workers).
-    if (worker_devices.empty()) {
-      HOGWILD_RETURN_IF_ERROR(
-          CheckMemoryFits(EstimateTrainingMemory(options, *model, train.size(), test.size() > 0),
-                          AvailableMemoryBytes(WorkerCount(options) + (test.size() > 0 ? 1 : 0))));
-    }
-    if (!options.weight_decay_biases) options.sgd.no_decay = model->BiasRanges();
-    options.sgd.moving_stats = model->StatRanges();  // batch norm (trainer/layers/batch_norm.h)
-    HOGWILD_ASSIGN_OR_RETURN(store, ParameterStore::Create(model->num_params()));
-    model->InitParams(options.seed, store->unsafe_values());
-    // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.
-    if (!options.checkpoint_dir.empty()) {
-      signature = MakeSignature(*model, options.mode, options.num_workers, options.batch_size,
-                                options.seed, train);
-    }
-    signature.optimizer = OptimizerName(options.sgd.optimizer);
-    signature.num_ranks = num_ranks;
-    signature.constants = OptimizerConstants{
-        .momentum = options.sgd.momentum,
-        .beta1 = options.sgd.beta1,
-        .beta2 = options.sgd.beta2,
-        .alpha = options.sgd.alpha,
-        // The value in effect (0 means the default).
-        .eps = options.sgd.eps != 0.0f ? options.sgd.eps : DefaultEps(options.sgd.optimizer),
-        .weight_decay = options.sgd.weight_decay,
-        .ema_decay = options.ema_decay};
-    if (options.resume) {
-      // Every rank reads the job's checkpoint (one file system, or the same copy on each host).
-      HOGWILD_ASSIGN_OR_RETURN(resumed, ReadLatestCheckpoint(options.checkpoint_dir));
-    }
-    if (resumed) {
-      HOGWILD_RETURN_IF_ERROR(
-          CheckSignature(signature, resumed->signature, CheckpointPath(options.checkpoint_dir)));
-    }
-    return absl::OkStatus();
-  }();
-  if (cluster != nullptr) prepared = cluster->AgreeOnStatus(prepared);
-  HOGWILD_RETURN_IF_ERROR(prepared);
-  // The schedule every worker, the log and the evaluations read: base_lr scaled for the global
-  // batch once (LrSchedule::scaling), warm-up included in At().
-  const LrSchedule lr = ScaleForBatch(options.lr, GlobalBatch(options));
+  std::optional<Checkpoint> resumed;  // the checkpoint to resume from, its signature checked
+};
 
+// Sets run.worker_devices and run.gpu; a rank of a job takes its own block of the host's GPUs.
+absl::Status PrepareGpus(const RankInJob& job, PreparedRun& run) {
+  run.worker_devices = WorkerDevices(run.options);
+  if (run.worker_devices.empty()) return absl::OkStatus();
+  // GPU workers need the GPU runtime (trainer/gpu_runtime.h): say so before anything else.
+  const absl::StatusOr<const GpuRuntime*> runtime = GpuRuntimeOrError();
+  if (!runtime.ok()) {
+    return absl::Status(runtime.status().code(), absl::StrCat("TrainerOptions::devices=",
+                                                              DevicesToString(run.options.devices),
+                                                              ": ", runtime.status().message()));
+  }
+  run.gpu = *runtime;
+  if (job.cluster != nullptr) {
+    HOGWILD_RETURN_IF_ERROR(MapRankGpus(*job.cluster, *run.gpu, run.worker_devices));
+  }
+  return absl::OkStatus();
+}
+
+// The signature this run's checkpoints carry and a resumed checkpoint must match.
+CheckpointSignature RunSignature(const TrainerOptions& options, const Model& model, int num_ranks,
+                                 const Dataset& train) {
+  CheckpointSignature signature;
+  // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.
+  if (!options.checkpoint_dir.empty()) {
+    signature = MakeSignature(model, options.mode, options.num_workers, options.batch_size,
+                              options.seed, train);
+  }
+  signature.optimizer = OptimizerName(options.sgd.optimizer);
+  signature.num_ranks = num_ranks;
+  signature.constants = OptimizerConstants{
+      .momentum = options.sgd.momentum,
+      .beta1 = options.sgd.beta1,
+      .beta2 = options.sgd.beta2,
+      .alpha = options.sgd.alpha,
+      // The value in effect (0 means the default).
+      .eps = options.sgd.eps != 0.0f ? options.sgd.eps : DefaultEps(options.sgd.optimizer),
+      .weight_decay = options.sgd.weight_decay,
+      .ema_decay = options.ema_decay};
+  return signature;
+}
+
+// Everything that can refuse the run before the ranks first communicate: the checks, the
+// devices, the model with its initial parameters, the checkpoint to resume from. Fills `run`,
+// whose options hold the requested ones with the worker count resolved.
+absl::Status PrepareRun(const TrainerOptions& requested, const Dataset& train, const Dataset& test,
+                        const RankInJob& job, PreparedRun& run) {
+  TrainerOptions& options = run.options;
+  HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(requested, train.size()));
+  if (job.cluster != nullptr) {
+    // Before CheckOutputs, which creates the checkpoint directory.
+    HOGWILD_RETURN_IF_ERROR(CheckClusterOptions(options, job.num_ranks));
+    HOGWILD_RETURN_IF_ERROR(CheckMultiProcessData(options, train.size(), job.num_ranks));
+  }
+  HOGWILD_RETURN_IF_ERROR(CheckOutputs(requested));
+  HOGWILD_RETURN_IF_ERROR(PrepareGpus(job, run));
+  ModelSpec spec = options.model;
+  spec.input_shape = train.example_shape;
+  spec.num_classes = train.num_classes;
+  HOGWILD_ASSIGN_OR_RETURN(run.model, Model::Create(spec));
+  // Refuse a run that cannot fit before allocating any of it (host memory; CPU workers).
+  if (run.worker_devices.empty()) {
+    HOGWILD_RETURN_IF_ERROR(
+        CheckMemoryFits(EstimateTrainingMemory(options, *run.model, train.size(), test.size() > 0),
+                        AvailableMemoryBytes(WorkerCount(options) + (test.size() > 0 ? 1 : 0))));
+  }
+  if (!options.weight_decay_biases) options.sgd.no_decay = run.model->BiasRanges();
+  options.sgd.moving_stats = run.model->StatRanges();  // batch norm (trainer/layers/batch_norm.h)
+  HOGWILD_ASSIGN_OR_RETURN(run.store, ParameterStore::Create(run.model->num_params()));
+  run.model->InitParams(options.seed, run.store->unsafe_values());
+  run.signature = RunSignature(options, *run.model, job.num_ranks, train);
+  if (options.resume) {
+    // Every rank reads the job's checkpoint (one file system, or the same copy on each host).
+    HOGWILD_ASSIGN_OR_RETURN(run.resumed, ReadLatestCheckpoint(options.checkpoint_dir));
+  }
+  if (run.resumed) {
+    HOGWILD_RETURN_IF_ERROR(CheckSignature(run.signature, run.resumed->signature,
+                                           CheckpointPath(options.checkpoint_dir)));
+  }
+  return absl::OkStatus();
+}
+
+// The update policy of the run's mode over run.store, placed on its workers' devices (and, in a
+// job of several processes, on the job's).
+absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreatePolicy(const PreparedRun& run,
+                                                           const RankInJob& job) {
+  const TrainerOptions& options = run.options;
+  Cluster* const cluster = job.cluster;
   PolicyPlacement placement{.num_cpu_workers = options.num_workers,
                             .force_host_master = options.force_host_master};
-  for (const DeviceSpec& d : worker_devices) placement.worker_gpus.push_back(d.index);
+  for (const DeviceSpec& d : run.worker_devices) placement.worker_gpus.push_back(d.index);
   std::unique_ptr<UpdatePolicy> policy;
   if (cluster != nullptr) {
     HOGWILD_ASSIGN_OR_RETURN(
-        policy, cluster->CreateUpdatePolicy(options.mode, store.get(), options.num_workers,
+        policy, cluster->CreateUpdatePolicy(options.mode, run.store.get(), options.num_workers,
                                             options.sgd, options.exchange_every));
-  } else if (worker_devices.empty()) {
+  } else if (run.worker_devices.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(
-        policy, CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd,
+        policy, CreateUpdatePolicy(options.mode, run.store.get(), placement, options.sgd,
                                    ModeOptions{.staleness_bound = options.staleness_bound,
                                                .backup_workers = options.backup_workers,
                                                .average_every = options.average_every}));
   } else {
     // Across processes (sync; CheckClusterOptions): collective, NCCL over every rank's GPUs.
-    ProcessGroup job{.rank = rank, .num_ranks = num_ranks};
+    ProcessGroup process_group{.rank = job.rank, .num_ranks = job.num_ranks};
     if (cluster != nullptr) {
-      job.broadcast_from_rank0 = [cluster](absl::Span<char> bytes) {
+      process_group.broadcast_from_rank0 = [cluster](absl::Span<char> bytes) {
         return cluster->BroadcastFromRankZero(bytes);
       };
-      placement.job = &job;
+      placement.job = &process_group;
     }
     HOGWILD_ASSIGN_OR_RETURN(
-        policy, gpu->CreateUpdatePolicy(options.mode, store.get(), placement, options.sgd));
+        policy, run.gpu->CreateUpdatePolicy(options.mode, run.store.get(), placement, options.sgd));
   }
+  return policy;
+}
+
+// Restores run.resumed's parameters, global step and optimizer state into `policy` (this rank's
+// share of them), before any worker starts.
+absl::Status RestoreResumed(const PreparedRun& run, const RankInJob& job, const Dataset& train,
+                            UpdatePolicy& policy) {
+  const TrainerOptions& options = run.options;
+  const Checkpoint& resumed = *run.resumed;
+  if (!resumed.signature.dataset) {
+    // The migration from format version 1 (trainer/checkpoint/checkpoint.h): no dataset to
+    // compare; say so once, and the next save records it.
+    absl::FPrintF(stderr,
+                  "hogwild: warning: %s (format version %d) does not record its dataset; "
+                  "resuming without checking that it was trained on %s\n",
+                  CheckpointPath(options.checkpoint_dir), resumed.format_version,
+                  train.name.empty() ? "this training set" : train.name);
+  }
+  if (TakesJobCut(options, job) &&
+      resumed.optimizer_state.size() == static_cast<size_t>(job.num_ranks) * options.num_workers) {
+    // An async job's checkpoint holds every worker's momentum, rank-major: this rank's slice.
+    Checkpoint mine = resumed;
+    const auto first =
+        resumed.optimizer_state.begin() + static_cast<ptrdiff_t>(job.rank) * options.num_workers;
+    mine.optimizer_state.assign(first, first + options.num_workers);
+    HOGWILD_RETURN_IF_ERROR(RestoreState(mine, policy));
+  } else {
+    HOGWILD_RETURN_IF_ERROR(RestoreState(resumed, policy));
+  }
+  if (resumed.ema.empty() != (options.ema_decay == 0.0f)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: cannot resume: the weight EMA differs: the checkpoint was written %s an EMA, this "
+        "run %s; resume with the checkpoint's --ema_decay or use another --checkpoint_dir",
+        CheckpointPath(options.checkpoint_dir), resumed.ema.empty() ? "without" : "with",
+        options.ema_decay == 0.0f ? "has none" : "has one"));
+  }
+  return absl::OkStatus();
+}
+
+// This rank's workers' data positions ([W], the index of each one's next batch): its slice of
+// the job's (rank-major) list in the resumed checkpoint; all 0 in a fresh run.
+std::vector<int64_t> StartSteps(const TrainerOptions& options, const RankInJob& job,
+                                const std::optional<Checkpoint>& resumed) {
+  std::vector<int64_t> start_step(options.num_workers, 0);
   if (resumed) {
-    if (!resumed->signature.dataset) {
-      // The migration from format version 1 (trainer/checkpoint/checkpoint.h): no dataset to
-      // compare; say so once, and the next save records it.
-      absl::FPrintF(stderr,
-                    "hogwild: warning: %s (format version %d) does not record its dataset; "
-                    "resuming without checking that it was trained on %s\n",
-                    CheckpointPath(options.checkpoint_dir), resumed->format_version,
-                    train.name.empty() ? "this training set" : train.name);
-    }
-    if (cluster != nullptr && options.mode == Mode::kAsync &&
-        resumed->optimizer_state.size() == static_cast<size_t>(num_ranks) * options.num_workers) {
-      // An async job's checkpoint holds every worker's momentum, rank-major: this rank's slice.
-      Checkpoint mine = *resumed;
-      const auto first =
-          resumed->optimizer_state.begin() + static_cast<ptrdiff_t>(rank) * options.num_workers;
-      mine.optimizer_state.assign(first, first + options.num_workers);
-      HOGWILD_RETURN_IF_ERROR(RestoreState(mine, *policy));
-    } else {
-      HOGWILD_RETURN_IF_ERROR(RestoreState(*resumed, *policy));
-    }
-    if (resumed->ema.empty() != (options.ema_decay == 0.0f)) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "%s: cannot resume: the weight EMA differs: the checkpoint was written %s an EMA, this "
-          "run %s; resume with the checkpoint's --ema_decay or use another --checkpoint_dir",
-          CheckpointPath(options.checkpoint_dir), resumed->ema.empty() ? "without" : "with",
-          options.ema_decay == 0.0f ? "has none" : "has one"));
-    }
+    const auto first =
+        resumed->next_step.begin() + static_cast<ptrdiff_t>(job.rank) * options.num_workers;
+    start_step.assign(first, first + options.num_workers);
   }
+  return start_step;
+}
 
-  std::unique_ptr<ConvergenceLog> log;
-  if (!options.log_path.empty()) {
-    HOGWILD_ASSIGN_OR_RETURN(log, ConvergenceLog::Open(options.log_path));
-  }
-  // A rank trains on its 1/R of each epoch: its epoch counter counts that share.
-  TrainingMetrics metrics(options.num_workers, train.size() / num_ranks, log.get(),
-                          options.log_every_steps, options.log_row_sink);
-
+PipelineOptions RunPipelineOptions(const TrainerOptions& options, const RankInJob& job,
+                                   const std::optional<Checkpoint>& resumed,
+                                   const std::vector<int64_t>& start_step) {
   PipelineOptions pipeline_options{.mode = options.mode,
                                    .num_workers = options.num_workers,
                                    .batch_size = options.batch_size,
@@ -457,109 +509,99 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
                                    .seed = options.seed,
                                    .drop_last = options.drop_last,
                                    .prefetch = options.prefetch,
-                                   .first_worker = rank * options.num_workers,
-                                   .total_workers = num_ranks * options.num_workers};
-  // This rank's workers' data positions: its slice of the job's (rank-major) list.
-  std::vector<int64_t> start_step(options.num_workers, 0);
-  if (resumed) {
-    const auto first =
-        resumed->next_step.begin() + static_cast<ptrdiff_t>(rank) * options.num_workers;
-    start_step.assign(first, first + options.num_workers);
-    pipeline_options.start_step = start_step;
-  }
-  InputPipeline pipeline(&train, pipeline_options);
-  // Epochs trained before this run (the progress line counts from there): the checkpoint's share
-  // of every worker's batches.
+                                   .first_worker = job.rank * options.num_workers,
+                                   .total_workers = job.num_ranks * options.num_workers};
+  if (resumed) pipeline_options.start_step = start_step;
+  return pipeline_options;
+}
+
+// Epochs trained before this run (the progress line counts from there): the checkpoint's share
+// of every worker's batches; 0 in a fresh run. Refuses a checkpoint with nothing left to train.
+absl::StatusOr<double> StartEpoch(const TrainerOptions& options, const RankInJob& job,
+                                  const std::optional<Checkpoint>& resumed,
+                                  const std::vector<int64_t>& start_step,
+                                  const InputPipeline& pipeline) {
   double start_epoch = 0.0;
-  if (resumed) {
-    bool left = false;
-    int64_t done = 0, per_epoch = 0;
-    for (int w = 0; w < options.num_workers; ++w) {
-      left |=
-          start_step[w] < pipeline.plan().StepsPerEpoch(pipeline.plan_worker(w)) * options.epochs;
-      done += start_step[w];
-      per_epoch += pipeline.plan().StepsPerEpoch(pipeline.plan_worker(w));
-    }
-    if (per_epoch > 0) start_epoch = static_cast<double>(done) / static_cast<double>(per_epoch);
-    if (cluster != nullptr && options.mode == Mode::kAsync) {
-      // Async ranks stop at different positions: the job goes on while any worker of any rank
-      // has data left (a rank without any joins the others' checkpoints), the same on every rank.
-      left = false;
-      for (size_t j = 0; j < resumed->next_step.size(); ++j) {
-        left |= resumed->next_step[j] <
-                pipeline.plan().StepsPerEpoch(static_cast<int>(j)) * options.epochs;
-      }
-    }
-    if (!left) {
-      // The checkpoint's position in epochs, as the progress line counts it (2.55: mid-epoch).
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "%s is at epoch %.2f (global step %d), at or past the end of a run of "
-          "TrainerOptions::epochs=%d: nothing is left to train; TrainerOptions::epochs must be "
-          "larger (at least %d) to continue training it",
-          CheckpointPath(options.checkpoint_dir), start_epoch, resumed->global_step, options.epochs,
-          static_cast<int64_t>(std::floor(start_epoch)) + 1));
+  if (!resumed) return start_epoch;
+  bool left = false;
+  int64_t done = 0, per_epoch = 0;
+  for (int w = 0; w < options.num_workers; ++w) {
+    left |= start_step[w] < pipeline.plan().StepsPerEpoch(pipeline.plan_worker(w)) * options.epochs;
+    done += start_step[w];
+    per_epoch += pipeline.plan().StepsPerEpoch(pipeline.plan_worker(w));
+  }
+  if (per_epoch > 0) start_epoch = static_cast<double>(done) / static_cast<double>(per_epoch);
+  if (TakesJobCut(options, job)) {
+    // Async ranks stop at different positions: the job goes on while any worker of any rank
+    // has data left (a rank without any joins the others' checkpoints), the same on every rank.
+    left = false;
+    for (size_t j = 0; j < resumed->next_step.size(); ++j) {
+      left |= resumed->next_step[j] <
+              pipeline.plan().StepsPerEpoch(static_cast<int>(j)) * options.epochs;
     }
   }
-
-  CpuBackend eval_backend;
-  std::unique_ptr<Evaluator> evaluator;
-  if (test.size() > 0) {
-    HOGWILD_ASSIGN_OR_RETURN(evaluator, Evaluator::Create(model.get(), &test, &eval_backend));
+  if (!left) {
+    // The checkpoint's position in epochs, as the progress line counts it (2.55: mid-epoch).
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s is at epoch %.2f (global step %d), at or past the end of a run of "
+        "TrainerOptions::epochs=%d: nothing is left to train; TrainerOptions::epochs must be "
+        "larger (at least %d) to continue training it",
+        CheckpointPath(options.checkpoint_dir), start_epoch, resumed->global_step, options.epochs,
+        static_cast<int64_t>(std::floor(start_epoch)) + 1));
   }
+  return start_epoch;
+}
 
-  // The moving average starts from the parameters training starts from (TensorFlow's shadow
-  // variables start as the variables' initial values).
-  std::unique_ptr<WeightEma> ema;
-  if (options.ema_decay != 0.0f) {
-    std::vector<float> start(static_cast<size_t>(policy->num_params()));
-    HOGWILD_RETURN_IF_ERROR(policy->ReadParams(absl::MakeSpan(start)));
-    if (resumed) start = resumed->ema;  // checked below to be there
-    ema = std::make_unique<WeightEma>(start, options.ema_decay, options.ema_num_updates);
-  }
+// The weights' moving average (null: none). It starts from the parameters training starts from
+// (TensorFlow's shadow variables start as the variables' initial values).
+absl::StatusOr<std::unique_ptr<WeightEma>> StartEma(const TrainerOptions& options,
+                                                    const UpdatePolicy& policy,
+                                                    const std::optional<Checkpoint>& resumed) {
+  if (options.ema_decay == 0.0f) return nullptr;
+  std::vector<float> start(static_cast<size_t>(policy.num_params()));
+  HOGWILD_RETURN_IF_ERROR(policy.ReadParams(absl::MakeSpan(start)));
+  if (resumed) start = resumed->ema;  // checked by RestoreResumed to be there
+  return std::make_unique<WeightEma>(start, options.ema_decay, options.ema_num_updates);
+}
 
-  WorkerContext context;
-  context.model = model.get();
-  context.policy = policy.get();
-  context.pipeline = &pipeline;
-  context.metrics = &metrics;
-  context.lr = lr;
-  context.ema = ema.get();
-  context.max_batch = options.batch_size;
-  // Periodic evaluations on rank 0 only (every rank's parameters are the same in sync mode).
+// The periodic evaluations (WorkerContext::eval_runner, eval_schedule); both null: none.
+struct PeriodicEvals {
+  std::unique_ptr<EvalRunner> runner;
+  std::unique_ptr<EvalSchedule> schedule;
+};
+
+// Periodic evaluations on rank 0 only (every rank's parameters are the same in sync mode).
+PeriodicEvals StartPeriodicEvals(const TrainerOptions& options, const RankInJob& job,
+                                 Evaluator* evaluator, TrainingMetrics& metrics,
+                                 const InputPipeline& pipeline, const UpdatePolicy& policy,
+                                 bool with_ema) {
   const int64_t eval_every_steps =
       options.eval_every_epochs > 0
           ? std::max<int64_t>(
                 1, std::llround(options.eval_every_epochs *
                                 StepsPerEpoch(pipeline, options.mode, options.num_workers)))
           : options.eval_every_steps;
-  std::unique_ptr<EvalRunner> eval_runner;
-  std::unique_ptr<EvalSchedule> eval_schedule;
-  if (rank == 0 && evaluator != nullptr && eval_every_steps > 0) {
-    // Snapshots may queue up to kEvalQueueBytes (at least one), so an evaluation slower than
-    // its period for a while holds no worker up (trainer/metrics/eval_runner.h).
-    const int64_t snapshot_bytes = std::max<int64_t>(
-        1, policy->num_params() * static_cast<int64_t>(sizeof(float)) * (ema != nullptr ? 2 : 1));
-    const int max_queued =
-        static_cast<int>(std::clamp<int64_t>(kEvalQueueBytes / snapshot_bytes, 1, kMaxQueuedEvals));
-    eval_runner = std::make_unique<EvalRunner>(evaluator.get(), &metrics,
-                                               options.eval_in_background, max_queued);
-    // A resumed run evaluates at the same global steps as an uninterrupted one.
-    eval_schedule = std::make_unique<EvalSchedule>(eval_every_steps,
-                                                   static_cast<int64_t>(policy->global_step()));
-  }
-  context.eval_runner = eval_runner.get();
-  context.eval_schedule = eval_schedule.get();
-  // Where the global step runs on without worker 0 (async, ssp), whoever reaches a point takes
-  // it; GPU workers and several processes keep to worker 0 (trainer/worker.h).
-  context.any_worker_evaluates = (options.mode == Mode::kAsync || options.mode == Mode::kSsp) &&
-                                 worker_devices.empty() && cluster == nullptr;
-  context.step_hook = options.step_hook;
-  context.worker_devices = worker_devices;
-  const StragglerModel stragglers(options.stragglers, options.seed);
-  DelayGate delay_gate(options.stop_requested);
-  context.stragglers = &stragglers;
-  context.delay_gate = &delay_gate;
+  PeriodicEvals evals;
+  if (job.rank != 0 || evaluator == nullptr || eval_every_steps <= 0) return evals;
+  // Snapshots may queue up to kEvalQueueBytes (at least one), so an evaluation slower than
+  // its period for a while holds no worker up (trainer/metrics/eval_runner.h).
+  const int64_t snapshot_bytes = std::max<int64_t>(
+      1, policy.num_params() * static_cast<int64_t>(sizeof(float)) * (with_ema ? 2 : 1));
+  const int max_queued =
+      static_cast<int>(std::clamp<int64_t>(kEvalQueueBytes / snapshot_bytes, 1, kMaxQueuedEvals));
+  evals.runner =
+      std::make_unique<EvalRunner>(evaluator, &metrics, options.eval_in_background, max_queued);
+  // A resumed run evaluates at the same global steps as an uninterrupted one.
+  evals.schedule =
+      std::make_unique<EvalSchedule>(eval_every_steps, static_cast<int64_t>(policy.global_step()));
+  return evals;
+}
 
+// When the run checkpoints and stops between steps, and how the ranks of a job agree on it.
+StepBoundary::Options RunBoundaryOptions(const TrainerOptions& options, const RankInJob& job,
+                                         const UpdatePolicy& policy,
+                                         const std::vector<int64_t>& start_step) {
+  Cluster* const cluster = job.cluster;
   StepBoundary::Options boundary_options{
       .mode = options.mode,
       .num_workers = options.num_workers,
@@ -567,9 +609,9 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       .every_steps = options.checkpoint_every_steps,
       .every_seconds = options.checkpoint_every_seconds,
       .stop_requested = options.stop_requested,
-      .start_global_step = static_cast<int64_t>(policy->global_step()),
+      .start_global_step = static_cast<int64_t>(policy.global_step()),
       .start_next_step = start_step};
-  const bool async_cut = cluster != nullptr && options.mode == Mode::kAsync;
+  const bool async_cut = TakesJobCut(options, job);
   if (async_cut && !options.checkpoint_dir.empty()) {
     // Async across processes: the ranks decide in polled rounds, take one cut, rank 0 writes.
     boundary_options.test_agreement = [cluster] { return cluster->TestOrOverRanks(); };
@@ -577,64 +619,72 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       return cluster->StartOrOverRanks(requests);
     };
     boundary_options.finish_agreement = [cluster] { return cluster->FinishOrOverRanks(); };
-    boundary_options.writes_checkpoints = rank == 0;
+    boundary_options.writes_checkpoints = job.rank == 0;
   } else if (cluster != nullptr && !async_cut) {
     // Sync across processes (CheckClusterOptions): the ranks decide together, rank 0 writes.
     boundary_options.start_agreement = [cluster](uint32_t requests) {
       return cluster->StartOrOverRanks(requests);
     };
     boundary_options.finish_agreement = [cluster] { return cluster->FinishOrOverRanks(); };
-    boundary_options.writes_checkpoints = rank == 0;
+    boundary_options.writes_checkpoints = job.rank == 0;
   }
-  StepBoundary boundary(
-      boundary_options,
-      [&](const std::vector<int64_t>& next_step) -> absl::StatusOr<Checkpoint> {
-        if (async_cut) {
-          // The job's cut: every rank now holds the global parameters; rank 0 has every
-          // worker's position and momentum (the other ranks' Checkpoint is not written).
-          HOGWILD_ASSIGN_OR_RETURN(Cluster::JobCut cut, cluster->CheckpointCut(*policy, next_step));
-          if (rank != 0) cut.next_step.assign(static_cast<size_t>(num_ranks) * next_step.size(), 0);
-          absl::StatusOr<Checkpoint> c =
-              CaptureState(signature, *policy, pipeline.plan(), cut.next_step);
-          if (c.ok()) {
-            c->global_step = cut.global_step;
-            c->optimizer_state = std::move(cut.momentum);
-          }
-          return c;
-        }
-        // The job's data positions, rank-major. Only sync jobs of several processes write
-        // checkpoints, and there every worker of every rank is at the same step.
-        std::vector<int64_t> job_next_step;
-        for (int r = 0; r < num_ranks; ++r) {
-          job_next_step.insert(job_next_step.end(), next_step.begin(), next_step.end());
-        }
-        absl::StatusOr<Checkpoint> c =
-            CaptureState(signature, *policy, pipeline.plan(), job_next_step);
-        // Every worker is parked after its last update and its EMA update: a consistent cut.
-        if (c.ok() && ema != nullptr) {
-          c->ema.resize(static_cast<size_t>(policy->num_params()));
-          ema->Read(absl::MakeSpan(c->ema));
-        }
-        return c;
-      },
-      [&] {
-        policy->Cancel();
-        pipeline.Cancel();
-      });
-  context.boundary = &boundary;
+  return boundary_options;
+}
 
+// The run's checkpoint at a step boundary (StepBoundary's snapshot): `next_step` [W] is the
+// index of each of this rank's workers' next batch.
+absl::StatusOr<Checkpoint> CaptureCheckpoint(const TrainerOptions& options, const RankInJob& job,
+                                             const CheckpointSignature& signature,
+                                             UpdatePolicy& policy, const InputPipeline& pipeline,
+                                             const WeightEma* ema,
+                                             const std::vector<int64_t>& next_step) {
+  if (TakesJobCut(options, job)) {
+    // The job's cut: every rank now holds the global parameters; rank 0 has every
+    // worker's position and momentum (the other ranks' Checkpoint is not written).
+    HOGWILD_ASSIGN_OR_RETURN(Cluster::JobCut cut, job.cluster->CheckpointCut(policy, next_step));
+    if (job.rank != 0) {
+      cut.next_step.assign(static_cast<size_t>(job.num_ranks) * next_step.size(), 0);
+    }
+    absl::StatusOr<Checkpoint> c = CaptureState(signature, policy, pipeline.plan(), cut.next_step);
+    if (c.ok()) {
+      c->global_step = cut.global_step;
+      c->optimizer_state = std::move(cut.momentum);
+    }
+    return c;
+  }
+  // The job's data positions, rank-major. Only sync jobs of several processes write
+  // checkpoints, and there every worker of every rank is at the same step.
+  std::vector<int64_t> job_next_step;
+  for (int r = 0; r < job.num_ranks; ++r) {
+    job_next_step.insert(job_next_step.end(), next_step.begin(), next_step.end());
+  }
+  absl::StatusOr<Checkpoint> c = CaptureState(signature, policy, pipeline.plan(), job_next_step);
+  // Every worker is parked after its last update and its EMA update: a consistent cut.
+  if (c.ok() && ema != nullptr) {
+    c->ema.resize(static_cast<size_t>(policy.num_params()));
+    ema->Read(absl::MakeSpan(c->ema));
+  }
+  return c;
+}
+
+// Runs the workers until their data ends, an orderly stop or an error, reporting progress
+// meanwhile; returns the first worker's error, else the periodic evaluations' (an orderly stop is
+// OK). The step boundary's start agreement has been made.
+absl::Status RunWorkers(const TrainerOptions& options, const WorkerContext& context,
+                        double start_epoch, const std::optional<Checkpoint>& resumed) {
   WorkerGroup workers([&] {
-    policy->Cancel();
-    pipeline.Cancel();
-    boundary.Cancel();
-    delay_gate.Cancel();
+    context.policy->Cancel();
+    context.pipeline->Cancel();
+    context.boundary->Cancel();
+    context.delay_gate->Cancel();
     // An orderly stop (the boundary's cancel releases the sync peers) lets the evaluation in
     // flight finish and log its row, as an inline one would have; an error cancels it.
-    if (eval_runner != nullptr && !boundary.stopped()) eval_runner->Cancel();
+    if (context.eval_runner != nullptr && !context.boundary->stopped()) {
+      context.eval_runner->Cancel();
+    }
   });
-  HOGWILD_RETURN_IF_ERROR(boundary.StartAgreement());
   if (options.progress && resumed) {
-    options.progress({.metrics = metrics.Get(),
+    options.progress({.metrics = context.metrics->Get(),
                       .epochs = options.epochs,
                       .start_epoch = start_epoch,
                       .resumed_from_step = resumed->global_step});
@@ -642,32 +692,43 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   workers.Start(options.num_workers, [&](int w) { return RunWorker(w, context); });
   workers.Wait(options.progress ? options.progress_period : absl::Seconds(1), [&] {
     if (options.progress) {
-      options.progress(
-          {.metrics = metrics.Get(), .epochs = options.epochs, .start_epoch = start_epoch});
+      options.progress({.metrics = context.metrics->Get(),
+                        .epochs = options.epochs,
+                        .start_epoch = start_epoch});
     }
   });
   absl::Status status = workers.first_error();
-  if (eval_runner != nullptr) {
+  if (context.eval_runner != nullptr) {
     // The evaluation in flight ends (and writes its row) before the last rows and the final
     // evaluation, which uses the same Evaluator. Its error is the run's unless a worker's came
     // first (a cancelled evaluation is the consequence of that error, not a cause).
-    const absl::Status evaluated = eval_runner->Finish();
+    const absl::Status evaluated = context.eval_runner->Finish();
     if (!evaluated.ok() && evaluated.code() != absl::StatusCode::kCancelled &&
         (status.ok() || status.code() == absl::StatusCode::kCancelled)) {
       status = evaluated;
     }
   }
   // An orderly stop releases the sync peers by cancellation: their kCancelled is not an error.
-  if (boundary.stopped() && status.code() == absl::StatusCode::kCancelled) {
+  if (context.boundary->stopped() && status.code() == absl::StatusCode::kCancelled) {
     status = absl::OkStatus();
   }
+  return status;
+}
+
+// The end of a run whose workers returned `status`: the final state checked and checkpointed,
+// every rank's parameters made the same, the last metrics windows flushed.
+absl::StatusOr<FinalState> FinishRun(absl::Status status, const RankInJob& job,
+                                     const WorkerContext& context, Evaluator* evaluator) {
+  UpdatePolicy& policy = *context.policy;
+  StepBoundary& boundary = *context.boundary;
   if (status.ok()) status = boundary.FinishAgreement();
   // The final state, checked before it is saved or reported: a divergence on the last step (the
   // guard in the worker checks a step's loss and gradient, not the parameters the update makes)
   // leaves parameters that are not finite, or so large that the model's outputs are not.
   FinalState final_state;
   auto check_final = [&] {
-    absl::StatusOr<FinalState> checked = CheckFinalState(*policy, ema.get(), evaluator.get(), lr);
+    absl::StatusOr<FinalState> checked =
+        CheckFinalState(policy, context.ema, evaluator, context.lr);
     if (!checked.ok()) return checked.status();
     final_state = *std::move(checked);
     return absl::OkStatus();
@@ -676,63 +737,88 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   // good one. A job of several processes ends with the same parameters on every rank only after
   // FinishTraining, and its ranks must agree to write, so it checks them after (the write itself
   // still refuses non-finite parameters).
-  if (status.ok() && cluster == nullptr) status = check_final();
+  if (status.ok() && job.cluster == nullptr) status = check_final();
   if (status.ok()) status = boundary.WriteFinal();
   // Every rank ends with the same parameters (async: the last push and pull).
-  if (status.ok() && cluster != nullptr) status = cluster->FinishTraining(*policy);
-  if (status.ok() && cluster != nullptr) status = check_final();
+  if (status.ok() && job.cluster != nullptr) status = job.cluster->FinishTraining(policy);
+  if (status.ok() && job.cluster != nullptr) status = check_final();
   if (status.ok()) {
-    status = metrics.FlushWindows(lr.At(static_cast<int64_t>(policy->global_step())));
+    status =
+        context.metrics->FlushWindows(context.lr.At(static_cast<int64_t>(policy.global_step())));
   }
-  if (!status.ok()) {
-    const int64_t last = boundary.last_checkpoint_step() >= 0
-                             ? boundary.last_checkpoint_step()
-                             : (resumed ? resumed->global_step : -1);
-    return WithLastCheckpoint(status, options, last);
-  }
+  HOGWILD_RETURN_IF_ERROR(status);
+  return final_state;
+}
 
+// The result of a finished run from its metrics (`snapshot`) and final parameters; without the
+// final evaluation (RecordFinalEval).
+absl::StatusOr<TrainResult> RunResult(const TrainerOptions& options, const RankInJob& job,
+                                      const WorkerContext& context,
+                                      const TrainingMetrics::Snapshot& snapshot,
+                                      const std::optional<Checkpoint>& resumed,
+                                      FinalState& final_state) {
   TrainResult result;
-  const TrainingMetrics::Snapshot snapshot = metrics.Get();
   result.mode = options.mode;
   result.num_workers = options.num_workers;
   result.wall_time_s = snapshot.wall_time_s;
   result.examples = snapshot.examples_seen;
-  result.steps = static_cast<int64_t>(policy->global_step());
+  result.steps = static_cast<int64_t>(context.policy->global_step());
   result.examples_per_s =
       snapshot.wall_time_s > 0 ? snapshot.examples_seen / snapshot.wall_time_s : 0;
   result.staleness_mean = snapshot.staleness_mean;
   result.staleness_max = snapshot.staleness_max;
-  result.staleness_histogram = metrics.StalenessHistogram();
+  result.staleness_histogram = context.metrics->StalenessHistogram();
   result.params = std::move(final_state.params);
-  result.stopped_early = boundary.stopped();
-  result.num_ranks = num_ranks;
+  result.stopped_early = context.boundary->stopped();
+  result.num_ranks = job.num_ranks;
   result.examples_all_ranks = result.examples;
-  if (cluster != nullptr) {
-    result.exchange = cluster->exchange_stats();
-    HOGWILD_ASSIGN_OR_RETURN(result.examples_all_ranks, cluster->SumOverRanks(result.examples));
+  if (job.cluster != nullptr) {
+    result.exchange = job.cluster->exchange_stats();
+    HOGWILD_ASSIGN_OR_RETURN(result.examples_all_ranks, job.cluster->SumOverRanks(result.examples));
   }
   result.resumed_from_step = resumed ? resumed->global_step : -1;
-  result.last_checkpoint_step = boundary.last_checkpoint_step();
+  result.last_checkpoint_step = context.boundary->last_checkpoint_step();
   result.periodic_evals = snapshot.evals;
   result.evals_in_background = options.eval_in_background;
   result.eval_seconds = snapshot.eval_seconds;
-  result.eval_wait_seconds = eval_runner != nullptr ? eval_runner->wait_seconds() : 0.0;
+  result.eval_wait_seconds =
+      context.eval_runner != nullptr ? context.eval_runner->wait_seconds() : 0.0;
   result.ema_params = std::move(final_state.ema_params);
-  if (final_state.eval) {
-    const EvalResult& eval = *final_state.eval;
-    const std::optional<EvalResult>& ema_eval = final_state.ema_eval;
-    if (ema_eval) {
-      result.final_ema_test_loss = ema_eval->loss;
-      result.final_ema_test_accuracy = ema_eval->accuracy;
-    }
-    // A periodic evaluation may already have logged exactly these parameters.
-    if (metrics.last_eval_step() != result.steps) {
-      const absl::Status logged =
-          metrics.RecordEval(eval, result.steps, lr.At(result.steps), ema_eval);
-      if (!logged.ok()) return WithLastCheckpoint(logged, options, result.last_checkpoint_step);
-    }
-    result.final_test_loss = eval.loss;
-    result.final_test_accuracy = eval.accuracy;
+  return result;
+}
+
+// Puts the final evaluations (if any) into `result` and logs them.
+absl::Status RecordFinalEval(const FinalState& final_state, const WorkerContext& context,
+                             TrainResult& result) {
+  if (!final_state.eval) return absl::OkStatus();
+  const EvalResult& eval = *final_state.eval;
+  const std::optional<EvalResult>& ema_eval = final_state.ema_eval;
+  if (ema_eval) {
+    result.final_ema_test_loss = ema_eval->loss;
+    result.final_ema_test_accuracy = ema_eval->accuracy;
+  }
+  // A periodic evaluation may already have logged exactly these parameters.
+  if (context.metrics->last_eval_step() != result.steps) {
+    HOGWILD_RETURN_IF_ERROR(
+        context.metrics->RecordEval(eval, result.steps, context.lr.At(result.steps), ema_eval));
+  }
+  result.final_test_loss = eval.loss;
+  result.final_test_accuracy = eval.accuracy;
+  return absl::OkStatus();
+}
+
+// The result of a run whose final state is checked: the final evaluation logged, the log
+// closed, the last progress report made.
+absl::StatusOr<TrainResult> CompleteRun(const TrainerOptions& options, const RankInJob& job,
+                                        const WorkerContext& context, ConvergenceLog* log,
+                                        double start_epoch,
+                                        const std::optional<Checkpoint>& resumed,
+                                        FinalState& final_state) {
+  const TrainingMetrics::Snapshot snapshot = context.metrics->Get();
+  HOGWILD_ASSIGN_OR_RETURN(TrainResult result,
+                           RunResult(options, job, context, snapshot, resumed, final_state));
+  if (const absl::Status logged = RecordFinalEval(final_state, context, result); !logged.ok()) {
+    return WithLastCheckpoint(logged, options, result.last_checkpoint_step);
   }
   if (log != nullptr) {
     // The last rows are on disk only once the log is synced and closed: a run whose log cannot
@@ -749,6 +835,90 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
     options.progress(last);
   }
   return result;
+}
+
+absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, const Dataset& train,
+                                           const Dataset& test) {
+  const RankInJob job = RankOf(requested);
+  PreparedRun run{.options = requested};
+  run.options.num_workers = WorkerCount(requested);
+  if (job.cluster != nullptr && job.rank != 0) run.options.log_path.clear();
+  // Everything that can refuse the run before the ranks first communicate: in a job of several
+  // processes they agree on the outcome (the lowest failing rank's error, on every rank), so a
+  // refusal ends every rank in order instead of leaving peers in a collective.
+  absl::Status prepared = PrepareRun(requested, train, test, job, run);
+  if (job.cluster != nullptr) prepared = job.cluster->AgreeOnStatus(prepared);
+  HOGWILD_RETURN_IF_ERROR(prepared);
+  const TrainerOptions& options = run.options;
+  const std::optional<Checkpoint>& resumed = run.resumed;
+  // The schedule every worker, the log and the evaluations read: base_lr scaled for the global
+  // batch once (LrSchedule::scaling), warm-up included in At().
+  const LrSchedule lr = ScaleForBatch(options.lr, GlobalBatch(options));
+  HOGWILD_ASSIGN_OR_RETURN(const std::unique_ptr<UpdatePolicy> policy, CreatePolicy(run, job));
+  if (resumed) HOGWILD_RETURN_IF_ERROR(RestoreResumed(run, job, train, *policy));
+
+  std::unique_ptr<ConvergenceLog> log;
+  if (!options.log_path.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(log, ConvergenceLog::Open(options.log_path));
+  }
+  // A rank trains on its 1/R of each epoch: its epoch counter counts that share.
+  TrainingMetrics metrics(options.num_workers, train.size() / job.num_ranks, log.get(),
+                          options.log_every_steps, options.log_row_sink);
+  const std::vector<int64_t> start_step = StartSteps(options, job, resumed);
+  InputPipeline pipeline(&train, RunPipelineOptions(options, job, resumed, start_step));
+  HOGWILD_ASSIGN_OR_RETURN(const double start_epoch,
+                           StartEpoch(options, job, resumed, start_step, pipeline));
+  CpuBackend eval_backend;
+  std::unique_ptr<Evaluator> evaluator;
+  if (test.size() > 0) {
+    HOGWILD_ASSIGN_OR_RETURN(evaluator, Evaluator::Create(run.model.get(), &test, &eval_backend));
+  }
+  HOGWILD_ASSIGN_OR_RETURN(const std::unique_ptr<WeightEma> ema,
+                           StartEma(options, *policy, resumed));
+  const PeriodicEvals evals = StartPeriodicEvals(options, job, evaluator.get(), metrics, pipeline,
+                                                 *policy, /*with_ema=*/ema != nullptr);
+  const StragglerModel stragglers(options.stragglers, options.seed);
+  DelayGate delay_gate(options.stop_requested);
+  StepBoundary boundary(
+      RunBoundaryOptions(options, job, *policy, start_step),
+      [&](const std::vector<int64_t>& next_step) {
+        return CaptureCheckpoint(options, job, run.signature, *policy, pipeline, ema.get(),
+                                 next_step);
+      },
+      [&] {
+        policy->Cancel();
+        pipeline.Cancel();
+      });
+  const WorkerContext context{
+      .model = run.model.get(),
+      .policy = policy.get(),
+      .pipeline = &pipeline,
+      .metrics = &metrics,
+      .lr = lr,
+      .max_batch = options.batch_size,
+      .eval_runner = evals.runner.get(),
+      .eval_schedule = evals.schedule.get(),
+      // Where the global step runs on without worker 0 (async, ssp), whoever reaches a point
+      // takes it; GPU workers and several processes keep to worker 0 (trainer/worker.h).
+      .any_worker_evaluates = (options.mode == Mode::kAsync || options.mode == Mode::kSsp) &&
+                              run.worker_devices.empty() && job.cluster == nullptr,
+      .step_hook = options.step_hook,
+      .worker_devices = run.worker_devices,
+      .boundary = &boundary,
+      .stragglers = &stragglers,
+      .delay_gate = &delay_gate,
+      .ema = ema.get()};
+
+  HOGWILD_RETURN_IF_ERROR(boundary.StartAgreement());
+  absl::StatusOr<FinalState> final_state =
+      FinishRun(RunWorkers(options, context, start_epoch, resumed), job, context, evaluator.get());
+  if (!final_state.ok()) {
+    // The last good checkpoint: this run's last, else the one it resumed from.
+    int64_t last = boundary.last_checkpoint_step();
+    if (last < 0) last = resumed ? resumed->global_step : -1;
+    return WithLastCheckpoint(final_state.status(), options, last);
+  }
+  return CompleteRun(options, job, context, log.get(), start_epoch, resumed, *final_state);
 }
 
 }  // namespace

@@ -83,8 +83,8 @@ absl::Status Ignored(const std::string& field_and_value, const std::string& why)
   return absl::InvalidArgumentError(absl::StrFormat("%s has no effect %s", field_and_value, why));
 }
 
-// Options that only one mode, device kind or other setting reads: refused when set otherwise.
-absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
+// ValidateOptionsInEffect's part for the optimizer, the EMA and batch norm.
+absl::Status ValidateOptimizerInEffect(const TrainerOptions& o) {
   const bool gpu = o.devices[0].is_gpu();
   if (gpu && o.sgd.shared_optimizer_state) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -148,6 +148,13 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
     return Ignored("TrainerOptions::sgd.staleness_aware_lr=true",
                    "with one worker (its updates have staleness 0); it needs 2 or more workers");
   }
+  return absl::OkStatus();
+}
+
+// ValidateOptionsInEffect's part for the evaluation period, the workers, the mode's options,
+// checkpoints and devices.
+absl::Status ValidateRunInEffect(const TrainerOptions& o) {
+  const bool gpu = o.devices[0].is_gpu();
   if (o.eval_every_epochs > o.epochs) {
     return Ignored(absl::StrFormat("an evaluation period of %g epochs "
                                    "(TrainerOptions::eval_every_epochs)",
@@ -204,6 +211,12 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
                    absl::StrFormat("in %s mode on %s (it places async GPU parameters only)",
                                    ModeName(o.mode), gpu ? "GPUs" : "cpu"));
   }
+  return absl::OkStatus();
+}
+
+// ValidateOptionsInEffect's part for the evaluation period's unit, the model and the
+// learning-rate schedule.
+absl::Status ValidateScheduleInEffect(const TrainerOptions& o) {
   if (o.eval_every_steps > 0 && o.eval_every_epochs > 0) {
     return Ignored(absl::StrFormat("TrainerOptions::eval_every_steps=%d", o.eval_every_steps),
                    absl::StrFormat("while TrainerOptions::eval_every_epochs=%g is set (it takes "
@@ -235,6 +248,13 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
                    "constant schedule");
   }
   return absl::OkStatus();
+}
+
+// Options that only one mode, device kind or other setting reads: refused when set otherwise.
+absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
+  HOGWILD_RETURN_IF_ERROR(ValidateOptimizerInEffect(o));
+  HOGWILD_RETURN_IF_ERROR(ValidateRunInEffect(o));
+  return ValidateScheduleInEffect(o);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -259,25 +260,12 @@ struct RunSetup {
   int64_t train_examples = 0;
 };
 
-absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
-                                    hogwild::Cluster* cluster) {
+// A flag that only some settings read, typed where it is not read, would be silently dropped:
+// refuse it by name. (The library refuses such fields only when they differ from their
+// defaults, since it cannot see what was typed; these flags' defaults differ from its own.)
+absl::Status RefuseUnreadFlags(const hogwild::TrainerOptions& options, bool gpus, bool decays,
+                               int num_ranks) {
   using namespace hogwild;
-  const int num_ranks = cluster != nullptr ? cluster->num_ranks() : 1;
-  const bool speaks = cluster == nullptr || cluster->rank() == 0;
-  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
-  std::string dir = absl::GetFlag(FLAGS_data_dir);
-  if (dir.empty()) dir = info.default_dir;
-
-  TrainerOptions options;
-  options.mode = kBuildMode;
-  HOGWILD_ASSIGN_OR_RETURN(options.devices, ResolveDevices(absl::GetFlag(FLAGS_devices)));
-  const bool gpus = options.devices[0].is_gpu();
-  options.model.name = absl::GetFlag(FLAGS_model);
-  HOGWILD_ASSIGN_OR_RETURN(options.lr.kind, ParseLrScheduleKind(absl::GetFlag(FLAGS_lr_schedule)));
-  // A flag that only some settings read, typed where it is not read, would be silently dropped:
-  // refuse it by name. (The library refuses such fields only when they differ from their
-  // defaults, since it cannot see what was typed; these flags' defaults differ from its own.)
-  const bool decays = options.lr.kind != LrSchedule::Kind::kConstant;
   for (const auto& [flag, used, where] : std::initializer_list<FlagUse>{
            {"workers", !gpus, "with GPU devices; use --workers_per_device"},
            {"workers_per_device", gpus, "with --devices=cpu; use --workers"},
@@ -308,6 +296,13 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
       return absl::InvalidArgumentError(absl::StrFormat("--%s has no effect %s", flag, where));
     }
   }
+  return absl::OkStatus();
+}
+
+// The training recipe's flags into `options` (workers, batch, model sizes, learning rate,
+// optimizer, EMA, the mode's option, stragglers).
+absl::Status ParseRecipeFlags(hogwild::TrainerOptions& options, bool gpus, bool decays) {
+  using namespace hogwild;
   if (!gpus) options.num_workers = absl::GetFlag(FLAGS_workers);
   if (gpus) options.workers_per_device = absl::GetFlag(FLAGS_workers_per_device);
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
@@ -348,6 +343,62 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
   if (const std::string delay = absl::GetFlag(FLAGS_straggler_delay); !delay.empty()) {
     HOGWILD_RETURN_IF_ERROR(ParseRandomDelay("straggler_delay", delay, options.stragglers));
   }
+  return absl::OkStatus();
+}
+
+// The progress line's reporter (TrainerOptions::progress) of the rank that speaks for the job.
+// `may_rewrite`: the line may be rewritten in place on a terminal.
+std::function<void(const hogwild::ProgressReport&)> ProgressReporter(
+    const std::atomic<bool>* stop_requested, bool may_rewrite) {
+  using namespace hogwild;
+  // The resume is said once Train() has accepted the checkpoint, before the first step, so a
+  // refused resume never claims it resumed and the progress line's epochs read from there.
+  return [line = MakeProgressLine(stdout, may_rewrite), dir = absl::GetFlag(FLAGS_checkpoint_dir),
+          stop_requested](const ProgressReport& report) {
+    if (report.resumed_from_step >= 0) {
+      absl::PrintF("hogwild: resumed from the checkpoint at global step %d (epoch %.2f) in %s\n",
+                   report.resumed_from_step, report.start_epoch, dir);
+      std::fflush(stdout);
+      return;
+    }
+    // Stopped before the first step of a fresh run: the final evaluation measured the initial
+    // weights, not a result; main() says plainly that nothing was trained.
+    if (report.final && report.metrics.updates == 0 && report.start_epoch == 0.0 &&
+        stop_requested->load(std::memory_order_acquire)) {
+      return;
+    }
+    line(report);
+  };
+}
+
+// --checkpoint_dir, --checkpoint_every, --resume and --overwrite_checkpoint into `options`.
+absl::Status ParseCheckpointFlags(hogwild::TrainerOptions& options) {
+  using namespace hogwild;
+  options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  options.resume = absl::GetFlag(FLAGS_resume);
+  options.overwrite_checkpoint = absl::GetFlag(FLAGS_overwrite_checkpoint);
+  const bool every_given = !absl::GetFlag(FLAGS_checkpoint_every).empty();
+  HOGWILD_ASSIGN_OR_RETURN(
+      CheckpointEvery checkpoint_every,
+      ParseCheckpointEvery(every_given ? absl::GetFlag(FLAGS_checkpoint_every) : "600s"));
+  if (options.checkpoint_dir.empty() && (every_given || options.resume)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s needs --checkpoint_dir (the directory where checkpoints live)",
+                        every_given ? "--checkpoint_every" : "--resume"));
+  }
+  if (!options.checkpoint_dir.empty()) {
+    options.checkpoint_every_steps = checkpoint_every.steps;
+    options.checkpoint_every_seconds = checkpoint_every.seconds;
+  }
+  return absl::OkStatus();
+}
+
+// The flags of what the run reports and keeps into `options`: evaluations, log, exchanges,
+// progress, stop requests, checkpoints.
+absl::Status ParseOutputFlags(hogwild::TrainerOptions& options,
+                              const std::atomic<bool>* stop_requested, hogwild::Cluster* cluster,
+                              bool speaks) {
+  using namespace hogwild;
   HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
   options.eval_every_steps = eval_every.steps;
   options.eval_every_epochs = eval_every.epochs;
@@ -365,51 +416,18 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
   // mpirun a rank's stdout may be a pseudo-terminal even when mpirun's own output goes to a
   // file, so a job prints whole lines, never the terminal's in-place rewrite.
   const bool may_rewrite = cluster == nullptr;
-  if (speaks) {
-    // The resume is said once Train() has accepted the checkpoint, before the first step, so a
-    // refused resume never claims it resumed and the progress line's epochs read from there.
-    options.progress = [line = MakeProgressLine(stdout, may_rewrite),
-                        dir = absl::GetFlag(FLAGS_checkpoint_dir),
-                        stop_requested](const ProgressReport& report) {
-      if (report.resumed_from_step >= 0) {
-        absl::PrintF("hogwild: resumed from the checkpoint at global step %d (epoch %.2f) in %s\n",
-                     report.resumed_from_step, report.start_epoch, dir);
-        std::fflush(stdout);
-        return;
-      }
-      // Stopped before the first step of a fresh run: the final evaluation measured the initial
-      // weights, not a result; main() says plainly that nothing was trained.
-      if (report.final && report.metrics.updates == 0 && report.start_epoch == 0.0 &&
-          stop_requested->load(std::memory_order_acquire)) {
-        return;
-      }
-      line(report);
-    };
-  }
+  if (speaks) options.progress = ProgressReporter(stop_requested, may_rewrite);
   options.progress_period = ProgressLinePeriod(stdout, may_rewrite);
   options.stop_requested = stop_requested;
-  options.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  options.resume = absl::GetFlag(FLAGS_resume);
-  options.overwrite_checkpoint = absl::GetFlag(FLAGS_overwrite_checkpoint);
-  const bool every_given = !absl::GetFlag(FLAGS_checkpoint_every).empty();
-  HOGWILD_ASSIGN_OR_RETURN(
-      CheckpointEvery checkpoint_every,
-      ParseCheckpointEvery(every_given ? absl::GetFlag(FLAGS_checkpoint_every) : "600s"));
-  if (options.checkpoint_dir.empty() && (every_given || options.resume)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s needs --checkpoint_dir (the directory where checkpoints live)",
-                        every_given ? "--checkpoint_every" : "--resume"));
-  }
-  if (!options.checkpoint_dir.empty()) {
-    options.checkpoint_every_steps = checkpoint_every.steps;
-    options.checkpoint_every_seconds = checkpoint_every.seconds;
-  }
-  const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
-  if (train_examples < 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
-  }
-  // Check the options before the (slower) dataset load, so a bad flag fails at once.
+  return ParseCheckpointFlags(options);
+}
+
+// The checks of the options that need no data, so a bad flag fails at once, before the (slower)
+// dataset load: the library's, the typed flags', the model's and the memory's, the job's, the
+// outputs'.
+absl::Status CheckBeforeLoad(const hogwild::TrainerOptions& options, int64_t train_examples,
+                             int num_ranks, bool gpus, bool speaks) {
+  using namespace hogwild;
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
   HOGWILD_RETURN_IF_ERROR(CheckTypedFlagsHaveEffect(options));
   // With one worker nobody can run ahead: the bound would change nothing (the library accepts
@@ -441,6 +459,34 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
     absl::PrintF("hogwild: --resume: no checkpoint in %s yet; training from the start\n",
                  options.checkpoint_dir);
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
+                                    hogwild::Cluster* cluster) {
+  using namespace hogwild;
+  const int num_ranks = cluster != nullptr ? cluster->num_ranks() : 1;
+  const bool speaks = cluster == nullptr || cluster->rank() == 0;
+  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
+  std::string dir = absl::GetFlag(FLAGS_data_dir);
+  if (dir.empty()) dir = info.default_dir;
+
+  TrainerOptions options;
+  options.mode = kBuildMode;
+  HOGWILD_ASSIGN_OR_RETURN(options.devices, ResolveDevices(absl::GetFlag(FLAGS_devices)));
+  const bool gpus = options.devices[0].is_gpu();
+  options.model.name = absl::GetFlag(FLAGS_model);
+  HOGWILD_ASSIGN_OR_RETURN(options.lr.kind, ParseLrScheduleKind(absl::GetFlag(FLAGS_lr_schedule)));
+  const bool decays = options.lr.kind != LrSchedule::Kind::kConstant;
+  HOGWILD_RETURN_IF_ERROR(RefuseUnreadFlags(options, gpus, decays, num_ranks));
+  HOGWILD_RETURN_IF_ERROR(ParseRecipeFlags(options, gpus, decays));
+  HOGWILD_RETURN_IF_ERROR(ParseOutputFlags(options, stop_requested, cluster, speaks));
+  const int64_t train_examples = absl::GetFlag(FLAGS_train_examples);
+  if (train_examples < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--train_examples=%d is out of range; it must be >= 0 (0: all)", train_examples));
+  }
+  HOGWILD_RETURN_IF_ERROR(CheckBeforeLoad(options, train_examples, num_ranks, gpus, speaks));
   return RunSetup{.options = std::move(options),
                   .info = std::move(info),
                   .dir = std::move(dir),
@@ -486,6 +532,117 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   return Train(options, train, test);
 }
 
+// GPU runs happen in train_gpu: hands over to it (an exec that returns only on failure) and
+// returns the exit code of a failed hand-over; nothing when this process is to train (a no-op in
+// train_gpu).
+std::optional<int> HandOverGpuRun(const std::vector<char*>& original_argv,
+                                  hogwild::QuietStderr& quiet_before_mpi) {
+  const absl::StatusOr<std::string> gpu_binary =
+      hogwild::GpuBinaryFor(absl::GetFlag(FLAGS_devices), hogwild::ThisProcessGpuFacts());
+  if (gpu_binary.ok() && gpu_binary->empty()) return std::nullopt;
+  // train_gpu parses the flags again, quiet on the same ranks: hand it the real stderr.
+  if (gpu_binary.ok()) quiet_before_mpi.Restore();
+  const absl::Status status = gpu_binary.ok()
+                                  ? hogwild::ExecGpuBinary(*gpu_binary, original_argv.data())
+                                  : gpu_binary.status();
+  std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+// SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal. Installed
+// before MPI starts: a signal during MPI_Init (seconds on a busy machine) is then a stop request
+// like any other, where the default action would kill the rank and lose its orderly exit.
+// mpirun forwards a signal to every rank: rank 0 (known before MPI starts from the launcher's
+// environment) says it for the job. mpirun also sends SIGTERM when it ends a job after another
+// rank failed: the line says both.
+absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> InstallStopSignals() {
+  const bool launched = hogwild::MpiCluster::LaunchedByMpi();
+  const bool speaks = hogwild::MpiCluster::SpeaksBeforeInit();
+  return hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [launched, speaks](int signo) {
+    if (!speaks) return;
+    std::fprintf(
+        stderr,
+        "\nhogwild: %s %s%s; finishing the current step%s (send it again to "
+        "exit at once)\n",
+        launched ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
+        launched ? " (a signal to the job, or mpirun ending it after another rank failed)" : "",
+        absl::GetFlag(FLAGS_checkpoint_dir).empty()
+            ? ""
+            : " and writing a checkpoint, if a step was taken");
+  });
+}
+
+// The exit code of a run that failed with `error`, said by the rank that has it, or by rank 0
+// for a refusal the ranks agreed on. `several`: a job of several processes.
+int ReportFailure(const absl::Status& error, hogwild::MpiCluster* cluster, bool several) {
+  const absl::Status status = hogwild::WithFlagNames(error);
+  if (several && hogwild::IsJobWide(error)) {
+    // Every rank refused together (Cluster::AgreeOnStatus): rank 0 says it once, and every
+    // rank ends normally with status 1 (no MPI_Abort, whose report would bury the message).
+    if (cluster->rank() == 0) {
+      std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+    }
+    return 1;
+  }
+  if (several) {
+    // The other ranks may wait in a collective or a window epoch for this one: end the job.
+    std::fprintf(stderr, "error: rank %d of %d: %s; ending the job\n", cluster->rank(),
+                 cluster->num_ranks(), std::string(status.message()).c_str());
+    std::fflush(stderr);
+    cluster->Abort(1);
+  }
+  std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+// The signal that stopped the run (0: none); in a job, the one any rank received, so every rank
+// ends alike. Every rank joins this collective, stopped or not: a sync job's ranks stop together,
+// but in an async job a signal that reached one rank stops that rank only, and the others
+// train on to their end before they get here.
+int JobSignal(int signo, hogwild::MpiCluster* cluster, bool several) {
+  if (!several) return signo;
+  const absl::StatusOr<int> job_signal = cluster->MaxOverRanks(signo);
+  if (!job_signal.ok()) {
+    std::fprintf(stderr, "error: rank %d of %d: %s; ending the job\n", cluster->rank(),
+                 cluster->num_ranks(), std::string(job_signal.status().message()).c_str());
+    cluster->Abort(1);
+  }
+  return *job_signal;
+}
+
+// Prints the run's summary (on the rank that speaks) and returns the exit code: 0, or
+// 128 + `signo` for a run stopped by a signal.
+int ReportResult(const hogwild::TrainResult& result, int signo) {
+  const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  if (result.stopped_early && result.steps == 0 && result.resumed_from_step < 0) {
+    // No summary: its "final test accuracy" would be the untrained weights'.
+    std::printf("stopped by %s before the first step: nothing was trained%s\n",
+                signo == SIGINT ? "SIGINT" : "SIGTERM",
+                dir.empty() ? "" : absl::StrFormat(", nothing saved in %s", dir).c_str());
+    return hogwild::CheckedExitCode(128 + signo);
+  }
+  std::printf("%s\n", hogwild::FormatSummary(result).c_str());
+  if (result.last_checkpoint_step >= 0) {
+    std::printf("checkpoint: global step %ld in %s\n",
+                static_cast<long>(result.last_checkpoint_step), dir.c_str());
+  }
+  if (result.stopped_early) {
+    // 128 + signal number, the shell's convention for "ended by this signal": a supervisor
+    // sees the run did not complete, and the checkpoint lets it continue with --resume.
+    std::printf("stopped early by %s at global step %ld%s\n",
+                signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result.steps),
+                dir.empty() ? " (no --checkpoint_dir: nothing saved)" : "; continue with --resume");
+    return hogwild::CheckedExitCode(128 + signo);
+  }
+  // A job one of whose other ranks was stopped by a signal did not complete either.
+  if (signo != 0) {
+    std::printf("another rank of the job was stopped early by %s\n",
+                signo == SIGINT ? "SIGINT" : "SIGTERM");
+    return hogwild::CheckedExitCode(128 + signo);
+  }
+  return hogwild::CheckedExitCode(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -508,39 +665,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(cwd.message()).c_str());
     return 1;
   }
-  // GPU runs happen in train_gpu: hand over before anything starts (a no-op in train_gpu).
-  const absl::StatusOr<std::string> gpu_binary =
-      hogwild::GpuBinaryFor(absl::GetFlag(FLAGS_devices), hogwild::ThisProcessGpuFacts());
-  if (!gpu_binary.ok() || !gpu_binary->empty()) {
-    // train_gpu parses the flags again, quiet on the same ranks: hand it the real stderr.
-    if (gpu_binary.ok()) quiet_before_mpi.Restore();
-    const absl::Status status = gpu_binary.ok()
-                                    ? hogwild::ExecGpuBinary(*gpu_binary, original_argv.data())
-                                    : gpu_binary.status();
-    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-    return 1;
+  if (const std::optional<int> exit_code = HandOverGpuRun(original_argv, quiet_before_mpi)) {
+    return *exit_code;
   }
-  // SIGINT/SIGTERM: finish the current step, write a checkpoint, exit with 128 + signal. Installed
-  // before MPI starts: a signal during MPI_Init (seconds on a busy machine) is then a stop request
-  // like any other, where the default action would kill the rank and lose its orderly exit.
-  // mpirun forwards a signal to every rank: rank 0 (known before MPI starts from the launcher's
-  // environment) says it for the job. mpirun also sends SIGTERM when it ends a job after another
-  // rank failed: the line says both.
-  const bool launched = hogwild::MpiCluster::LaunchedByMpi();
-  const bool speaks = hogwild::MpiCluster::SpeaksBeforeInit();
-  absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop =
-      hogwild::StopOnSignals::Install(/*exit_on_second=*/true, [launched, speaks](int signo) {
-        if (!speaks) return;
-        std::fprintf(
-            stderr,
-            "\nhogwild: %s %s%s; finishing the current step%s (send it again to "
-            "exit at once)\n",
-            launched ? "rank 0 received" : "received", signo == SIGINT ? "SIGINT" : "SIGTERM",
-            launched ? " (a signal to the job, or mpirun ending it after another rank failed)" : "",
-            absl::GetFlag(FLAGS_checkpoint_dir).empty()
-                ? ""
-                : " and writing a checkpoint, if a step was taken");
-      });
+  absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> stop = InstallStopSignals();
   if (!stop.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(stop.status().message()).c_str());
     return 1;
@@ -569,70 +697,11 @@ int main(int argc, char** argv) {
     }
   }
   absl::StatusOr<hogwild::TrainResult> result = Run(&(*stop)->stop_requested(), cluster);
-  if (!result.ok()) {
-    const absl::Status status = hogwild::WithFlagNames(result.status());
-    if (several && hogwild::IsJobWide(result.status())) {
-      // Every rank refused together (Cluster::AgreeOnStatus): rank 0 says it once, and every
-      // rank ends normally with status 1 (no MPI_Abort, whose report would bury the message).
-      if (cluster->rank() == 0) {
-        std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-      }
-      return 1;
-    }
-    if (several) {
-      // The other ranks may wait in a collective or a window epoch for this one: end the job.
-      std::fprintf(stderr, "error: rank %d of %d: %s; ending the job\n", cluster->rank(),
-                   cluster->num_ranks(), std::string(status.message()).c_str());
-      std::fflush(stderr);
-      cluster->Abort(1);
-    }
-    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  // The signal that stopped the run; in a job, the one any rank received, so every rank ends
-  // alike. Every rank joins this collective, stopped or not: a sync job's ranks stop together,
-  // but in an async job a signal that reached one rank stops that rank only, and the others
-  // train on to their end before they get here.
-  int signo = (*stop)->signal();
-  if (several) {
-    const absl::StatusOr<int> job_signal = cluster->MaxOverRanks(signo);
-    if (!job_signal.ok()) {
-      std::fprintf(stderr, "error: rank %d of %d: %s; ending the job\n", cluster->rank(),
-                   cluster->num_ranks(), std::string(job_signal.status().message()).c_str());
-      cluster->Abort(1);
-    }
-    signo = *job_signal;
-  }
+  if (!result.ok()) return ReportFailure(result.status(), cluster, several);
+  const int signo = JobSignal((*stop)->signal(), cluster, several);
   if (several && cluster->rank() != 0) {
     // A stopped job ends with the signal's status on every rank, as one process does.
     return hogwild::CheckedExitCode(signo != 0 ? 128 + signo : 0);
   }
-  const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  if (result->stopped_early && result->steps == 0 && result->resumed_from_step < 0) {
-    // No summary: its "final test accuracy" would be the untrained weights'.
-    std::printf("stopped by %s before the first step: nothing was trained%s\n",
-                signo == SIGINT ? "SIGINT" : "SIGTERM",
-                dir.empty() ? "" : absl::StrFormat(", nothing saved in %s", dir).c_str());
-    return hogwild::CheckedExitCode(128 + signo);
-  }
-  std::printf("%s\n", hogwild::FormatSummary(*result).c_str());
-  if (result->last_checkpoint_step >= 0) {
-    std::printf("checkpoint: global step %ld in %s\n",
-                static_cast<long>(result->last_checkpoint_step), dir.c_str());
-  }
-  if (result->stopped_early) {
-    // 128 + signal number, the shell's convention for "ended by this signal": a supervisor
-    // sees the run did not complete, and the checkpoint lets it continue with --resume.
-    std::printf("stopped early by %s at global step %ld%s\n",
-                signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long>(result->steps),
-                dir.empty() ? " (no --checkpoint_dir: nothing saved)" : "; continue with --resume");
-    return hogwild::CheckedExitCode(128 + signo);
-  }
-  // A job one of whose other ranks was stopped by a signal did not complete either.
-  if (signo != 0) {
-    std::printf("another rank of the job was stopped early by %s\n",
-                signo == SIGINT ? "SIGINT" : "SIGTERM");
-    return hogwild::CheckedExitCode(128 + signo);
-  }
-  return hogwild::CheckedExitCode(0);
+  return ReportResult(*result, signo);
 }
