@@ -45,12 +45,31 @@
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "sim/simulator.h"
+#include "sparse/ratings.h"
+#include "sparse/synthetic.h"
 #include "trainer/data/mnist.h"
 #include "trainer/model/model.h"
 #include "trainer/straggler.h"
 #include "trainer/trainer.h"
+#include "trainer/workloads/mf_workload.h"
+#include "trainer/workloads/sparse_linear.h"
 
-ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
+ABSL_FLAG(std::string, workload, "dense",
+          "what every run trains: dense (an mlp of --hidden on --dataset), sparse_logreg or "
+          "sparse_svm (the RCV1-like synthetic set, --synthetic_*), mf (matrix factorization of "
+          "--ratings, rank --rank); the sparse and mf workloads run with --simulate");
+ABSL_FLAG(std::string, dataset, "fashion_mnist", "dense workload: fashion_mnist or mnist");
+ABSL_FLAG(int64_t, synthetic_examples, 20000, "sparse workloads: training examples N");
+ABSL_FLAG(int64_t, synthetic_test_examples, 5000,
+          "sparse workloads: test examples (the rows after the training rows)");
+ABSL_FLAG(int64_t, synthetic_features, 47236, "sparse workloads: features D");
+ABSL_FLAG(int32_t, synthetic_nnz, 76, "sparse workloads: mean non-zeros per example");
+ABSL_FLAG(std::string, ratings, "movielens",
+          "mf: 'movielens' (tools/setup.sh --movielens) or a user,item,rating CSV; 90/10 split");
+ABSL_FLAG(int32_t, rank, 16, "mf: factor rank k, in [1, 1024]");
+ABSL_FLAG(double, weight_decay, 0.0,
+          "L2 weight decay, >= 0: the optimizer's (dense) or each example's regularizer on its "
+          "support (sparse, mf: trainer/workloads/)");
 ABSL_FLAG(std::string, data_dir, "", "directory with the IDX files (default: installed path)");
 ABSL_FLAG(int64_t, train_examples, 0, "use only the first N training examples (0: all)");
 ABSL_FLAG(std::string, modes, "async,sync",
@@ -384,6 +403,59 @@ absl::StatusOr<StragglerOptions> ParseStragglerFlags() {
   return stragglers;
 }
 
+// The workloads the study trains (trainer/workloads/), by --workload.
+enum class StudyWorkload { kDense, kSparseLogreg, kSparseSvm, kMf };
+
+absl::StatusOr<StudyWorkload> ParseWorkloadFlag() {
+  const std::string name = absl::GetFlag(FLAGS_workload);
+  if (name == "dense") return StudyWorkload::kDense;
+  if (name == "sparse_logreg") return StudyWorkload::kSparseLogreg;
+  if (name == "sparse_svm") return StudyWorkload::kSparseSvm;
+  if (name == "mf") return StudyWorkload::kMf;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--workload=%s is not a workload: dense, sparse_logreg, sparse_svm or mf", name));
+}
+
+// --workload and the flags of each workload's data, checked before any data is loaded: a flag
+// of another workload's data is refused, the sparse and mf workloads need --simulate.
+absl::Status CheckWorkloadFlags() {
+  HOGWILD_ASSIGN_OR_RETURN(const StudyWorkload workload, ParseWorkloadFlag());
+  const bool sparse =
+      workload == StudyWorkload::kSparseLogreg || workload == StudyWorkload::kSparseSvm;
+  const struct {
+    const char* flag;
+    bool applies;
+    const char* to;
+  } owned[] = {{"dataset", workload == StudyWorkload::kDense, "dense"},
+               {"data_dir", workload == StudyWorkload::kDense, "dense"},
+               {"train_examples", workload == StudyWorkload::kDense, "dense"},
+               {"hidden", workload == StudyWorkload::kDense, "dense"},
+               {"synthetic_examples", sparse, "sparse_logreg or sparse_svm"},
+               {"synthetic_test_examples", sparse, "sparse_logreg or sparse_svm"},
+               {"synthetic_features", sparse, "sparse_logreg or sparse_svm"},
+               {"synthetic_nnz", sparse, "sparse_logreg or sparse_svm"},
+               {"ratings", workload == StudyWorkload::kMf, "mf"},
+               {"rank", workload == StudyWorkload::kMf, "mf"}};
+  for (const auto& o : owned) {
+    if (!o.applies && absl::flags_internal::WasPresentOnCommandLine(o.flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s applies to --workload=%s only", o.flag, o.to));
+    }
+  }
+  if (workload != StudyWorkload::kDense && !absl::GetFlag(FLAGS_simulate)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--workload=%s runs simulated in the study runner (add --simulate); real sparse and mf "
+        "runs are //sparse:train's",
+        absl::GetFlag(FLAGS_workload)));
+  }
+  const double wd = absl::GetFlag(FLAGS_weight_decay);
+  if (!(wd >= 0 && wd <= 1e6)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--weight_decay=%g is out of range [0, 1e6]", wd));
+  }
+  return absl::OkStatus();
+}
+
 // The flags that size the batches and the data, each >= 0.
 absl::Status CheckSizeFlags() {
   if (absl::GetFlag(FLAGS_sync_batch_size) < 0) {
@@ -418,11 +490,35 @@ absl::StatusOr<TrainerOptions> BaseOptions(const StragglerOptions& stragglers) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--hidden=%s: %s", absl::GetFlag(FLAGS_hidden), std::string(model.message())));
   }
+  // The sparse and mf workloads own their regularizer (trainer/workloads/): the optimizer's
+  // weight decay is the dense workload's only.
+  if (absl::GetFlag(FLAGS_workload) == "dense") {
+    base.sgd.weight_decay = static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
+  }
   base.eval_every_steps = 0;
   base.eval_every_epochs = absl::GetFlag(FLAGS_eval_every_epochs);
   base.log_every_steps = absl::GetFlag(FLAGS_log_every);
   base.stragglers = stragglers;
   return base;
+}
+
+// The workload's own settings for a run's key: none for the dense workload without weight
+// decay, so that the keys of a study from before --workload stay the same.
+std::string WorkloadSettings() {
+  std::string out;
+  if (const double wd = absl::GetFlag(FLAGS_weight_decay); wd != 0) {
+    out = absl::StrFormat(" weight_decay=%.17g", wd);
+  }
+  const std::string workload = absl::GetFlag(FLAGS_workload);
+  if (workload == "dense") return out;
+  if (workload == "mf") {
+    return absl::StrFormat(" workload=mf ratings=%s rank=%d%s", absl::GetFlag(FLAGS_ratings),
+                           absl::GetFlag(FLAGS_rank), out);
+  }
+  return absl::StrFormat(
+      " workload=%s synthetic=%d,%d,%d,%d%s", workload, absl::GetFlag(FLAGS_synthetic_examples),
+      absl::GetFlag(FLAGS_synthetic_test_examples), absl::GetFlag(FLAGS_synthetic_features),
+      absl::GetFlag(FLAGS_synthetic_nnz), out);
 }
 
 // The settings every run shares, hashed into each run's key so that a rerun with other
@@ -442,7 +538,8 @@ std::string SharedSettings(const TrainerOptions& base) {
               ? absl::StrFormat(" simulate step_ms=%.17g jitter=%.17g allreduce_ms=%.17g",
                                 absl::GetFlag(FLAGS_step_time_ms), absl::GetFlag(FLAGS_jitter),
                                 absl::GetFlag(FLAGS_allreduce_ms))
-              : "");
+              : "") +
+         WorkloadSettings();
 }
 
 // The batch of a run of `spec`: the global batch in the modes that split one, else a worker's.
@@ -585,38 +682,6 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
   return grid;
 }
 
-// One run in the simulation (--simulate), its result in the shape of a real run's: wall time
-// and rates in simulated seconds. The stragglers slow simulated workers. `line` receives the
-// simulation's own summary (FormatSimSummary), which says simulated time.
-absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options, const TrainTestSplits& data,
-                                        std::string& line) {
-  SimOptions sim;
-  sim.trainer = options;
-  sim.trainer.stragglers = StragglerOptions{};
-  sim.compute.stragglers = options.stragglers.slowdown;
-  sim.compute.step_time_s = absl::GetFlag(FLAGS_step_time_ms) / 1000.0;
-  sim.compute.jitter = absl::GetFlag(FLAGS_jitter);
-  if (SplitsGlobalBatch(options.mode)) {
-    sim.allreduce_time_s = absl::GetFlag(FLAGS_allreduce_ms) / 1000.0;
-  }
-  HOGWILD_ASSIGN_OR_RETURN(SimResult r, Simulate(sim, data.train, data.test));
-  line = FormatSimSummary(r);
-  TrainResult result;
-  result.mode = r.mode;
-  result.num_workers = r.num_workers;
-  result.wall_time_s = r.simulated_time_s;
-  result.examples = r.examples;
-  result.steps = r.steps;
-  result.examples_per_s = r.examples_per_simulated_s;
-  result.final_test_loss = r.final_test_loss;
-  result.final_test_accuracy = r.final_test_accuracy;
-  result.staleness_mean = r.staleness_mean;
-  result.staleness_max = r.staleness_max;
-  result.staleness_histogram = std::move(r.staleness_histogram);
-  result.params = std::move(r.params);
-  return result;
-}
-
 // The simulation's own options, checked before any data is loaded.
 absl::Status CheckSimulationFlags() {
   if (!absl::GetFlag(FLAGS_simulate)) {
@@ -724,23 +789,110 @@ absl::StatusOr<StudyRun> ReadDoneRun(const std::string& record_path, const std::
 }
 
 // The dataset of every run (--dataset, --data_dir, --train_examples).
-absl::StatusOr<TrainTestSplits> LoadStudyData() {
-  HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
-  std::string dir = absl::GetFlag(FLAGS_data_dir);
-  if (dir.empty()) dir = info.default_dir;
-  return LoadTrainTest(info, dir, absl::GetFlag(FLAGS_train_examples), "--train_examples");
+// What every run trains: the dense workload's images, or the data of a sparse or mf workload
+// and the workload over it (trainer/workloads/). Not movable: the workload points into it.
+struct StudyData {
+  TrainTestSplits images;  // dense: the train and test splits
+  std::optional<sparse::SyntheticSplit> sparse;
+  std::optional<sparse::RatingsSplit> ratings;
+  std::unique_ptr<Workload> workload;  // null for the dense workload (Train and Simulate)
+};
+
+absl::Status LoadStudyData(StudyData& data) {
+  HOGWILD_ASSIGN_OR_RETURN(const StudyWorkload workload, ParseWorkloadFlag());
+  const auto wd = static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
+  switch (workload) {
+    case StudyWorkload::kDense: {
+      HOGWILD_ASSIGN_OR_RETURN(DatasetInfo info, LookupDataset(absl::GetFlag(FLAGS_dataset)));
+      std::string dir = absl::GetFlag(FLAGS_data_dir);
+      if (dir.empty()) dir = info.default_dir;
+      HOGWILD_ASSIGN_OR_RETURN(
+          data.images,
+          LoadTrainTest(info, dir, absl::GetFlag(FLAGS_train_examples), "--train_examples"));
+      return absl::OkStatus();
+    }
+    case StudyWorkload::kSparseLogreg:
+    case StudyWorkload::kSparseSvm: {
+      const sparse::SyntheticOptions options{
+          .num_examples = absl::GetFlag(FLAGS_synthetic_examples),
+          .num_features = absl::GetFlag(FLAGS_synthetic_features),
+          .mean_nnz = absl::GetFlag(FLAGS_synthetic_nnz),
+          .seed = 1};  // one data set for every seed of the study: the seeds vary the runs
+      HOGWILD_ASSIGN_OR_RETURN(
+          data.sparse,
+          sparse::GenerateSyntheticSplit(options, absl::GetFlag(FLAGS_synthetic_test_examples),
+                                         {.num_examples = "--synthetic_examples",
+                                          .num_features = "--synthetic_features",
+                                          .mean_nnz = "--synthetic_nnz",
+                                          .first_example = "--synthetic_examples"},
+                                         "--synthetic_test_examples"));
+      HOGWILD_ASSIGN_OR_RETURN(
+          data.workload,
+          SparseLinearWorkload::Create(
+              workload == StudyWorkload::kSparseSvm ? sparse::LinearModel::kHinge
+                                                    : sparse::LinearModel::kLogistic,
+              &data.sparse->train, data.sparse->test ? &*data.sparse->test : nullptr, wd));
+      return absl::OkStatus();
+    }
+    case StudyWorkload::kMf: {
+      std::string path = absl::GetFlag(FLAGS_ratings);
+      if (path == "movielens") path = sparse::kMovieLensPath;
+      HOGWILD_ASSIGN_OR_RETURN(sparse::Ratings all, sparse::ReadRatingsFile(path));
+      data.ratings = sparse::SplitRatings(all, /*seed=*/1);
+      HOGWILD_ASSIGN_OR_RETURN(data.workload,
+                               MfWorkload::Create(absl::GetFlag(FLAGS_rank), &data.ratings->train,
+                                                  &data.ratings->test, wd));
+      return absl::OkStatus();
+    }
+  }
+  return absl::InternalError("unknown workload");
+}
+
+// One run in the simulation (--simulate), of the dense workload or data.workload, its result in
+// the shape of a real run's: wall time
+// and rates in simulated seconds. The stragglers slow simulated workers. `line` receives the
+// simulation's own summary (FormatSimSummary), which says simulated time.
+absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options, const StudyData& data,
+                                        std::string& line) {
+  SimOptions sim;
+  sim.trainer = options;
+  sim.trainer.stragglers = StragglerOptions{};
+  sim.compute.stragglers = options.stragglers.slowdown;
+  sim.compute.step_time_s = absl::GetFlag(FLAGS_step_time_ms) / 1000.0;
+  sim.compute.jitter = absl::GetFlag(FLAGS_jitter);
+  if (SplitsGlobalBatch(options.mode)) {
+    sim.allreduce_time_s = absl::GetFlag(FLAGS_allreduce_ms) / 1000.0;
+  }
+  HOGWILD_ASSIGN_OR_RETURN(SimResult r, data.workload != nullptr
+                                            ? SimulateWorkload(sim, *data.workload)
+                                            : Simulate(sim, data.images.train, data.images.test));
+  line = FormatSimSummary(r);
+  TrainResult result;
+  result.mode = r.mode;
+  result.num_workers = r.num_workers;
+  result.wall_time_s = r.simulated_time_s;
+  result.examples = r.examples;
+  result.steps = r.steps;
+  result.examples_per_s = r.examples_per_simulated_s;
+  result.final_test_loss = r.final_test_loss;
+  result.final_test_accuracy = r.final_test_accuracy;
+  result.staleness_mean = r.staleness_mean;
+  result.staleness_max = r.staleness_max;
+  result.staleness_histogram = std::move(r.staleness_histogram);
+  result.params = std::move(r.params);
+  return result;
 }
 
 // Trains (or simulates) one run of the grid whose log path is set, writes its record to
 // `record_path` and prints its summary; `num_params` receives its parameter count.
-absl::StatusOr<StudyRun> TrainGridRun(const GridRun& run, const TrainTestSplits& data,
+absl::StatusOr<StudyRun> TrainGridRun(const GridRun& run, const StudyData& data,
                                       const std::string& record_path, double target,
                                       int64_t& num_params) {
   const TrainerOptions& options = run.options;
   std::string sim_line;
   absl::StatusOr<TrainResult> trained = absl::GetFlag(FLAGS_simulate)
                                             ? SimulateRun(options, data, sim_line)
-                                            : Train(options, data.train, data.test);
+                                            : Train(options, data.images.train, data.images.test);
   // A diverged run is a result of the grid (this learning rate is too high for this policy),
   // recorded as such; any other error ends the study.
   const bool diverged =
@@ -852,6 +1004,7 @@ absl::Status DrawFigures(const std::string& out_dir, double target) {
 
 absl::Status Run() {
   // Every flag is checked before the dataset is loaded.
+  HOGWILD_RETURN_IF_ERROR(CheckWorkloadFlags());
   HOGWILD_RETURN_IF_ERROR(CheckSimulationFlags());
   HOGWILD_ASSIGN_OR_RETURN(std::vector<GridRun> grid, BuildGrid());
   const double target = absl::GetFlag(FLAGS_target_accuracy);
@@ -865,7 +1018,7 @@ absl::Status Run() {
   const std::string runs_dir = out_dir + "/runs";
 
   // The dataset is loaded only when a run is left to train.
-  std::optional<TrainTestSplits> data;
+  std::unique_ptr<StudyData> data;
   std::vector<StudyRun> done;
   int skipped = 0;
   int64_t num_params = 0;
@@ -882,7 +1035,8 @@ absl::Status Run() {
       continue;
     }
     if (!data) {
-      HOGWILD_ASSIGN_OR_RETURN(data, LoadStudyData());
+      data = std::make_unique<StudyData>();
+      HOGWILD_RETURN_IF_ERROR(LoadStudyData(*data));
       HOGWILD_RETURN_IF_ERROR(MakeOutDir(out_dir, runs_dir));
     }
     run.options.log_path = absl::StrFormat("%s/%s.csv", runs_dir, run.key);
@@ -900,7 +1054,9 @@ absl::Status Run() {
   HOGWILD_RETURN_IF_ERROR(MakeOutDir(out_dir, runs_dir));
   HOGWILD_ASSIGN_OR_RETURN(const std::string report, WriteTables(done, out_dir, target));
   absl::PrintF("\n%s\n", report);
-  if (data && absl::GetFlag(FLAGS_train_examples) == 0) PrintPeakMemory(*data, num_params);
+  if (data && data->workload == nullptr && absl::GetFlag(FLAGS_train_examples) == 0) {
+    PrintPeakMemory(data->images, num_params);
+  }
   absl::PrintF("records, logs and tables in %s\n", out_dir);
   std::fflush(stdout);
   if (absl::GetFlag(FLAGS_plot)) HOGWILD_RETURN_IF_ERROR(DrawFigures(out_dir, target));

@@ -117,4 +117,23 @@ absl::StatusOr<SyntheticData> GenerateRcv1Like(const SyntheticOptions& options) 
   return out;
 }
 
+absl::StatusOr<SyntheticSplit> GenerateSyntheticSplit(SyntheticOptions options,
+                                                      int64_t test_examples,
+                                                      SyntheticOptionNames names,
+                                                      const char* test_examples_name) {
+  HOGWILD_RETURN_IF_ERROR(ValidateSyntheticOptions(options, names));
+  SyntheticSplit out;
+  HOGWILD_ASSIGN_OR_RETURN(SyntheticData train, GenerateRcv1Like(options));
+  out.train = std::move(train.data);
+  if (test_examples != 0) {
+    options.first_example += options.num_examples;
+    options.num_examples = test_examples;
+    names.num_examples = test_examples_name;
+    HOGWILD_RETURN_IF_ERROR(ValidateSyntheticOptions(options, names));
+    HOGWILD_ASSIGN_OR_RETURN(SyntheticData test, GenerateRcv1Like(options));
+    out.test = std::move(test.data);
+  }
+  return out;
+}
+
 }  // namespace hogwild::sparse

@@ -17,6 +17,7 @@
 #define HOGWILD_SPARSE_SYNTHETIC_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -59,6 +60,20 @@ absl::Status ValidateSyntheticOptions(const SyntheticOptions& options,
 // Memory: about 8 bytes per non-zero (N * mean_nnz); 61 MB for the defaults. Pure function of
 // the options; thread-safe.
 absl::StatusOr<SyntheticData> GenerateRcv1Like(const SyntheticOptions& options);
+
+// A training set and a test set drawn from the same planted model: the training set of
+// `options`, and, when test_examples > 0, the test_examples rows that follow it in the seed's
+// sequence (first_example = options.first_example + options.num_examples). Errors:
+// ValidateSyntheticOptions's for either set, the test set's size named `test_examples_name`.
+struct SyntheticSplit {
+  SparseDataset train;
+  std::optional<SparseDataset> test;  // absent when test_examples is 0
+};
+absl::StatusOr<SyntheticSplit> GenerateSyntheticSplit(SyntheticOptions options,
+                                                      int64_t test_examples,
+                                                      SyntheticOptionNames names = {},
+                                                      const char* test_examples_name =
+                                                          "test_examples");
 
 }  // namespace hogwild::sparse
 

@@ -125,17 +125,12 @@ absl::StatusOr<Data> Load(uint64_t seed) {
                                .mean_nnz = "--synthetic_nnz",
                                .noise_std = "--synthetic_noise",
                                .first_example = "--synthetic_examples"};
-    HOGWILD_RETURN_IF_ERROR(ValidateSyntheticOptions(synthetic, names));
-    HOGWILD_ASSIGN_OR_RETURN(SyntheticData train, GenerateRcv1Like(synthetic));
-    out.train = std::move(train.data);
-    if (const int64_t m = absl::GetFlag(FLAGS_synthetic_test_examples); m != 0) {
-      synthetic.first_example = synthetic.num_examples;
-      synthetic.num_examples = m;
-      names.num_examples = "--synthetic_test_examples";
-      HOGWILD_RETURN_IF_ERROR(ValidateSyntheticOptions(synthetic, names));
-      HOGWILD_ASSIGN_OR_RETURN(SyntheticData test, GenerateRcv1Like(synthetic));
-      out.test = std::move(test.data);
-    }
+    HOGWILD_ASSIGN_OR_RETURN(
+        SyntheticSplit split,
+        GenerateSyntheticSplit(synthetic, absl::GetFlag(FLAGS_synthetic_test_examples), names,
+                               "--synthetic_test_examples"));
+    out.train = std::move(split.train);
+    out.test = std::move(split.test);
     out.name = "synthetic";
     return out;
   }

@@ -9,7 +9,9 @@
 #    the same report from a second study (the simulation is deterministic), its times called
 #    simulated time, never wall time;
 #  - the report's words: how wide two seeds' intervals are, which final accuracy it gives;
-#  - the default sync batch: W times an async worker's batch (the same work per worker step).
+#  - the default sync batch: W times an async worker's batch (the same work per worker step);
+#  - the sparse workloads: their flags checked before any data, a simulated sparse SVM study
+#    over the policies and worker counts, resumable like the others.
 #
 # Usage (from tests/BUILD): study_cli_test.sh <path of //benchmarks:study>
 set -u
@@ -198,6 +200,41 @@ if [[ $rc -eq 0 ]] && grep -q '^run 1/2: async w=4 lr=0.05 m=0 seed=1 (batch 4, 
 else
   echo "FAIL: default sync batch (exit $rc); output and report:"
   sed 's/^/    /' "$tmp/fair.txt" "$tmp/fair/study.md"
+  failures=$((failures + 1))
+fi
+
+# The sparse workloads: their flags and the need for --simulate are checked before any data;
+# a sparse SVM study over the simulated policies and worker counts writes its report, with the
+# same rows on a rerun that trains nothing.
+expect_one_line_error "study --workload=sparse" \
+  "--workload=sparse is not a workload: dense, sparse_logreg, sparse_svm or mf" \
+  "$study" --workload=sparse --out_dir="$tmp/bad_out" --plot=false
+expect_one_line_error "study sparse without --simulate" \
+  "--workload=sparse_svm runs simulated in the study runner (add --simulate); real sparse and mf runs are //sparse:train's" \
+  "$study" --workload=sparse_svm --out_dir="$tmp/bad_out" --plot=false
+expect_one_line_error "study dense flag with sparse" "--data_dir applies to --workload=dense only" \
+  "$study" --workload=sparse_svm --simulate --data_dir="$empty_dir" --out_dir="$tmp/bad_out" \
+  --plot=false
+expect_error "--synthetic_examples applies to --workload=sparse_logreg or sparse_svm only" \
+  --synthetic_examples=100
+sparse_flags=(--workload=sparse_svm --simulate --runs=async:1,async:4,ssp:4,backup:4,local_sgd:4
+  --seeds=1,2 --synthetic_examples=800 --synthetic_test_examples=200 --synthetic_features=300
+  --synthetic_nnz=10 --batch_size=2 --lrs=0.2 --epochs=2 --target_accuracy=0.6 --plot=false
+  --out_dir="$tmp/svm")
+"$study" "${sparse_flags[@]}" >"$tmp/svm1.txt" 2>&1
+rc1=$?
+cp "$tmp/svm/study.md" "$tmp/svm_first.md" 2>/dev/null
+"$study" "${sparse_flags[@]}" >"$tmp/svm2.txt" 2>&1
+rc2=$?
+if [[ $rc1 -eq 0 && $rc2 -eq 0 ]] && grep -q '^run 10/10: local_sgd(H=8) w=4' "$tmp/svm1.txt" &&
+   grep -q '^| backup(b=1) w=4 lr=0.2 m=0 | 2 |' "$tmp/svm/study.md" &&
+   grep -q '^| ssp(bound=3) w=4 lr=0.2 m=0 | 2 |' "$tmp/svm/study.md" &&
+   grep -q 'skipped 10 of 10 runs' "$tmp/svm2.txt" &&
+   cmp -s "$tmp/svm_first.md" "$tmp/svm/study.md"; then
+  echo "ok:   a simulated sparse SVM study over async, ssp, backup and local_sgd writes its report"
+else
+  echo "FAIL: sparse SVM study (exit $rc1, $rc2); output and report:"
+  sed 's/^/    /' "$tmp/svm1.txt" "$tmp/svm2.txt" "$tmp/svm/study.md"
   failures=$((failures + 1))
 fi
 
