@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -45,7 +46,10 @@
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "sim/simulator.h"
+#include "sparse/epoch_log.h"
+#include "sparse/matrix_factorization.h"
 #include "sparse/ratings.h"
+#include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
 #include "trainer/data/mnist.h"
 #include "trainer/model/model.h"
@@ -57,7 +61,7 @@
 ABSL_FLAG(std::string, workload, "dense",
           "what every run trains: dense (an mlp of --hidden on --dataset), sparse_logreg or "
           "sparse_svm (the RCV1-like synthetic set, --synthetic_*), mf (matrix factorization of "
-          "--ratings, rank --rank); the sparse and mf workloads run with --simulate");
+          "--ratings, rank --rank)");
 ABSL_FLAG(std::string, dataset, "fashion_mnist", "dense workload: fashion_mnist or mnist");
 ABSL_FLAG(int64_t, synthetic_examples, 20000, "sparse workloads: training examples N");
 ABSL_FLAG(int64_t, synthetic_test_examples, 5000,
@@ -417,7 +421,7 @@ absl::StatusOr<StudyWorkload> ParseWorkloadFlag() {
 }
 
 // --workload and the flags of each workload's data, checked before any data is loaded: a flag
-// of another workload's data is refused, the sparse and mf workloads need --simulate.
+// of another workload's data is refused.
 absl::Status CheckWorkloadFlags() {
   HOGWILD_ASSIGN_OR_RETURN(const StudyWorkload workload, ParseWorkloadFlag());
   const bool sparse =
@@ -441,12 +445,6 @@ absl::Status CheckWorkloadFlags() {
       return absl::InvalidArgumentError(
           absl::StrFormat("--%s applies to --workload=%s only", o.flag, o.to));
     }
-  }
-  if (workload != StudyWorkload::kDense && !absl::GetFlag(FLAGS_simulate)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--workload=%s runs simulated in the study runner (add --simulate); real sparse and mf "
-        "runs are //sparse:train's",
-        absl::GetFlag(FLAGS_workload)));
   }
   const double wd = absl::GetFlag(FLAGS_weight_decay);
   if (!(wd >= 0 && wd <= 1e6)) {
@@ -883,6 +881,68 @@ absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options, const Stu
   return result;
 }
 
+// One real run of a sparse or mf workload, by the sparse trainers (sparse/sparse_train.h,
+// sparse/matrix_factorization.h: the modes they run, batch-1 fused steps), its result in the
+// shape of a dense run's. They evaluate after each epoch: the log gets each epoch's train and
+// eval rows (sparse/epoch_log.h), whatever --eval_every_epochs says. Their weight decay is
+// applied once per update on its support (the simulated workloads' per example: the same with
+// batch 1).
+absl::StatusOr<TrainResult> TrainSparseRun(const TrainerOptions& options, const StudyData& data) {
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ConvergenceLog> log,
+                           ConvergenceLog::Open(options.log_path));
+  const auto start = std::chrono::steady_clock::now();
+  auto on_epoch = [&](const sparse::SparseEpochReport& r) {
+    return sparse::WriteEpochRows(
+        log.get(), r,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
+  const auto wd = static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
+  TrainResult result;
+  result.mode = options.mode;
+  result.num_workers = options.num_workers;
+  sparse::SparseEpochReport last;
+  if (data.ratings) {
+    HOGWILD_ASSIGN_OR_RETURN(sparse::MfResult r, sparse::TrainMatrixFactorization(
+                                                     {.rank = absl::GetFlag(FLAGS_rank),
+                                                      .mode = options.mode,
+                                                      .num_workers = options.num_workers,
+                                                      .epochs = static_cast<int>(options.epochs),
+                                                      .lr = options.lr.base_lr,
+                                                      .weight_decay = wd,
+                                                      .seed = options.seed,
+                                                      .on_epoch = on_epoch},
+                                                     data.ratings->train, &data.ratings->test));
+    last = r.epochs.back();
+    result.wall_time_s = r.train_time_s;
+    result.params = std::move(r.factors);
+  } else {
+    HOGWILD_ASSIGN_OR_RETURN(
+        sparse::SparseTrainResult r,
+        sparse::TrainSparse({.model = absl::GetFlag(FLAGS_workload) == "sparse_svm"
+                                          ? sparse::LinearModel::kHinge
+                                          : sparse::LinearModel::kLogistic,
+                             .mode = options.mode,
+                             .num_workers = options.num_workers,
+                             .batch_size = static_cast<int>(options.batch_size),
+                             .epochs = static_cast<int>(options.epochs),
+                             .lr = options.lr.base_lr,
+                             .weight_decay = wd,
+                             .seed = options.seed,
+                             .on_epoch = on_epoch},
+                            data.sparse->train, data.sparse->test ? &*data.sparse->test : nullptr));
+    last = r.epochs.back();
+    result.wall_time_s = r.train_time_s;
+    result.params = std::move(r.weights);
+  }
+  HOGWILD_RETURN_IF_ERROR(log->Close());
+  result.examples = last.examples;
+  result.steps = last.updates;
+  result.examples_per_s = result.wall_time_s > 0 ? result.examples / result.wall_time_s : 0.0;
+  result.final_test_loss = last.test_loss.value_or(0.0);
+  result.final_test_accuracy = last.test_accuracy.value_or(0.0);
+  return result;
+}
+
 // Trains (or simulates) one run of the grid whose log path is set, writes its record to
 // `record_path` and prints its summary; `num_params` receives its parameter count.
 absl::StatusOr<StudyRun> TrainGridRun(const GridRun& run, const StudyData& data,
@@ -890,9 +950,10 @@ absl::StatusOr<StudyRun> TrainGridRun(const GridRun& run, const StudyData& data,
                                       int64_t& num_params) {
   const TrainerOptions& options = run.options;
   std::string sim_line;
-  absl::StatusOr<TrainResult> trained = absl::GetFlag(FLAGS_simulate)
-                                            ? SimulateRun(options, data, sim_line)
-                                            : Train(options, data.images.train, data.images.test);
+  absl::StatusOr<TrainResult> trained =
+      absl::GetFlag(FLAGS_simulate) ? SimulateRun(options, data, sim_line)
+      : data.workload != nullptr    ? TrainSparseRun(options, data)
+                                    : Train(options, data.images.train, data.images.test);
   // A diverged run is a result of the grid (this learning rate is too high for this policy),
   // recorded as such; any other error ends the study.
   const bool diverged =

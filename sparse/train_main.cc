@@ -30,6 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
+#include "sparse/epoch_log.h"
 #include "sparse/libsvm_reader.h"
 #include "sparse/matrix_factorization.h"
 #include "sparse/ratings.h"
@@ -229,25 +230,6 @@ absl::Status CheckRunFiles() {
                            {.option = "--dataset", .value = absl::GetFlag(FLAGS_dataset)},
                            {.option = "--test", .value = absl::GetFlag(FLAGS_test)}};
   return CheckDistinctFiles(files);
-}
-
-// An epoch's rows: a train row (worker -1, the whole training set's loss), and with a test set
-// an eval row. `test_accuracy` is absent for mf (its losses are RMSEs).
-absl::Status WriteEpochRows(ConvergenceLog* log, const SparseEpochReport& r, double wall_s) {
-  if (log == nullptr) return absl::OkStatus();
-  LogRow row{.wall_time_s = wall_s,
-             .epoch = static_cast<double>(r.epoch),
-             .step = r.updates,
-             .examples_seen = r.examples,
-             .worker = -1,
-             .train_loss = r.train_loss,
-             .lr = r.lr};
-  HOGWILD_RETURN_IF_ERROR(log->Write(row));
-  if (!r.test_loss) return absl::OkStatus();
-  row.eval = true;
-  row.test_loss = r.test_loss;
-  row.test_accuracy = r.test_accuracy;
-  return log->Write(row);
 }
 
 // --model=mf: matrix factorization of a ratings CSV, 90/10 split (SplitRatings with --seed).

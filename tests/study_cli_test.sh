@@ -209,9 +209,6 @@ fi
 expect_one_line_error "study --workload=sparse" \
   "--workload=sparse is not a workload: dense, sparse_logreg, sparse_svm or mf" \
   "$study" --workload=sparse --out_dir="$tmp/bad_out" --plot=false
-expect_one_line_error "study sparse without --simulate" \
-  "--workload=sparse_svm runs simulated in the study runner (add --simulate); real sparse and mf runs are //sparse:train's" \
-  "$study" --workload=sparse_svm --out_dir="$tmp/bad_out" --plot=false
 expect_one_line_error "study dense flag with sparse" "--data_dir applies to --workload=dense only" \
   "$study" --workload=sparse_svm --simulate --data_dir="$empty_dir" --out_dir="$tmp/bad_out" \
   --plot=false
@@ -235,6 +232,21 @@ if [[ $rc1 -eq 0 && $rc2 -eq 0 ]] && grep -q '^run 10/10: local_sgd(H=8) w=4' "$
 else
   echo "FAIL: sparse SVM study (exit $rc1, $rc2); output and report:"
   sed 's/^/    /' "$tmp/svm1.txt" "$tmp/svm2.txt" "$tmp/svm/study.md"
+  failures=$((failures + 1))
+fi
+
+# Real sparse runs: the sparse trainer's modes, one log row pair per epoch, a report.
+"$study" --workload=sparse_logreg --runs=async:1,locked:2,round_robin:2 --seeds=1 \
+  --synthetic_examples=600 --synthetic_test_examples=100 --synthetic_features=200 \
+  --synthetic_nnz=8 --batch_size=1 --lrs=0.3 --epochs=2 --target_accuracy=0.5 --plot=false \
+  --out_dir="$tmp/real_sparse" >"$tmp/real_sparse.txt" 2>&1
+rc=$?
+if [[ $rc -eq 0 ]] && grep -q '^| round_robin w=2 lr=0.3 m=0 | 1 |' "$tmp/real_sparse/study.md" &&
+   [[ $(grep -c ',eval,' "$tmp/real_sparse/runs/"*.csv | awk -F: '{s += $2} END {print s}') -eq 6 ]]; then
+  echo "ok:   real sparse runs (async, locked, round_robin) write their logs and report"
+else
+  echo "FAIL: real sparse study (exit $rc); output and report:"
+  sed 's/^/    /' "$tmp/real_sparse.txt" "$tmp/real_sparse/study.md"
   failures=$((failures + 1))
 fi
 
