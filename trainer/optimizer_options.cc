@@ -81,4 +81,10 @@ absl::Status ValidateOptimizerOptions(const SgdOptions& o, Mode mode) {
   return absl::OkStatus();
 }
 
+SgdOptions ModelSgdOptions(SgdOptions sgd, bool weight_decay_biases, const Model& model) {
+  if (!weight_decay_biases) sgd.no_decay = model.BiasRanges();
+  sgd.moving_stats = model.StatRanges();  // batch norm (trainer/layers/batch_norm.h)
+  return sgd;
+}
+
 }  // namespace hogwild

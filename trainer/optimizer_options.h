@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "core/mode.h"
 #include "sync/update_policy.h"
+#include "trainer/model/model.h"
 
 namespace hogwild {
 
@@ -22,6 +23,12 @@ namespace hogwild {
 // Errors: kInvalidArgument naming `TrainerOptions::sgd.<field>`, the value and the range or the
 // optimizer or mode that ignores it. Pure.
 absl::Status ValidateOptimizerOptions(const SgdOptions& sgd, Mode mode);
+
+// The SgdOptions a run of `model` updates with: `sgd` with the model's moving statistics (batch
+// norm, Model::StatRanges) and, unless weight_decay_biases, its biases exempt from weight decay
+// (Model::BiasRanges). Train() and Simulate() both take their policies' options from here.
+// Pure.
+SgdOptions ModelSgdOptions(SgdOptions sgd, bool weight_decay_biases, const Model& model);
 
 }  // namespace hogwild
 

@@ -32,6 +32,7 @@
 #include "trainer/metrics/eval_runner.h"
 #include "trainer/metrics/evaluator.h"
 #include "trainer/metrics/training_metrics.h"
+#include "trainer/optimizer_options.h"
 #include "trainer/rank_gpus.h"
 #include "trainer/weight_ema.h"
 #include "trainer/worker.h"
@@ -350,8 +351,7 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
           CheckMemoryFits(EstimateTrainingMemory(options, *model, train.size(), test.size() > 0),
                           AvailableMemoryBytes(WorkerCount(options) + (test.size() > 0 ? 1 : 0))));
     }
-    if (!options.weight_decay_biases) options.sgd.no_decay = model->BiasRanges();
-    options.sgd.moving_stats = model->StatRanges();  // batch norm (trainer/layers/batch_norm.h)
+    options.sgd = ModelSgdOptions(options.sgd, options.weight_decay_biases, *model);
     HOGWILD_ASSIGN_OR_RETURN(store, ParameterStore::Create(model->num_params()));
     model->InitParams(options.seed, store->unsafe_values());
     // Only checkpoints need the signature, and its dataset fingerprint reads the whole train set.
