@@ -2,13 +2,14 @@
 // like the parameters among W workers, and each worker's update of its slice from the averaged
 // gradient: clipping by the global norm of the averaged gradient (sync/grad_clip.h), weight-decay
 // exemptions and batch norm's moving statistics (sync/optimizer_slots.h), any optimizer of
-// kernels/optimizer.h. Shared by the one-process sync policy (sync/tower_average.h) and the one
+// kernels/optimizer.h. Shared by the one-process sync policy (sync/tower_average.h), the one
 // across processes (mpi/mpi_tower_average.h), which differ only in how the averaged gradient of
-// a slice is formed (the local towers' sum, or the sum over all ranks' towers).
+// a slice is formed (the local towers' sum, or the sum over all ranks' towers; both
+// sync/tower_sum.h), and the simulated sync policy (UpdateAllSlices, from one thread).
 //
 // The update arithmetic itself (the blocked sum of squares, the clip factor, the optimizer over
-// a range) is the free functions below, which backup's single-threaded update and the simulator
-// call too. Every step, worker w of W:
+// a range) is the free functions below, which backup's single-threaded update (sync/
+// backup_sync.h) and the simulated backup policy call too. Every step, worker w of W:
 //   step = state.step() + 1;            // before the step's first barrier
 //   ... the policy's barriers; the averaged gradient becomes readable ...
 //   UpdateSlice(w, lr, step, sum_into, barrier, params);
@@ -58,8 +59,8 @@ class SlicedUpdate {
 
   // Worker `worker`'s update of its slice [P·worker/W, P·(worker+1)/W) of params ([P] float32,
   // host memory) with learning rate lr at optimizer step `step` (>= 1). sum_into(lo, n, out)
-  // writes the averaged gradient's elements [lo, lo + n) to out ([n] float32, n <= 1024), the
-  // same values each time it is called for them (it is called twice per element when clipping).
+  // writes the averaged gradient's elements [lo, lo + n) to out ([n] float32, n <= kUpdateBlock),
+  // the same values each time it is called for them (it is called twice per element when clipping).
   // With clip_global_norm the worker adds up its slice's trained squares, meets the other
   // workers at `barrier` and every worker sums the W partials in worker order: the same factor
   // everywhere, so the update is bitwise reproducible. Errors: the barrier's (kCancelled).
