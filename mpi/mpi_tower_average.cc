@@ -4,6 +4,7 @@
 
 #include "core/status_macros.h"
 #include "mpi/mpi_status.h"
+#include "sync/tower_sum.h"
 
 namespace hogwild {
 
@@ -58,13 +59,8 @@ absl::StatusOr<DeviceSpan<const float>> MpiTowerAverage::DoBeginStep(int /*worke
 }
 
 void MpiTowerAverage::AddLocalTowers(int64_t lo, int64_t hi) {
-  // Worker order 0..W-1 per element, as TowerAverage::AddTowers (the compiler may vectorize
-  // across elements; it may not reassociate the sum over workers without -ffast-math).
-  for (int64_t i = lo; i < hi; ++i) {
-    float acc = tower_grads_[0][i];
-    for (int w = 1; w < num_workers(); ++w) acc += tower_grads_[w][i];
-    partial_[i] = acc;
-  }
+  // Worker order 0..W-1 per element, as TowerAverage (sync/tower_sum.h).
+  SumTowers(absl::MakeConstSpan(tower_grads_), lo, hi - lo, partial_.data() + lo);
 }
 
 absl::Status MpiTowerAverage::Exchange() {
@@ -76,13 +72,12 @@ absl::Status MpiTowerAverage::Exchange() {
                                             MPI_FLOAT, received_.data(), receive_counts.data(),
                                             receive_offsets.data(), MPI_FLOAT, comm_));
   // The owner adds the parts in rank order: the one place where ranks' numbers are added.
+  // In rank order, with the same arithmetic as the towers' sum (sync/tower_sum.h).
   const int n = counts_[rank_];
-  float* own = global_.data() + offsets_[rank_];
-  std::copy_n(received_.data(), n, own);
-  for (int q = 1; q < num_ranks_; ++q) {
-    const float* part = received_.data() + static_cast<size_t>(q) * n;
-    for (int i = 0; i < n; ++i) own[i] += part[i];
-  }
+  std::vector<const float*> parts;
+  for (int q = 0; q < num_ranks_; ++q)
+    parts.push_back(received_.data() + static_cast<size_t>(q) * n);
+  SumTowers(absl::MakeConstSpan(parts), 0, n, global_.data() + offsets_[rank_]);
   HOGWILD_MPI_RETURN_IF_ERROR(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, global_.data(),
                                              counts_.data(), offsets_.data(), MPI_FLOAT, comm_));
   const int64_t to_others = (store()->size() - n) + static_cast<int64_t>(num_ranks_ - 1) * n;

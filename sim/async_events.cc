@@ -8,27 +8,29 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "core/status_macros.h"
-#include "kernels/cpu/sgd_update.h"
-#include "kernels/functors.h"
 #include "sim/sim_context.h"
+#include "sync/hogwild.h"
+#include "sync/parameter_store.h"
+#include "sync/stale_synchronous.h"
 #include "sync/update_policy.h"
+#include "trainer/weight_ema.h"
 
 namespace hogwild {
 namespace {
 
-// One worker's state: its data position, the step in flight, its clock.
+// One worker's state: its data position, the step in flight, its clock. Its parameter snapshot
+// and optimizer state are the policy's.
 struct AsyncWorker {
   int64_t epoch = -1;  // the epoch of `batches`
   size_t next = 0;     // index in `batches` of the next step's batch
   EpochBatches batches;
   const std::pair<std::vector<int64_t>, int64_t>* pending = nullptr;  // taken, not started
-  bool blocked = false;         // ssp: waiting for the slowest worker
-  bool done = false;            // its data is used up
-  int64_t clock = 0;            // steps completed
-  std::vector<float> grad;      // [P] the gradient of the step in flight
-  std::vector<float> velocity;  // [P] with momentum, else empty
-  uint64_t read_version = 0;
+  bool blocked = false;     // ssp: waiting for the slowest worker
+  bool done = false;        // its data is used up
+  int64_t clock = 0;        // steps completed (the clock-gap statistic)
+  std::vector<float> grad;  // [P] the gradient of the step in flight
   double loss_sum = 0.0;
   int64_t examples = 0;
 };
@@ -40,11 +42,27 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
   const bool ssp = t.mode == Mode::kSsp;
   const int num_workers = t.num_workers;
   const int64_t num_params = ctx.num_params();
-  std::vector<AsyncWorker> workers(static_cast<size_t>(num_workers));
-  for (AsyncWorker& w : workers) {
-    w.grad.resize(static_cast<size_t>(num_params));
-    if (t.sgd.momentum != 0.0f) w.velocity.assign(static_cast<size_t>(num_params), 0.0f);
+  // The real policy objects, called from this one thread: BeginStep at a step's read event,
+  // FinishStep at its finish event. Updates never overlap here, so Hogwild's lock-free updates
+  // lose nothing and the staleness the policy counts is exact.
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
+                           ParameterStore::Create(num_params));
+  std::copy(ctx.params.begin(), ctx.params.end(), store->unsafe_values().begin());
+  std::unique_ptr<UpdatePolicy> policy;
+  StaleSynchronous* bounded = nullptr;
+  if (ssp) {
+    auto owned =
+        std::make_unique<StaleSynchronous>(store.get(), num_workers, ctx.sgd, t.staleness_bound);
+    bounded = owned.get();
+    policy = std::move(owned);
+  } else {
+    policy = std::make_unique<Hogwild>(store.get(), num_workers, ctx.sgd);
   }
+  ctx.policy = policy.get();
+  // The policy dies with this function: never leave the context pointing at it.
+  absl::Cleanup forget_policy = [&ctx] { ctx.policy = nullptr; };
+  std::vector<AsyncWorker> workers(static_cast<size_t>(num_workers));
+  for (AsyncWorker& w : workers) w.grad.resize(static_cast<size_t>(num_params));
   // Each epoch's permutation, computed once, dropped when every worker has taken its shard.
   std::map<int64_t, std::pair<std::vector<int64_t>, int>> permutations;
   auto next_batch = [&](int w) -> const std::pair<std::vector<int64_t>, int64_t>* {
@@ -63,7 +81,8 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
     }
     return &worker.batches[worker.next++];
   };
-  // The smallest clock of the workers that still have data (as StaleSynchronous::min_clock).
+  // The smallest clock of the workers that still have data (as StaleSynchronous::min_clock), for
+  // the clock-gap statistic only: whether ssp lets a step start is the policy's MayBeginStep.
   auto min_clock = [&] {
     int64_t m = std::numeric_limits<int64_t>::max();
     for (const AsyncWorker& w : workers) {
@@ -75,17 +94,16 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
   // Events: (finish time in simulated seconds, worker); the earliest first, ties by worker id.
   using Event = std::pair<double, int>;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
-  // Starts worker w's pending step at time `now`: reads the parameters, computes its gradient
-  // and schedules the update.
+  // Starts worker w's pending step at time `now`: reads the parameters (BeginStep), computes its
+  // gradient and schedules the update.
   auto start_step = [&](int w, double now) -> absl::Status {
     AsyncWorker& worker = workers[w];
     const auto* batch = worker.pending;
     worker.pending = nullptr;
     ctx.max_clock_gap = std::max(ctx.max_clock_gap, worker.clock - min_clock());
-    worker.read_version = static_cast<uint64_t>(ctx.metrics->steps());
-    HOGWILD_ASSIGN_OR_RETURN(
-        worker.loss_sum,
-        ctx.Gradient(batch->first, batch->second, ctx.params.data(), absl::MakeSpan(worker.grad)));
+    HOGWILD_ASSIGN_OR_RETURN(DeviceSpan<const float> at, policy->BeginStep(w));
+    HOGWILD_ASSIGN_OR_RETURN(worker.loss_sum, ctx.Gradient(batch->first, batch->second, at.data(),
+                                                           absl::MakeSpan(worker.grad)));
     worker.examples = static_cast<int64_t>(batch->first.size());
     events.emplace(now + ctx.sampler->Next(w), w);
     return absl::OkStatus();
@@ -96,9 +114,9 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
     worker.pending = next_batch(w);
     if (worker.pending == nullptr) {
       worker.done = true;
-      return absl::OkStatus();
+      return policy->WorkerDone(w);
     }
-    if (ssp && worker.clock - min_clock() > t.staleness_bound) {
+    if (ssp && !bounded->MayBeginStep(w)) {
       worker.blocked = true;
       return absl::OkStatus();
     }
@@ -109,7 +127,7 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
   auto release = [&](double now) -> absl::Status {
     for (int v = 0; ssp && v < num_workers; ++v) {
       AsyncWorker& worker = workers[v];
-      if (worker.blocked && worker.clock - min_clock() <= t.staleness_bound) {
+      if (worker.blocked && bounded->MayBeginStep(v)) {
         worker.blocked = false;
         HOGWILD_RETURN_IF_ERROR(start_step(v, now));
       }
@@ -124,19 +142,21 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
     events.pop();
     now = time_s;
     AsyncWorker& worker = workers[w];
-    const StepStats stats =
-        AsyncStepStats(static_cast<uint64_t>(ctx.metrics->steps()), worker.read_version,
-                       ctx.LrNow(), t.sgd.staleness_aware_lr);
-    const SgdMomentumFn sgd{stats.applied_lr, t.sgd.momentum, t.sgd.weight_decay};
-    cpu::SgdUpdate(sgd, worker.grad, absl::MakeSpan(worker.velocity), absl::MakeSpan(ctx.params));
+    // The learning rate of the global step before this update, as the real worker reads it.
+    HOGWILD_ASSIGN_OR_RETURN(
+        StepStats stats,
+        policy->FinishStep(w, DeviceSpan<const float>(absl::MakeConstSpan(worker.grad)),
+                           ctx.LrNow()));
     ++ctx.worker_steps[w];
     ++worker.clock;
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(worker.examples, worker.loss_sum,
                                                       stats.staleness, stats.applied_lr, now));
+    if (WorkerUpdatesEma(t.mode, w)) HOGWILD_RETURN_IF_ERROR(ctx.UpdateEma());
     HOGWILD_RETURN_IF_ERROR(ctx.MaybeEvaluate(now));
     HOGWILD_RETURN_IF_ERROR(advance(w, now));
     HOGWILD_RETURN_IF_ERROR(release(now));
   }
+  HOGWILD_RETURN_IF_ERROR(ctx.ReadPolicyParams());
   return now;
 }
 

@@ -4,27 +4,27 @@
 #include <vector>
 
 #include "core/status_macros.h"
-#include "kernels/cpu/sgd_update.h"
-#include "kernels/functors.h"
 #include "sim/sim_context.h"
+#include "sync/optimizer_slots.h"
+#include "sync/tower_sum.h"
 
 namespace hogwild {
 
 absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
   const TrainerOptions& t = ctx.trainer();
   const int num_workers = t.num_workers;
-  const size_t num_params = static_cast<size_t>(ctx.num_params());
+  const int64_t num_params = ctx.num_params();
+  const size_t p = static_cast<size_t>(num_params);
   // The replicas never need to coexist: within a round each worker's H steps depend on its own
-  // replica only, so worker after worker trains a copy of the average and adds it to the sum.
-  std::vector<float> replica(num_params), sum(num_params), grad(num_params);
-  std::vector<std::vector<float>> velocity(static_cast<size_t>(num_workers));
-  if (t.sgd.momentum != 0.0f) {
-    for (std::vector<float>& v : velocity) v.assign(num_params, 0.0f);
-  }
+  // replica only, so worker after worker trains a copy of the average and adds it to the sum
+  // (sync/tower_sum.h's running form: bitwise LocalSgd's average of all replicas at once).
+  std::vector<float> replica(p), sum(p), grad(p), clipped;
+  // Each replica's own optimizer state, as LocalSgd's (never averaged).
+  std::vector<OptimizerSlots> slots(static_cast<size_t>(num_workers),
+                                    OptimizerSlots(ctx.sgd, num_params));
   SyncSplitBatches parts(&ctx);
   const int64_t steps_per_epoch = ctx.plan->StepsPerEpoch(0);
   const int64_t total_steps = t.epochs * steps_per_epoch;
-  const float count = static_cast<float>(num_workers);
   std::vector<double> loss_sum;        // [round length] over the workers
   std::vector<int64_t> step_examples;  // [round length]
   double now = 0.0;
@@ -33,7 +33,6 @@ absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
     parts.Release(first / steps_per_epoch);
     // Every local step of the round has the learning rate of the round's first global step.
     const float lr = ctx.LrNow();
-    const SgdMomentumFn sgd{lr, t.sgd.momentum, t.sgd.weight_decay};
     loss_sum.assign(static_cast<size_t>(last - first), 0.0);
     step_examples.assign(static_cast<size_t>(last - first), 0);
     double slowest_s = 0.0;
@@ -44,21 +43,16 @@ absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
         const auto& [rows, local_size] = parts.Part(w, step);
         HOGWILD_ASSIGN_OR_RETURN(
             double loss, ctx.Gradient(rows, local_size, replica.data(), absl::MakeSpan(grad)));
-        cpu::SgdUpdate(sgd, grad, absl::MakeSpan(velocity[w]), absl::MakeSpan(replica));
+        ApplyOwnGradient(ctx.sgd, lr, grad, slots[w], clipped, absl::MakeSpan(replica));
         loss_sum[step - first] += loss;
         step_examples[step - first] += static_cast<int64_t>(rows.size());
         busy_s += ctx.sampler->Next(w);
       }
       slowest_s = std::max(slowest_s, busy_s);
-      // Summed in worker order, as LocalSgd::Average.
-      if (w == 0) {
-        sum = replica;
-      } else {
-        for (size_t i = 0; i < num_params; ++i) sum[i] += replica[i];
-      }
+      AddTower(w, replica, absl::MakeSpan(sum));
       ctx.worker_steps[w] += last - first;
     }
-    for (size_t i = 0; i < num_params; ++i) ctx.params[i] = sum[i] / count;
+    DivideSum(num_workers, sum, absl::MakeSpan(ctx.params));
     now += slowest_s + ctx.options->allreduce_time_s;
     for (int64_t step = first; step < last; ++step) {
       HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -33,8 +34,31 @@ absl::Status SimContext::MaybeEvaluate(double time_s) {
     return absl::OkStatus();
   }
   while (next_eval <= metrics->steps()) next_eval += eval_every_steps;
+  return Evaluate(time_s);
+}
+
+absl::Status SimContext::Evaluate(double time_s) {
+  HOGWILD_RETURN_IF_ERROR(ReadPolicyParams());
   HOGWILD_ASSIGN_OR_RETURN(EvalResult eval, workload->Evaluate(params, Workload::Split::kTest));
-  return metrics->RecordEval(eval, LrNow(), time_s);
+  std::optional<EvalResult> ema_eval;
+  if (ema != nullptr) {
+    ema_params.resize(params.size());
+    ema->Read(absl::MakeSpan(ema_params));
+    HOGWILD_ASSIGN_OR_RETURN(ema_eval, workload->Evaluate(ema_params, Workload::Split::kTest));
+  }
+  return metrics->RecordEval(eval, LrNow(), time_s, ema_eval);
+}
+
+absl::Status SimContext::ReadPolicyParams() {
+  if (policy == nullptr) return absl::OkStatus();
+  return policy->ReadParams(absl::MakeSpan(params));
+}
+
+absl::Status SimContext::UpdateEma() {
+  if (ema == nullptr) return absl::OkStatus();
+  HOGWILD_RETURN_IF_ERROR(ReadPolicyParams());
+  ema->Update(params, static_cast<uint64_t>(metrics->steps()));
+  return absl::OkStatus();
 }
 
 const std::pair<std::vector<int64_t>, int64_t>& SyncSplitBatches::Part(int w, int64_t step) {

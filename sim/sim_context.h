@@ -18,8 +18,10 @@
 #include "sim/compute_time.h"
 #include "sim/sim_metrics.h"
 #include "sim/simulator.h"
+#include "sync/update_policy.h"
 #include "trainer/data/input_pipeline.h"
 #include "trainer/metrics/convergence_log.h"
+#include "trainer/weight_ema.h"
 #include "trainer/workloads/workload.h"
 
 namespace hogwild {
@@ -36,7 +38,15 @@ struct SimContext {
   std::unique_ptr<SimMetrics> metrics;
   std::unique_ptr<BatchPlan> plan;
   std::unique_ptr<ComputeTimeSampler> sampler;
-  std::vector<float> params;  // [P]
+  // The policies' optimizer options: the run's, with the model's moving statistics and bias
+  // exemptions (ModelSgdOptions, as Train()).
+  SgdOptions sgd;
+  std::unique_ptr<WeightEma> ema;  // null without TrainerOptions::ema_decay
+  // async and ssp: the real policy, which holds the parameters while it runs (then `params` is
+  // refreshed from it before each use); null in the other modes, whose parameters are `params`.
+  UpdatePolicy* policy = nullptr;
+  std::vector<float> params;      // [P]
+  std::vector<float> ema_params;  // [P] with an EMA: scratch for its evaluation
   int64_t eval_every_steps = 0;
   int64_t next_eval = 0;
   std::vector<int64_t> worker_steps;  // [W] steps each worker's gradient was used in
@@ -46,6 +56,8 @@ struct SimContext {
   const TrainerOptions& trainer() const { return options->trainer; }
   // The learning rate at the current global step (metrics->steps()).
   float LrNow() const;
+  // P, the workload's parameters.
+  int64_t num_params() const { return workload->num_params(); }
 
   // The workload's gradient on the training rows `rows` at `at` ([P]), into `grad` ([P]),
   // scaled by 1 / denominator (0: a zero gradient, as an empty tower's); returns the loss sum. A
@@ -54,10 +66,15 @@ struct SimContext {
   absl::StatusOr<double> Gradient(const std::vector<int64_t>& rows, int64_t denominator,
                                   const float* at, absl::Span<float> grad);
 
-  // P, the workload's parameters.
-  int64_t num_params() const { return workload->num_params(); }
-  // Evaluates `params` on the test set when the global step reached the next evaluation.
+  // Evaluates `params` (and the EMA's) when the global step reached the next evaluation.
   absl::Status MaybeEvaluate(double time_s);
+  // Evaluates `params` and, with an EMA, its average ([P] each) and writes the eval row.
+  absl::Status Evaluate(double time_s);
+  // Copies the policy's parameters into `params` (async, ssp); nothing without a policy.
+  absl::Status ReadPolicyParams();
+  // With an EMA: averages in the parameters as they are now, at global step metrics->steps() (the
+  // real worker's ReadParams and global_step() after its FinishStep). Nothing without one.
+  absl::Status UpdateEma();
 };
 
 // The sync-split batches of every worker for any epoch, computed on first use and kept until

@@ -47,22 +47,25 @@ absl::Status SimMetrics::Flush(float lr, double time_s) {
   return Write(row);
 }
 
-absl::Status SimMetrics::RecordEval(const EvalResult& eval, float lr, double time_s) {
+absl::Status SimMetrics::RecordEval(const EvalResult& eval, float lr, double time_s,
+                                    const std::optional<EvalResult>& ema) {
   double train_loss = last_mean_loss_;
   if (!closed_once_ && window_examples_ > 0) train_loss = window_loss_sum_ / window_examples_;
   last_eval_step_ = steps();
-  return Write(LogRow{.wall_time_s = time_s,
-                      .eval = true,
-                      .epoch = static_cast<double>(examples_) / train_size_,
-                      .step = steps(),
-                      .examples_seen = examples_,
-                      .worker = -1,
-                      .train_loss = train_loss,
-                      .test_loss = eval.loss,
-                      .test_accuracy = eval.accuracy,
-                      .staleness_mean = staleness_mean(),
-                      .staleness_max = staleness_max(),
-                      .lr = lr});
+  return Write(
+      LogRow{.wall_time_s = time_s,
+             .eval = true,
+             .epoch = static_cast<double>(examples_) / train_size_,
+             .step = steps(),
+             .examples_seen = examples_,
+             .worker = -1,
+             .train_loss = train_loss,
+             .test_loss = eval.loss,
+             .test_accuracy = eval.accuracy,
+             .staleness_mean = staleness_mean(),
+             .staleness_max = staleness_max(),
+             .lr = lr,
+             .ema_test_accuracy = ema ? std::optional<double>(ema->accuracy) : std::nullopt});
 }
 
 double SimMetrics::staleness_mean() const {

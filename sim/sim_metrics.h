@@ -8,6 +8,7 @@
 #define HOGWILD_SIM_SIM_METRICS_H_
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -29,8 +30,10 @@ class SimMetrics {
   absl::Status RecordUpdate(int64_t examples, double loss_sum, uint64_t staleness, float lr,
                             double time_s);
 
-  // An evaluation of the parameters after steps() updates, at simulated time `time_s`.
-  absl::Status RecordEval(const EvalResult& eval, float lr, double time_s);
+  // An evaluation of the parameters after steps() updates, at simulated time `time_s`, and of
+  // their weight EMA's (trainer/weight_ema.h) when there is one.
+  absl::Status RecordEval(const EvalResult& eval, float lr, double time_s,
+                          const std::optional<EvalResult>& ema = std::nullopt);
 
   // Writes the open window's train row, if it holds updates.
   absl::Status Flush(float lr, double time_s);

@@ -3,15 +3,23 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/optimizer.h"
+#include "kernels/optimizer_name.h"
 #include "sim/sim_context.h"
 #include "sim/sim_metrics.h"
 #include "trainer/data/input_pipeline.h"
 #include "trainer/metrics/convergence_log.h"
+#include "trainer/optimizer_options.h"
+#include "trainer/weight_ema.h"
 #include "trainer/workloads/dense_workload.h"
 
 namespace hogwild {
@@ -57,16 +65,6 @@ absl::Status ValidateSimOptions(const SimOptions& options) {
         "TrainerOptions::stragglers slows real threads; a simulation takes its stragglers in "
         "SimOptions::compute.stragglers (sim/compute_time.h)");
   }
-  // The simulated updates are SgdMomentumFn's: the other optimizers are not simulated yet.
-  if (!t.sgd.is_sgd_momentum()) {
-    return absl::InvalidArgumentError(
-        "TrainerOptions::sgd.optimizer is not simulated yet; the simulation has sgd and "
-        "momentum");
-  }
-  if (t.sgd.shared_optimizer_state) return refuse("sgd.shared_optimizer_state");
-  if (t.sgd.clip_global_norm != 0.0f) return refuse("sgd.clip_global_norm");
-  if (!t.weight_decay_biases) return refuse("weight_decay_biases");
-  if (t.ema_decay != 0.0f) return refuse("ema_decay");
   if (t.lr.scaling != LrSchedule::Scaling::kNone) {
     return absl::InvalidArgumentError(
         "TrainerOptions::lr.scaling is not simulated yet; scale --lr yourself");
@@ -92,23 +90,31 @@ absl::Status ValidateSimOptions(const SimOptions& options) {
 
 absl::Status CheckSimStateFits(const SimOptions& options, int64_t num_params) {
   const TrainerOptions& t = options.trainer;
-  // Per worker: async and ssp hold the gradient in flight and the momentum buffer, local_sgd
-  // the momentum buffer; sync and backup hold nothing per worker.
+  // Per worker: async and ssp hold the policy's parameter snapshot, the gradient in flight and,
+  // unless shared, the worker's optimizer state; local_sgd each replica's optimizer state; sync
+  // and backup nothing per worker (one state, sliced).
   const bool in_flight = t.mode == Mode::kAsync || t.mode == Mode::kSsp;
-  const int per_worker_arrays =
-      (in_flight ? 1 : 0) +
-      (t.sgd.momentum != 0.0f && (in_flight || t.mode == Mode::kLocalSgd) ? 1 : 0);
+  const bool per_worker_state =
+      (in_flight && !t.sgd.shared_optimizer_state) || t.mode == Mode::kLocalSgd;
+  const int state_slots = per_worker_state ? NumStateSlots(t.sgd.optimizer_params()) : 0;
+  const int per_worker_arrays = (in_flight ? 2 : 0) + state_slots;
   const double state_bytes = static_cast<double>(t.num_workers) * static_cast<double>(num_params) *
                              sizeof(float) * per_worker_arrays;
   if (state_bytes > static_cast<double>(options.max_state_bytes)) {
+    std::string what = in_flight ? "the parameter snapshot, the gradient in flight" : "";
+    if (state_slots > 0) {
+      // The SGD family keeps one buffer, momentum; the others name their optimizer.
+      absl::StrAppend(
+          &what, in_flight ? " and " : "",
+          t.sgd.is_sgd_momentum()
+              ? std::string("momentum")
+              : absl::StrFormat("%s's %d optimizer-state buffer%s", OptimizerName(t.sgd.optimizer),
+                                state_slots, state_slots == 1 ? "" : "s"));
+    }
     return absl::ResourceExhaustedError(absl::StrFormat(
         "the simulation's per-worker state (%d workers x %d parameters x 4 bytes x %d = %.0f "
         "bytes: %s) exceeds SimOptions::max_state_bytes=%d; use fewer workers or a smaller model",
-        t.num_workers, num_params, per_worker_arrays, state_bytes,
-        in_flight ? (per_worker_arrays == 2 ? "the gradient in flight and momentum"
-                                            : "the gradient in flight")
-                  : "momentum",
-        options.max_state_bytes));
+        t.num_workers, num_params, per_worker_arrays, state_bytes, what, options.max_state_bytes));
   }
   return absl::OkStatus();
 }
@@ -133,13 +139,8 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
   SimContext ctx;
   ctx.options = &options;
   ctx.workload = &workload;
-  if (!workload.StatRanges().empty()) {
-    // The simulator's updates are plain SGD over the whole array: they would train the moving
-    // statistics as parameters.
-    return absl::InvalidArgumentError(
-        absl::StrFormat("model %s (batch norm) is not simulated yet; use the real trainer, or cnn",
-                        workload.name()));
-  }
+  ctx.sgd =
+      ModelSgdOptions(t.sgd, t.weight_decay_biases, workload.BiasRanges(), workload.StatRanges());
   const int64_t num_params = workload.num_params();
   HOGWILD_RETURN_IF_ERROR(CheckSimStateFits(options, num_params));
   HOGWILD_ASSIGN_OR_RETURN(ctx.gradient, workload.CreateWorker(t.batch_size));
@@ -159,6 +160,9 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
                                                      t.seed ^ 0x53494d54494d45ull /* "SIMTIME" */);
   ctx.params.resize(static_cast<size_t>(num_params));
   workload.InitParams(t.seed, absl::MakeSpan(ctx.params));
+  if (t.ema_decay != 0.0f) {
+    ctx.ema = std::make_unique<WeightEma>(ctx.params, t.ema_decay, t.ema_num_updates);
+  }
   ctx.eval_every_steps =
       t.eval_every_epochs > 0
           ? std::max<int64_t>(1,
@@ -202,11 +206,22 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
   result.staleness_mean = ctx.metrics->staleness_mean();
   result.staleness_max = ctx.metrics->staleness_max();
   result.staleness_histogram = ctx.metrics->histogram();
+  if (ctx.ema != nullptr) {
+    result.ema_params.resize(static_cast<size_t>(num_params));
+    ctx.ema->Read(absl::MakeSpan(result.ema_params));
+  }
   if (workload.has_test_set()) {
     HOGWILD_ASSIGN_OR_RETURN(EvalResult eval,
                              workload.Evaluate(ctx.params, Workload::Split::kTest));
+    std::optional<EvalResult> ema_eval;
+    if (ctx.ema != nullptr) {
+      HOGWILD_ASSIGN_OR_RETURN(ema_eval,
+                               workload.Evaluate(result.ema_params, Workload::Split::kTest));
+      result.final_ema_test_loss = ema_eval->loss;
+      result.final_ema_test_accuracy = ema_eval->accuracy;
+    }
     if (ctx.metrics->last_eval_step() != result.steps) {
-      HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordEval(eval, ctx.LrNow(), end_s));
+      HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordEval(eval, ctx.LrNow(), end_s, ema_eval));
     }
     result.final_test_loss = eval.loss;
     result.final_test_accuracy = eval.accuracy;

@@ -1,9 +1,17 @@
 // Simulated scale: W logical workers (64, 256, ... up to kMaxWorkers) trained on one thread by a
 // deterministic discrete-event simulation, so a 2-core machine can study how the update
 // policies behave with many workers. The arithmetic is the real trainer's (Model, Tower on a
-// CpuBackend, cpu::SgdUpdate = kernels/functors.h SgdMomentumFn, the LrSchedule, BatchPlan's data
-// order, the Evaluator); only time is simulated (sim/compute_time.h draws each step's compute
-// time). Every mode of the real trainer (core/mode.h) is simulated:
+// CpuBackend, the LrSchedule, BatchPlan's data order, the Evaluator, the weight EMA) and the
+// update is the policies' own code: async and ssp call the real Hogwild and StaleSynchronous
+// objects from the event loop (BeginStep at a step's read, FinishStep at its finish; ssp's bound
+// is StaleSynchronous::MayBeginStep, the rule its BeginStep waits on); sync, backup and
+// local_sgd, whose barriers one thread cannot meet, call the arithmetic those policies run after
+// their barriers (sync/tower_sum.h's worker-order sum, sync/sliced_update.h's update,
+// sync/optimizer_slots.h's ApplyOwnGradient). So every optimizer of kernels/optimizer.h,
+// clipping by global norm, the bias exemption (weight_decay_biases), batch norm's moving
+// statistics and the weight EMA (async and sync, as the trainer) run simulated. Only time is
+// simulated (sim/compute_time.h draws each step's compute time). Every mode of the real trainer
+// (core/mode.h) is simulated:
 //
 // async (Hogwild!): every worker starts its first step at simulated time 0. A worker's step
 // starts by reading the current parameters and ends, compute_time later, by applying its update.
@@ -13,7 +21,8 @@
 // exact. The gradient is computed at read time on the parameters of that instant and held until
 // the finish event, where the learning rate of the global step at that moment is applied (as
 // the real worker, which reads the global step after its forward/backward pass). Each worker
-// draws from its own shard of each epoch (BatchPlan, async) and keeps its own momentum buffer.
+// draws from its own shard of each epoch (BatchPlan, async) and keeps its own optimizer state
+// (or shares one: shared_optimizer_state).
 // With no jitter the workers run in lockstep: every update after the first W has staleness
 // exactly W - 1 until the first worker runs out of batches (all at once when shards are equal).
 // ssp (stale synchronous parallel, sync/stale_synchronous.h): async, except that a worker whose
@@ -38,8 +47,8 @@
 // bitwise (times too).
 // local_sgd (periodic averaging, sync/local_sgd.h): rounds of H = average_every global steps;
 // in a round each worker takes H local steps on its own replica (its part of each global batch,
-// the gradient a mean over its part, its own momentum, the learning rate of the round's first
-// step), and the replicas are averaged (summed in worker order, divided by W) at the slowest
+// the gradient a mean over its part, its own optimizer state, the learning rate of the round's
+// first step), and the replicas are averaged (summed in worker order, divided by W) at the slowest
 // worker's end of round plus `allreduce_time_s`. The parameters equal the real local_sgd
 // trainer's bitwise for the same options (it is deterministic); the H global steps of a round
 // are logged at its end.
@@ -48,10 +57,11 @@
 // (trainer/metrics/convergence_log.h) with wall_time_s in simulated seconds; its train rows are
 // one per `log_every_steps` global steps over all workers (worker -1), not one per worker.
 //
-// Memory: async and ssp hold one [P] gradient per worker from its read to its update, and one
-// [P] momentum buffer per worker with momentum; local_sgd one momentum buffer per worker with
-// momentum: W x P x 4 bytes per per-worker array, refused above SimOptions::max_state_bytes
-// before anything is allocated. Sync and backup hold three [P] arrays, local_sgd four.
+// Memory: async and ssp hold per worker the policy's [P] parameter snapshot, one [P] gradient
+// from its read to its update and, unless shared, NumStateSlots [P] optimizer-state buffers
+// (momentum: 1; adam: 2); local_sgd NumStateSlots buffers per worker: W x P x 4 bytes per
+// per-worker array, refused above SimOptions::max_state_bytes before anything is allocated.
+// Sync and backup hold a few [P] arrays and one optimizer state, local_sgd a few [P] arrays.
 //
 // Reproducibility: the result (parameters, counts, staleness, simulated times) and the log are a
 // pure function of the options and the data, bitwise, on one build and machine; only
@@ -76,9 +86,10 @@ inline constexpr double kMaxSimAllreduceTimeS = 1e6;
 
 struct SimOptions {
   // The run as the real trainer would take it. Used: mode, num_workers (the simulated W),
-  // batch_size, epochs, drop_last, lr, sgd, seed (initialization, data order and, mixed, the
-  // compute times), model, eval_every_steps/eval_every_epochs, log_every_steps (global steps here),
-  // log_path, overwrite_log. Refused when set (they have no meaning in a simulation): devices
+  // batch_size, epochs, drop_last, lr, sgd, weight_decay_biases, ema_decay, ema_num_updates,
+  // seed (initialization, data order and, mixed, the compute times), model,
+  // eval_every_steps/eval_every_epochs, log_every_steps (global steps here), log_path,
+  // overwrite_log. Refused when set (they have no meaning in a simulation): devices
   // other than {cpu}, workers_per_device, checkpoint_dir, resume, step_hook, progress,
   // log_row_sink, stop_requested, stragglers (real-thread stragglers: the simulation's are
   // compute.stragglers).
@@ -118,6 +129,11 @@ struct SimResult {
   // Other modes: 0.
   int64_t max_clock_gap = 0;
   std::vector<float> params;  // [P] final parameters
+  // With TrainerOptions::ema_decay: the weight EMA's final average ([P]) and its test loss and
+  // accuracy (0 without a test set); else empty and 0.
+  std::vector<float> ema_params;
+  double final_ema_test_loss = 0.0;
+  double final_ema_test_accuracy = 0.0;
 };
 
 // Checks the options without data: ValidateOptions on `trainer`, the compute-time options, the

@@ -7,16 +7,18 @@
 #include <vector>
 
 #include "core/status_macros.h"
-#include "kernels/cpu/sgd_update.h"
-#include "kernels/functors.h"
 #include "sim/sim_context.h"
+#include "sync/optimizer_slots.h"
+#include "sync/sliced_update.h"
+#include "sync/tower_sum.h"
 
 namespace hogwild {
 namespace {
 
 // The gradients of `contributors` (ascending) of global step `step` at the current parameters,
-// summed in worker order as TowerAverage::AddTowers and BackupSync::Apply, into `sum`; `grad`
-// is scratch. Returns the loss sum and the examples used.
+// summed in worker order into `sum` (sync/tower_sum.h's running form: bitwise the sum
+// TowerAverage and BackupSync form from all towers at once); `grad` is scratch. Returns the loss
+// sum and the examples used.
 absl::StatusOr<std::pair<double, int64_t>> SumGradients(SimContext& ctx, SyncSplitBatches& parts,
                                                         const std::vector<int>& contributors,
                                                         int64_t step, std::vector<float>& sum,
@@ -27,13 +29,17 @@ absl::StatusOr<std::pair<double, int64_t>> SumGradients(SimContext& ctx, SyncSpl
     const auto& [rows, global_size] = parts.Part(contributors[k], step);
     HOGWILD_ASSIGN_OR_RETURN(double loss, ctx.Gradient(rows, global_size, ctx.params.data(),
                                                        absl::MakeSpan(k == 0 ? sum : grad)));
-    if (k > 0) {
-      for (size_t i = 0; i < sum.size(); ++i) sum[i] += grad[i];
-    }
+    if (k > 0) AddTower(static_cast<int>(k), grad, absl::MakeSpan(sum));
     loss_sum += loss;
     used += static_cast<int64_t>(rows.size());
   }
   return std::make_pair(loss_sum, used);
+}
+
+// The averaged gradient's elements [lo, lo + n), from the sum formed above (the SumInto of
+// sync/sliced_update.h).
+auto CopyFrom(const std::vector<float>& sum) {
+  return [&sum](int64_t lo, int64_t n, float* out) { std::copy_n(sum.data() + lo, n, out); };
 }
 
 }  // namespace
@@ -42,8 +48,9 @@ absl::StatusOr<double> RunSync(SimContext& ctx) {
   const TrainerOptions& t = ctx.trainer();
   const int num_workers = t.num_workers;
   const size_t num_params = static_cast<size_t>(ctx.num_params());
-  std::vector<float> sum(num_params), grad(num_params), velocity;
-  if (t.sgd.momentum != 0.0f) velocity.assign(num_params, 0.0f);
+  std::vector<float> sum(num_params), grad(num_params);
+  // The update TowerAverage's W workers make, slice by slice, from one thread.
+  SlicedUpdate update(ctx.sgd, static_cast<int64_t>(num_params), num_workers);
   SyncSplitBatches parts(&ctx);
   std::vector<int> everyone(static_cast<size_t>(num_workers));
   for (int w = 0; w < num_workers; ++w) everyone[w] = w;
@@ -57,11 +64,14 @@ absl::StatusOr<double> RunSync(SimContext& ctx) {
     for (int w = 0; w < num_workers; ++w) slowest_s = std::max(slowest_s, ctx.sampler->Next(w));
     now += slowest_s + ctx.options->allreduce_time_s;
     const float lr = ctx.LrNow();
-    cpu::SgdUpdate(SgdMomentumFn{lr, t.sgd.momentum, t.sgd.weight_decay}, sum,
-                   absl::MakeSpan(velocity), absl::MakeSpan(ctx.params));
+    const uint64_t optimizer_step = update.step() + 1;
+    update.UpdateAllSlices(lr, optimizer_step, CopyFrom(sum), ctx.params.data());
+    update.set_step(optimizer_step);
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(parts.Part(0, step).second, loss_used.first,
                                                       /*staleness=*/0, lr, now));
     for (int64_t& steps : ctx.worker_steps) ++steps;
+    // The weight EMA (async and sync only, ValidateOptions): worker 0 after the closing barrier.
+    HOGWILD_RETURN_IF_ERROR(ctx.UpdateEma());
     HOGWILD_RETURN_IF_ERROR(ctx.MaybeEvaluate(now));
   }
   return now;
@@ -72,8 +82,8 @@ absl::StatusOr<double> RunBackup(SimContext& ctx) {
   const int num_workers = t.num_workers;
   const size_t needed = static_cast<size_t>(num_workers - t.backup_workers);
   const size_t num_params = static_cast<size_t>(ctx.num_params());
-  std::vector<float> sum(num_params), grad(num_params), velocity;
-  if (t.sgd.momentum != 0.0f) velocity.assign(num_params, 0.0f);
+  std::vector<float> sum(num_params), grad(num_params);
+  OptimizerSlots slots(ctx.sgd, static_cast<int64_t>(num_params));  // BackupSync's one state
   SyncSplitBatches parts(&ctx);
   const int64_t steps_per_epoch = ctx.plan->StepsPerEpoch(0);
   const int64_t total_steps = t.epochs * steps_per_epoch;
@@ -110,21 +120,16 @@ absl::StatusOr<double> RunBackup(SimContext& ctx) {
     contributors.push_back(w);
     if (contributors.size() < needed) continue;  // it waits for the update
     // The step closes: its gradients (computed from the parameters the step opened with, which
-    // no update has changed since) are summed in worker order and rescaled from the whole batch
-    // to the examples used, as BackupSync::Apply.
+    // no update has changed since) are summed in worker order, rescaled from the whole batch to
+    // the examples used and applied with BackupSync::Apply's arithmetic.
     std::sort(contributors.begin(), contributors.end());
     HOGWILD_ASSIGN_OR_RETURN(auto loss_used,
                              SumGradients(ctx, parts, contributors, step, sum, grad));
     const int64_t whole = parts.Part(contributors.front(), step).second;
     const int64_t used = loss_used.second;
-    const float rescale =
-        used == whole || used == 0 ? 1.0f : static_cast<float>(whole) / static_cast<float>(used);
-    if (rescale != 1.0f) {
-      for (float& g : sum) g *= rescale;
-    }
+    RescaleSum(UsedExamplesRescale(used, whole), sum.data(), static_cast<int64_t>(num_params));
     const float lr = ctx.LrNow();
-    cpu::SgdUpdate(SgdMomentumFn{lr, t.sgd.momentum, t.sgd.weight_decay}, sum,
-                   absl::MakeSpan(velocity), absl::MakeSpan(ctx.params));
+    UpdateAveraged(ctx.sgd, lr, ++slots.step, CopyFrom(sum), slots, absl::MakeSpan(ctx.params));
     ++applied;
     last_update_s = now + ctx.options->allreduce_time_s;
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(used + dropped_examples, loss_used.first,

@@ -4,7 +4,8 @@
 
 #include "core/logging.h"
 #include "kernels/optimizer.h"
-#include "sync/grad_clip.h"
+#include "sync/sliced_update.h"
+#include "sync/tower_sum.h"
 
 namespace hogwild {
 
@@ -113,49 +114,23 @@ void BackupSync::Apply(const std::vector<int>& contributors, float lr) {
   // Read under mu_'s happens-before: each contributor published its counts and gradient before
   // it arrived, and waits until this returns.
   int64_t used = 0;
-  for (int c : contributors) used += examples_[c];
-  const int64_t whole = step_examples_[contributors.front()];
-  // From the step's whole batch to the examples used (1 when all were used, or no counts).
-  const float rescale =
-      used == whole || used == 0 ? 1.0f : static_cast<float>(whole) / static_cast<float>(used);
+  std::vector<const float*> towers;
+  for (int c : contributors) {
+    used += examples_[c];
+    towers.push_back(grads_[c]);
+  }
+  const float rescale = UsedExamplesRescale(used, step_examples_[contributors.front()]);
   std::unique_lock<std::shared_mutex> params_lock(params_mu_);
-  const int64_t num_params = store()->size();
-  float* params = store()->unsafe_values().data();
-  const uint64_t step = ++slots_.step;
-  // As sync/tower_average.cc: blocked so the partial sums stay in L1; summed in worker order.
-  constexpr int64_t kBlock = 1024;
-  alignas(64) float sum[kBlock];
-  const auto sum_block = [&](int64_t lo, int64_t n) {
-    const float* first = grads_[contributors.front()] + lo;
-    std::copy(first, first + n, sum);
-    for (size_t k = 1; k < contributors.size(); ++k) {
-      const float* g = grads_[contributors[k]] + lo;
-      for (int64_t i = 0; i < n; ++i) sum[i] += g[i];
-    }
-    if (rescale != 1.0f) {
-      for (int64_t i = 0; i < n; ++i) sum[i] *= rescale;
-    }
-  };
-  // Clipping: the norm of the whole averaged (and rescaled) gradient, as sync mode.
-  float scale = 1.0f;
-  if (sgd_options().clip_global_norm > 0.0f) {
-    double squares = 0.0;
-    for (int64_t lo = 0; lo < num_params; lo += kBlock) {
-      const int64_t n = std::min(kBlock, num_params - lo);
-      sum_block(lo, n);
-      squares += TrainedSumOfSquares(sgd_options(), lo, absl::MakeConstSpan(sum, n));
-    }
-    scale = ClipScale(squares, sgd_options().clip_global_norm);
-  }
-  for (int64_t lo = 0; lo < num_params; lo += kBlock) {
-    const int64_t n = std::min(kBlock, num_params - lo);
-    sum_block(lo, n);
-    if (scale != 1.0f) {
-      ScaleTrained(sgd_options(), lo, scale, absl::MakeConstSpan(sum, n), absl::MakeSpan(sum, n));
-    }
-    ApplyOptimizerRange(sgd_options(), lr, step, absl::MakeConstSpan(sum, n), slots_, lo,
-                        absl::MakeSpan(params + lo, n));
-  }
+  // The contributors' gradients summed in worker order and rescaled to the examples used, then
+  // clipped by the whole averaged gradient's norm (as sync mode) and applied: the arithmetic of
+  // sync/tower_sum.h and sync/sliced_update.h, which the simulated backup policy runs too.
+  UpdateAveraged(
+      sgd_options(), lr, ++slots_.step,
+      [&](int64_t lo, int64_t n, float* sum) {
+        SumTowers(absl::MakeConstSpan(towers), lo, n, sum);
+        RescaleSum(rescale, sum, n);
+      },
+      slots_, store()->unsafe_values());
   store()->CompleteUpdate();
 }
 

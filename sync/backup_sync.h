@@ -7,8 +7,9 @@
 // The update: the contributors' gradients summed in worker order (fixed: bitwise reproducible
 // for a given set of contributors), rescaled from the step's whole batch to the examples the
 // contributors actually used (SetStepExamples: step_examples / sum of their examples; exactly
-// 1, so no rescaling, when they used them all), then SgdMomentumFn with one momentum buffer,
-// applied once by the last contributor to arrive. With b = 0 every gradient is used and the
+// 1, so no rescaling, when they used them all; sync/tower_sum.h), then clipped and applied with
+// one optimizer state (sync/sliced_update.h's UpdateAveraged), once, by the last contributor to
+// arrive. With b = 0 every gradient is used and the
 // result is bitwise that of sync mode (sync/tower_average.h).
 //
 // What a worker sees: BeginStep(w) returns a private snapshot of the parameters as they are

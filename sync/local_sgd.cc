@@ -5,7 +5,7 @@
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/optimizer.h"
-#include "sync/grad_clip.h"
+#include "sync/tower_sum.h"
 
 namespace hogwild {
 
@@ -62,13 +62,8 @@ absl::StatusOr<StepStats> LocalSgd::DoFinishStep(int worker, DeviceSpan<const fl
                                                  float lr) {
   PerWorker& w = workers_[worker];
   // A CPU policy: the gradient is in host memory. Clipped per worker (its local gradient).
-  absl::Span<const float> g = grad.HostSpan();
-  if (const float scale = TrainedClipScale(sgd_options(), 0, g); scale != 1.0f) {
-    w.clipped.resize(g.size());
-    ScaleTrained(sgd_options(), 0, scale, g, absl::MakeSpan(w.clipped));
-    g = absl::MakeConstSpan(w.clipped);
-  }
-  ApplyOptimizerRange(sgd_options(), lr, ++w.slots.step, g, w.slots, 0, absl::MakeSpan(w.replica));
+  ApplyOwnGradient(sgd_options(), lr, grad.HostSpan(), w.slots, w.clipped,
+                   absl::MakeSpan(w.replica));
   if (++w.since_average == average_every_) HOGWILD_RETURN_IF_ERROR(Average(worker));
   return StepStats{.staleness = 0, .applied_lr = lr};
 }
@@ -83,15 +78,13 @@ absl::Status LocalSgd::Average(int worker) {
   const int64_t num_params = store()->size();
   const int64_t begin = num_params * worker / num_workers();
   const int64_t end = num_params * (worker + 1) / num_workers();
-  const float count = static_cast<float>(num_workers());
   float* params = store()->unsafe_values().data();
-  for (int64_t i = begin; i < end; ++i) {
-    float sum = workers_[0].replica[i];
-    for (int v = 1; v < num_workers(); ++v) sum += workers_[v].replica[i];
-    const float average = sum / count;
-    params[i] = average;
-    for (PerWorker& v : workers_) v.replica[i] = average;
-  }
+  // The replicas' slice averaged in worker order (sync/tower_sum.h, as the simulated local_sgd)
+  // into the store, and from there into every replica.
+  std::vector<const float*> replicas;
+  for (const PerWorker& v : workers_) replicas.push_back(v.replica.data());
+  AverageTowers(absl::MakeConstSpan(replicas), begin, end - begin, params + begin);
+  for (PerWorker& v : workers_) std::copy(params + begin, params + end, v.replica.begin() + begin);
   PerWorker& w = workers_[worker];
   if (worker == 0) store()->RestoreVersion(store()->version() + w.since_average);
   w.since_average = 0;

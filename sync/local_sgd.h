@@ -11,7 +11,7 @@
 // average of the W local steps is the sync step (sync/tower_average.h) up to float rounding.
 //
 // The averaging: all workers meet at a barrier (sync/step_barrier.h); worker w averages its
-// slice [P*w/W, P*(w+1)/W) of the replicas (summed in worker order 0..W-1, divided by W:
+// slice [P*w/W, P*(w+1)/W) of the replicas (summed in worker order, sync/tower_sum.h, / W:
 // bitwise reproducible), writes it to the shared store and into every replica, and a second
 // barrier ends it. The store holds the last average, which is what ReadParams, evaluation and
 // the final result see (exact between averagings, like sync mode between its barriers); a

@@ -51,6 +51,17 @@ void ApplyOptimizerRange(const SgdOptions& options, float lr, uint64_t step,
       });
 }
 
+void ApplyOwnGradient(const SgdOptions& options, float lr, absl::Span<const float> grad,
+                      OptimizerSlots& slots, std::vector<float>& clipped,
+                      absl::Span<float> params) {
+  if (const float scale = TrainedClipScale(options, 0, grad); scale != 1.0f) {
+    clipped.resize(grad.size());
+    ScaleTrained(options, 0, scale, grad, absl::MakeSpan(clipped));
+    grad = absl::MakeConstSpan(clipped);
+  }
+  ApplyOptimizerRange(options, lr, ++slots.step, grad, slots, 0, params);
+}
+
 void AppendSlotBuffers(const OptimizerSlots& slots, std::vector<std::vector<float>>* buffers) {
   if (!slots.s0.empty()) buffers->push_back(slots.s0);
   if (!slots.s1.empty()) buffers->push_back(slots.s1);

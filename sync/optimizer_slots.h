@@ -39,6 +39,14 @@ void ApplyOptimizerRange(const SgdOptions& options, float lr, uint64_t step,
                          absl::Span<const float> grad, OptimizerSlots& slots, int64_t lo,
                          absl::Span<float> params);
 
+// One owner's update of its own private parameters (local_sgd's replica) from its own gradient
+// grad ([P] float32, host memory, read only): clipped by its own global norm when
+// clip_global_norm > 0 (into `clipped`, scratch resized to [P] when needed), then
+// ApplyOptimizerRange over all P at the owner's next step (++slots.step). Shared by LocalSgd
+// (sync/local_sgd.h) and the simulated local_sgd. Thread-safety: none (the caller owns all).
+void ApplyOwnGradient(const SgdOptions& options, float lr, absl::Span<const float> grad,
+                      OptimizerSlots& slots, std::vector<float>& clipped, absl::Span<float> params);
+
 // Calls f(begin, count, decays) for consecutive pieces of [lo, lo + n) that together cover it in
 // order: decays is false inside options.no_decay and when options.weight_decay is 0 (then the
 // whole range is one piece). Pure apart from f.

@@ -56,6 +56,15 @@ int64_t StaleSynchronous::MinClockLocked() const {
   return *std::max_element(clocks_.begin(), clocks_.end());
 }
 
+bool StaleSynchronous::MayBeginStep(int worker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MayBeginStepLocked(worker);
+}
+
+bool StaleSynchronous::MayBeginStepLocked(int worker) const {
+  return clocks_[worker] - MinClockLocked() <= bound_;
+}
+
 absl::Status StaleSynchronous::DoReadParams(absl::Span<float> out) const {
   return updates_.ReadParams(out);
 }
@@ -63,7 +72,7 @@ absl::Status StaleSynchronous::DoReadParams(absl::Span<float> out) const {
 absl::StatusOr<DeviceSpan<const float>> StaleSynchronous::DoBeginStep(int worker) {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    auto may_start = [&] { return cancelled_ || clocks_[worker] - MinClockLocked() <= bound_; };
+    auto may_start = [&] { return cancelled_ || MayBeginStepLocked(worker); };
     if (!may_start()) {
       ++waiting_;
       advanced_.wait(lock, may_start);

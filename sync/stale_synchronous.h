@@ -58,6 +58,11 @@ class StaleSynchronous final : public UpdatePolicy {
   int64_t min_clock() const;
   // Workers blocked in BeginStep on the bound right now (tests, diagnostics). Thread-safe.
   int num_waiting() const;
+  // Whether worker w may start a step now: clock(w) - min_clock() <= staleness_bound(), the
+  // one rule BeginStep waits on. Never blocks; thread-safe. A caller that must not block (the
+  // simulator's event loop, which calls BeginStep from one thread) checks it first: BeginStep
+  // then returns without waiting.
+  bool MayBeginStep(int worker) const;
 
  private:
   absl::Status DoReadParams(absl::Span<float> out) const override;
@@ -71,7 +76,8 @@ class StaleSynchronous final : public UpdatePolicy {
   std::vector<uint64_t> DoSaveOptimizerSteps() const override;
   void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
 
-  int64_t MinClockLocked() const;  // requires mu_
+  int64_t MinClockLocked() const;             // requires mu_
+  bool MayBeginStepLocked(int worker) const;  // requires mu_
 
   const int64_t bound_;
   Hogwild updates_;  // the lock-free updates and per-worker snapshots and optimizer state

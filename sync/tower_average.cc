@@ -1,11 +1,7 @@
 #include "sync/tower_average.h"
 
-#include <algorithm>
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
-
 #include "core/status_macros.h"
+#include "sync/tower_sum.h"
 
 namespace hogwild {
 
@@ -40,26 +36,6 @@ absl::Status TowerAverage::DoRestoreOptimizerState(
   return absl::OkStatus();
 }
 
-void TowerAverage::AddTowers(int64_t lo, int64_t n, float* sum) const {
-  const float* g0 = tower_grads_[0] + lo;
-  int64_t i = 0;
-#if defined(__SSE2__)
-  // The same sums in the same worker order as the scalar loop below, four elements at a time.
-  for (; i + 4 <= n; i += 4) {
-    __m128 acc = _mm_loadu_ps(g0 + i);
-    for (int w = 1; w < num_workers(); ++w) {
-      acc = _mm_add_ps(acc, _mm_loadu_ps(tower_grads_[w] + lo + i));
-    }
-    _mm_storeu_ps(sum + i, acc);
-  }
-#endif
-  for (; i < n; ++i) {
-    float acc = g0[i];
-    for (int w = 1; w < num_workers(); ++w) acc += tower_grads_[w][lo + i];
-    sum[i] = acc;
-  }
-}
-
 absl::StatusOr<DeviceSpan<const float>> TowerAverage::DoBeginStep(int /*worker*/) {
   // Nobody writes the array between the closing barrier of the last step and the opening
   // barrier of this one, so every tower reads it in place: no copy.
@@ -75,7 +51,10 @@ absl::StatusOr<StepStats> TowerAverage::DoFinishStep(int worker, DeviceSpan<cons
   const uint64_t step = update_.step() + 1;
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
   HOGWILD_RETURN_IF_ERROR(update_.UpdateSlice(
-      worker, lr, step, [this](int64_t lo, int64_t n, float* sum) { AddTowers(lo, n, sum); },
+      worker, lr, step,
+      [this](int64_t lo, int64_t n, float* sum) {
+        SumTowers(absl::MakeConstSpan(tower_grads_), lo, n, sum);
+      },
       barrier_, store()->unsafe_values().data()));
   if (worker == 0) {
     store()->CompleteUpdate();

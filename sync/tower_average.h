@@ -6,7 +6,8 @@
 // shared array, unchanged during the compute phase), then:
 //   1. arrive at the step barrier;
 //   2. worker w reduces its own slice [P*w/W, P*(w+1)/W) of the parameters: the sum of all
-//      workers' gradients in worker order 0..W-1 (fixed order: bitwise reproducible), which is
+//      workers' gradients in worker order 0..W-1 (sync/tower_sum.h: fixed order, bitwise
+//      reproducible, the same arithmetic as every averaging policy and the simulator), which is
 //      the example-weighted average because each gradient is pre-scaled by 1/(global batch);
 //   3. applies the optimizer (kernels/optimizer.h; the SGD family as SgdMomentumFn) to its slice
 //      (one optimizer state, sliced the same way; Adam's step t = the global step + 1): the
@@ -52,9 +53,6 @@ class TowerAverage final : public UpdatePolicy {
   absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
   std::vector<uint64_t> DoSaveOptimizerSteps() const override;
   void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
-
-  // sum[i] = sum over w in 0..W-1, in that order, of tower_grads_[w][lo + i], for i in [0, n).
-  void AddTowers(int64_t lo, int64_t n, float* sum) const;
 
   StepBarrier barrier_;
   // tower_grads_[w]: worker w's gradient of the current step, published before the first

@@ -276,13 +276,19 @@ TEST(SimulatorBadInput, OneLineNamingTheFieldAndTheRange) {
   ExpectError(ValidateSimOptions(sim), absl::StatusCode::kInvalidArgument,
               {"TrainerOptions::num_workers=0"});
 
-  // W x P floats (x 2 with momentum) past the limit: refused before allocating, naming both.
+  // W x P floats (x 3 with momentum: the policy's snapshot, the gradient in flight, momentum)
+  // past the limit: refused before allocating, naming both.
   const Dataset train = testing::SyntheticDataset(64, 6, 3, 9);
   sim = SimOptions{.trainer = BaseOptions(Mode::kAsync, w)};
   sim.max_state_bytes = 1000;
-  ExpectError(
-      Simulate(sim, train, Dataset()).status(), absl::StatusCode::kResourceExhausted,
-      {"4 workers", "x 2", "gradient in flight and momentum", "SimOptions::max_state_bytes=1000"});
+  ExpectError(Simulate(sim, train, Dataset()).status(), absl::StatusCode::kResourceExhausted,
+              {"4 workers", "x 3", "the parameter snapshot, the gradient in flight and momentum",
+               "SimOptions::max_state_bytes=1000"});
+  // Adam keeps two buffers per worker.
+  sim.trainer.sgd = SgdOptions{.optimizer = OptimizerKind::kAdam};
+  ExpectError(Simulate(sim, train, Dataset()).status(), absl::StatusCode::kResourceExhausted,
+              {"4 workers", "x 4", "the gradient in flight and adam's 2 optimizer-state buffers",
+               "SimOptions::max_state_bytes=1000"});
   // The batch against the data: a worker's shard of 16 examples cannot fill a batch of 17.
   sim = SimOptions{.trainer = BaseOptions(Mode::kAsync, w)};
   sim.trainer.batch_size = 17;

@@ -85,6 +85,32 @@ TEST(StaleSynchronous, AFinishedWorkerNoLongerHoldsTheOthersBack) {
   EXPECT_TRUE(params.ok()) << params.status();
 }
 
+// MayBeginStep is the rule BeginStep waits on, asked without waiting (the simulator's event loop
+// asks it before calling BeginStep from its one thread).
+TEST(StaleSynchronous, MayBeginStepSaysWhetherBeginStepWouldWait) {
+  ParameterStore store(4);
+  StaleSynchronous policy(&store, 2, SgdOptions{}, /*staleness_bound=*/1);
+  const std::vector<float> grad(4, 0.0f);
+  const DeviceSpan<const float> g(grad.data(), 4);
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE(policy.MayBeginStep(1));
+    ASSERT_TRUE(policy.BeginStep(1).ok());
+    ASSERT_TRUE(policy.FinishStep(1, g, 0.1f).ok());
+  }
+  // Worker 1 is 2 steps ahead of worker 0, past the bound of 1; worker 0 may go on.
+  EXPECT_FALSE(policy.MayBeginStep(1));
+  EXPECT_TRUE(policy.MayBeginStep(0));
+  ASSERT_TRUE(policy.BeginStep(0).ok());
+  ASSERT_TRUE(policy.FinishStep(0, g, 0.1f).ok());
+  EXPECT_TRUE(policy.MayBeginStep(1));
+  ASSERT_TRUE(policy.BeginStep(1).ok());
+  ASSERT_TRUE(policy.FinishStep(1, g, 0.1f).ok());
+  EXPECT_FALSE(policy.MayBeginStep(1));
+  // A finished worker no longer holds the others back.
+  ASSERT_TRUE(policy.WorkerDone(0).ok());
+  EXPECT_TRUE(policy.MayBeginStep(1));
+}
+
 TEST(StaleSynchronous, CancelReleasesAWorkerWaitingOnTheBound) {
   ParameterStore store(4);
   StaleSynchronous policy(&store, 2, SgdOptions{}, /*staleness_bound=*/0);

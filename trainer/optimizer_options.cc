@@ -81,4 +81,12 @@ absl::Status ValidateOptimizerOptions(const SgdOptions& o, Mode mode) {
   return absl::OkStatus();
 }
 
+SgdOptions ModelSgdOptions(SgdOptions sgd, bool weight_decay_biases,
+                           std::vector<std::pair<int64_t, int64_t>> bias_ranges,
+                           std::vector<std::pair<int64_t, int64_t>> stat_ranges) {
+  if (!weight_decay_biases) sgd.no_decay = std::move(bias_ranges);
+  sgd.moving_stats = std::move(stat_ranges);  // batch norm (trainer/layers/batch_norm.h)
+  return sgd;
+}
+
 }  // namespace hogwild

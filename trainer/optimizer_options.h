@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "core/mode.h"
 #include "sync/update_policy.h"
+#include "trainer/model/model.h"
 
 namespace hogwild {
 
@@ -22,6 +23,14 @@ namespace hogwild {
 // Errors: kInvalidArgument naming `TrainerOptions::sgd.<field>`, the value and the range or the
 // optimizer or mode that ignores it. Pure.
 absl::Status ValidateOptimizerOptions(const SgdOptions& sgd, Mode mode);
+
+// The SgdOptions a run of a model updates with: `sgd` with the model's moving statistics
+// (`stat_ranges`: batch norm, Model::StatRanges) and, unless weight_decay_biases, its biases
+// (`bias_ranges`, Model::BiasRanges) exempt from weight decay. Train() and the simulator both
+// take their policies' options from here. Pure.
+SgdOptions ModelSgdOptions(SgdOptions sgd, bool weight_decay_biases,
+                           std::vector<std::pair<int64_t, int64_t>> bias_ranges,
+                           std::vector<std::pair<int64_t, int64_t>> stat_ranges);
 
 }  // namespace hogwild
 

@@ -32,6 +32,7 @@
 #include "trainer/metrics/eval_runner.h"
 #include "trainer/metrics/evaluator.h"
 #include "trainer/metrics/training_metrics.h"
+#include "trainer/optimizer_options.h"
 #include "trainer/rank_gpus.h"
 #include "trainer/weight_ema.h"
 #include "trainer/worker.h"
@@ -399,8 +400,8 @@ absl::Status PrepareRun(const TrainerOptions& requested, const Dataset& train, c
         CheckMemoryFits(EstimateTrainingMemory(options, *run.model, train.size(), test.size() > 0),
                         AvailableMemoryBytes(WorkerCount(options) + (test.size() > 0 ? 1 : 0))));
   }
-  if (!options.weight_decay_biases) options.sgd.no_decay = run.model->BiasRanges();
-  options.sgd.moving_stats = run.model->StatRanges();  // batch norm (trainer/layers/batch_norm.h)
+  options.sgd = ModelSgdOptions(options.sgd, options.weight_decay_biases, run.model->BiasRanges(),
+                                run.model->StatRanges());
   HOGWILD_ASSIGN_OR_RETURN(run.store, ParameterStore::Create(run.model->num_params()));
   run.model->InitParams(options.seed, run.store->unsafe_values());
   run.signature = RunSignature(options, *run.model, job.num_ranks, train);

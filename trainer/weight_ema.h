@@ -17,8 +17,15 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "core/mode.h"
 
 namespace hogwild {
+
+// Whether worker `worker`'s steps update the EMA, after its FinishStep, with the parameters as it
+// then reads them and the global step: every worker's in async mode (after its own update), worker
+// 0's alone in the other modes (sync: once per step, after the closing barrier). The real workers
+// (trainer/worker.cc) and the simulated ones (sim/) follow this one rule. Pure.
+inline bool WorkerUpdatesEma(Mode mode, int worker) { return mode == Mode::kAsync || worker == 0; }
 
 class WeightEma {
  public:

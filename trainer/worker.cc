@@ -82,7 +82,7 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
         StepStats stats,
         ctx.policy->FinishStep(worker, DeviceSpan<const float>(grad.data(), grad.size()), lr));
     next_step = batch->step + 1;
-    if (ctx.ema != nullptr && (ctx.policy->mode() == Mode::kAsync || worker == 0)) {
+    if (ctx.ema != nullptr && WorkerUpdatesEma(ctx.policy->mode(), worker)) {
       // Sync: worker 0 after the closing barrier, while the others only read the parameters
       // (exact, once per step). Async: this worker's update and whatever others landed (a
       // Hogwild read), with the global step after its own update.
