@@ -146,14 +146,6 @@ TEST(StaleSynchronous, BadOptionsAreRefusedByName) {
                             "[0, %d]",
                             kMaxStalenessBound));
   o = SspOptions(2, 1);
-  o.checkpoint_dir = "/tmp/unused";
-  result = Train(o, data, Dataset());
-  ASSERT_FALSE(result.ok());
-  EXPECT_NE(
-      result.status().message().find("TrainerOptions::checkpoint_dir is not supported in ssp mode"),
-      std::string::npos)
-      << result.status();
-  o = SspOptions(2, 1);
   o.mode = Mode::kAsync;
   result = Train(o, data, Dataset());
   ASSERT_FALSE(result.ok());
