@@ -59,9 +59,10 @@
 //   stops: the first worker that finds a stop requested returns true and releases its peers
 //   through `release_peers`, whatever they wait on (the ssp bound, a barrier).
 //
-// Due: every `every_steps` global steps (sync: when the next step is a multiple; async: when the
-// store's version has advanced that much since the last checkpoint) and/or every
-// `every_seconds` seconds; a stop request always checkpoints first (when a directory is set).
+// Due: every `every_steps` global steps (sync: when the next step is a multiple; the other modes:
+// when the store's version has advanced that much since the last checkpoint; the lockstep cut
+// then lands at its target) and/or every `every_seconds` seconds; a stop request always
+// checkpoints first (when a directory is set).
 //
 // Thread-safety: AtBoundary(w)/Finished(w) from worker w's thread; Cancel() from any thread.
 // Every wait in here is released by Cancel(), which the trainer calls on the first error.
