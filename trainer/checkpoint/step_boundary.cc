@@ -182,12 +182,16 @@ absl::StatusOr<bool> StepBoundary::LockstepBoundary(int worker, int64_t next_ste
   const uint64_t cut = cuts_done_;
   ++at_target_;
   cv_.notify_all();
+  // One writer: the others, woken while it writes with mu_ released, keep waiting.
   cv_.wait(lock, [&] {
-    return cancelled_ || cuts_done_ != cut || at_target_ + finished_ == options_.num_workers;
+    return cancelled_ || cuts_done_ != cut ||
+           (!cut_writing_ && at_target_ + finished_ == options_.num_workers);
   });
   if (cancelled_) return absl::CancelledError("training was cancelled");
   if (cuts_done_ != cut) return stopped_;
+  cut_writing_ = true;
   const absl::Status status = WriteLocked(lock);
+  cut_writing_ = false;
   if (status.ok() && StopRequested()) stopped_ = true;
   cut_target_ = -1;
   at_target_ = 0;

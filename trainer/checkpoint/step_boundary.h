@@ -208,6 +208,7 @@ class StepBoundary {
   int64_t next_due_step_ = 0;  // async: global step of the next step-based checkpoint
   int64_t cut_target_ = -1;    // lockstep: the step T before which the workers meet, or -1
   int at_target_ = 0;          // lockstep: workers waiting at T
+  bool cut_writing_ = false;   // lockstep: the last to arrive at T is taking the cut
   uint64_t cuts_done_ = 0;     // lockstep: cuts taken (a waiter's cut is over once it moves)
   std::chrono::steady_clock::time_point last_checkpoint_time_;
 };
