@@ -50,9 +50,10 @@
 //   announced next step, which no worker can have passed. Every worker trains up to its
 //   boundary before step T and waits there; the last to arrive snapshots (step T - 1 is closed
 //   and applied, no step T work has begun, nobody waits in the policy), and all go on, or stop.
-//   A stop or a checkpoint is thus taken up to cut_period steps after the request (backup: 1
-//   step; local_sgd: at the end of the averaging round). When the data ends before T (every
-//   worker ends at the same step) no cut is taken; the final checkpoint holds the end.
+//   A stop or a checkpoint is thus taken a little after the request: backup's before the step
+//   after next; local_sgd's at the end of the round in progress (of the next round when asked
+//   at a round's end). When the data ends before T (every worker ends at the same step) no cut
+//   is taken; the final checkpoint holds the end.
 //   Without a checkpoint directory these modes stop at once (below).
 // Without a checkpoint directory in ssp, backup and local_sgd modes, and in the modes without
 //   checkpoints (core/mode.h SupportsCheckpoints; checkpoint_dir must be empty): only orderly
@@ -64,7 +65,9 @@
 // then lands at its target) and/or every `every_seconds` seconds; a stop request always
 // checkpoints first (when a directory is set).
 //
-// Thread-safety: AtBoundary(w)/Finished(w) from worker w's thread; Cancel() from any thread.
+// Thread-safety: AtBoundary(w)/Finished(w) from worker w's thread, Finished(w) after the
+// policy's WorkerDone(w) (a finished worker counts as parked, so it must not touch the policy
+// after it); Cancel() from any thread.
 // Every wait in here is released by Cancel(), which the trainer calls on the first error.
 #ifndef HOGWILD_TRAINER_CHECKPOINT_STEP_BOUNDARY_H_
 #define HOGWILD_TRAINER_CHECKPOINT_STEP_BOUNDARY_H_
