@@ -39,6 +39,9 @@ bool SplitsGlobalBatch(Mode mode) {
   return mode == Mode::kSync || mode == Mode::kBackup || mode == Mode::kLocalSgd;
 }
 
-bool SupportsCheckpoints(Mode mode) { return mode == Mode::kAsync || mode == Mode::kSync; }
+bool SupportsCheckpoints(Mode mode) {
+  return mode == Mode::kAsync || mode == Mode::kSync || mode == Mode::kSsp ||
+         mode == Mode::kBackup || mode == Mode::kLocalSgd;
+}
 
 }  // namespace hogwild

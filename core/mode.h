@@ -38,8 +38,9 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name);
 // round_robin). Pure.
 bool SplitsGlobalBatch(Mode mode);
 
-// Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async and sync only.
-// The other modes refuse TrainerOptions::checkpoint_dir. Pure.
+// Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async, sync, ssp,
+// backup and local_sgd (in one process; trainer/checkpoint/step_boundary.h says where each takes
+// its consistent cut). A mode without them refuses TrainerOptions::checkpoint_dir. Pure.
 bool SupportsCheckpoints(Mode mode);
 
 }  // namespace hogwild

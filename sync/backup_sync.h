@@ -26,6 +26,13 @@
 // whose gradient the closing worker is reading stays until the update is applied (a bounded
 // wait), since its caller frees the gradient once FinishStep returns.
 //
+// Checkpoints: the step boundary (trainer/checkpoint/step_boundary.h) takes its cut where every
+// worker stands before the same step T (its lockstep cut): step T - 1 is closed and applied, no
+// gradient of step T has arrived and no worker waits in here, so the state is the parameters,
+// the global step and the one optimizer state, and the open step and every worker's step
+// restart together (at 0 here, at T in the data plan). With backup_workers = 0 a resumed run is
+// bitwise the uninterrupted one (as sync mode's).
+//
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. ReadParams waits for an update in progress. The reduction is done by one thread
 // (the closing contributor), not sliced across the workers as in sync mode.

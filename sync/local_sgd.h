@@ -29,6 +29,14 @@
 // Cancellation: Cancel() releases every worker waiting at the averaging barrier with
 // kCancelled.
 //
+// Checkpoints: taken at round boundaries only (the step boundary's lockstep cut with period H,
+// trainer/checkpoint/step_boundary.h): every worker has passed the round's averaging and no
+// local step of the next round has begun, so every replica equals the store and the state is
+// the store, the global step and each replica's own optimizer state; a restored run starts its
+// replicas from the store, and its rounds from its first step. A stop or a due checkpoint
+// therefore lands at the end of the round (at most H steps later). A resumed run is bitwise the
+// uninterrupted one.
+//
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. With one worker the result is exactly sequential minibatch SGD (bitwise) for
 // H = 1, and for any H with a constant learning rate.
@@ -61,11 +69,11 @@ class LocalSgd final : public UpdatePolicy {
 
  private:
   struct PerWorker {
-    std::vector<float> replica;   // [P]
-    OptimizerSlots slots;         // this replica's optimizer state
-    std::vector<float> clipped;   // [P] the clipped gradient (clip_global_norm), else empty
-    int64_t since_average = 0;    // local steps since the last averaging
-    bool started = false;         // replica initialized from the store
+    std::vector<float> replica;  // [P]
+    OptimizerSlots slots;        // this replica's optimizer state
+    std::vector<float> clipped;  // [P] the clipped gradient (clip_global_norm), else empty
+    int64_t since_average = 0;   // local steps since the last averaging
+    bool started = false;        // replica initialized from the store
   };
 
   absl::Status DoReadParams(absl::Span<float> out) const override;

@@ -15,7 +15,8 @@ StaleSynchronous::StaleSynchronous(ParameterStore* store, int num_workers, SgdOp
       bound_(staleness_bound),
       updates_(store, num_workers, options),
       clocks_(num_workers, 0),
-      done_(num_workers, false) {
+      done_(num_workers, false),
+      waiting_on_bound_(num_workers, false) {
   HOGWILD_CHECK(staleness_bound >= 0, "StaleSynchronous: staleness_bound must be >= 0");
 }
 
@@ -32,6 +33,12 @@ void StaleSynchronous::DoRestoreOptimizerSteps(const std::vector<uint64_t>& step
   restored_steps_ = steps;
 }
 
+void StaleSynchronous::DoRestoreWorkerSteps(const std::vector<int64_t>& steps) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A worker's clock is the steps it has completed: its next batch index in its own data plan.
+  if (!steps.empty()) clocks_ = steps;
+}
+
 int64_t StaleSynchronous::clock(int worker) const {
   std::lock_guard<std::mutex> lock(mu_);
   return clocks_[worker];
@@ -45,6 +52,15 @@ int64_t StaleSynchronous::min_clock() const {
 int StaleSynchronous::num_waiting() const {
   std::lock_guard<std::mutex> lock(mu_);
   return waiting_;
+}
+
+int StaleSynchronous::num_blocked_workers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int blocked = 0;
+  for (size_t w = 0; w < waiting_on_bound_.size(); ++w) {
+    if (waiting_on_bound_[w] && !MayBeginStepLocked(static_cast<int>(w))) ++blocked;
+  }
+  return blocked;
 }
 
 int64_t StaleSynchronous::MinClockLocked() const {
@@ -75,7 +91,9 @@ absl::StatusOr<DeviceSpan<const float>> StaleSynchronous::DoBeginStep(int worker
     auto may_start = [&] { return cancelled_ || MayBeginStepLocked(worker); };
     if (!may_start()) {
       ++waiting_;
+      waiting_on_bound_[worker] = true;
       advanced_.wait(lock, may_start);
+      waiting_on_bound_[worker] = false;
       --waiting_;
     }
     if (cancelled_) return absl::CancelledError("training was cancelled");

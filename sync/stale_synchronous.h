@@ -23,6 +23,14 @@
 // Cancellation: Cancel() wakes every worker waiting on the bound with kCancelled (the no-hang
 // guarantee of the trainer rests on it, as on the sync barrier's).
 //
+// Checkpoints: a worker waiting on the bound has taken its batch but touched nothing shared, and
+// only another worker's step (or WorkerDone, or Cancel) can let it through, so the step boundary
+// counts it as parked (num_blocked_workers(): the waiters whose bound still holds them). The
+// state of a cut is Hogwild's (parameters, global step, per-worker optimizer state) plus the
+// clocks, which equal the workers' next batch indices (each worker's own data plan) and are
+// restored from them (PolicyState::worker_steps), so the bound holds across a resume as in an
+// uninterrupted run.
+//
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. clock() and min_clock() may be called from any thread. With one worker the
 // result is exactly sequential minibatch SGD (bitwise that of async mode).
@@ -63,6 +71,9 @@ class StaleSynchronous final : public UpdatePolicy {
   // simulator's event loop, which calls BeginStep from one thread) checks it first: BeginStep
   // then returns without waiting.
   bool MayBeginStep(int worker) const;
+  // The waiting workers whose bound still holds them (not those already let through that have
+  // not woken yet): see Checkpoints above. Thread-safe.
+  int num_blocked_workers() const override;
 
  private:
   absl::Status DoReadParams(absl::Span<float> out) const override;
@@ -75,6 +86,7 @@ class StaleSynchronous final : public UpdatePolicy {
   absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
   std::vector<uint64_t> DoSaveOptimizerSteps() const override;
   void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
+  void DoRestoreWorkerSteps(const std::vector<int64_t>& steps) override;
 
   int64_t MinClockLocked() const;             // requires mu_
   bool MayBeginStepLocked(int worker) const;  // requires mu_
@@ -87,8 +99,9 @@ class StaleSynchronous final : public UpdatePolicy {
   mutable std::mutex mu_;
   std::condition_variable advanced_;
   // Guarded by mu_.
-  std::vector<int64_t> clocks_;  // [W]
-  std::vector<bool> done_;       // [W]
+  std::vector<int64_t> clocks_;         // [W]
+  std::vector<bool> done_;              // [W]
+  std::vector<bool> waiting_on_bound_;  // [W] worker w is inside the wait in BeginStep
   int waiting_ = 0;
   bool cancelled_ = false;
 };

@@ -11,15 +11,15 @@ namespace {
 
 absl::Status CheckWorker(const char* call, int worker, int num_workers) {
   if (worker >= 0 && worker < num_workers) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "UpdatePolicy::%s: worker %d is outside [0, %d)", call, worker, num_workers));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("UpdatePolicy::%s: worker %d is outside [0, %d)", call, worker, num_workers));
 }
 
 absl::Status CheckSize(const char* call, const char* what, int64_t size, int64_t num_params) {
   if (size == num_params) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "UpdatePolicy::%s: %s has %d elements, the model %d parameters", call, what, size,
-      num_params));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("UpdatePolicy::%s: %s has %d elements, the model %d parameters", call, what,
+                      size, num_params));
 }
 
 absl::Status Cancelled() { return absl::CancelledError("training was cancelled"); }
@@ -117,6 +117,11 @@ absl::Status UpdatePolicy::RestoreState(const PolicyState& state) {
         absl::StrFormat("cannot resume: the checkpoint has %d optimizer step counts, this run %d",
                         state.optimizer_steps.size(), num_optimizer_steps()));
   }
+  if (!state.worker_steps.empty() && static_cast<int>(state.worker_steps.size()) != num_workers_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "cannot resume: the checkpoint has the positions of %d workers, this run %d",
+        state.worker_steps.size(), num_workers_));
+  }
   for (const std::vector<float>& buffer : state.optimizer_state) {
     if (static_cast<int64_t>(buffer.size()) != num_params()) {
       return absl::FailedPreconditionError(
@@ -130,6 +135,7 @@ absl::Status UpdatePolicy::RestoreState(const PolicyState& state) {
   store_->RestoreVersion(state.global_step);
   HOGWILD_RETURN_IF_ERROR(DoRestoreParams());
   DoRestoreOptimizerSteps(state.optimizer_steps);
+  DoRestoreWorkerSteps(state.worker_steps);
   return DoRestoreOptimizerState(state.optimizer_state);
 }
 

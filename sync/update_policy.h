@@ -119,6 +119,11 @@ struct PolicyState {
   std::vector<std::vector<float>> optimizer_state;  // [num_optimizer_buffers()][P], host memory
   // [owners] with adam and adamw (the updates each owner's state has taken), else empty.
   std::vector<uint64_t> optimizer_steps;
+  // [W] or empty: the steps each worker has taken since the run began (the index of its next
+  // batch; a checkpoint's next_step). SaveState leaves it empty (the step boundary records the
+  // positions); RestoreState hands it to the policies that pace the workers by it (ssp's clocks),
+  // and the others ignore it. Empty: every worker at 0.
+  std::vector<int64_t> worker_steps;
 };
 
 // The statistics of one asynchronous update: staleness = updates applied by other workers
@@ -214,6 +219,15 @@ class UpdatePolicy {
   // Number of step counts of PolicyState: owners for adam and adamw, else 0.
   virtual int num_optimizer_steps() const { return 0; }
 
+  // Workers blocked right now in a wait that only another worker's progress can end (ssp: on the
+  // staleness bound), not counting those whose wait is already over but who have not woken yet.
+  // The step boundary (trainer/checkpoint/step_boundary.h) counts them as parked: a blocked
+  // worker touches no state until a running worker releases it, so when every other worker is
+  // parked or blocked the state is a consistent cut. The policies without such waits, and those
+  // whose cuts are taken where no worker waits (sync, backup, local_sgd: the step boundary's
+  // lockstep cut), return 0. Thread-safe.
+  virtual int num_blocked_workers() const { return 0; }
+
   // The state to checkpoint (see PolicyState), copied to host memory. Call only while no
   // worker is inside a step (before the first BeginStep, between steps at a step boundary where
   // every worker is parked, or after the workers have stopped); GPU policies wait for their
@@ -221,11 +235,13 @@ class UpdatePolicy {
   absl::StatusOr<PolicyState> SaveState() const;
 
   // Continues from `state` (a SaveState() of a run with the same model, mode, workers and
-  // optimizer): parameters, global step and optimizer state. Call before any worker starts. GPU
-  // workers' optimizer state is uploaded when they attach.
+  // optimizer, with the workers' positions in worker_steps): parameters, global step, optimizer
+  // state and, where the policy paces the workers by them, their step counts. Call before any
+  // worker starts. GPU workers' optimizer state is uploaded when they attach.
   // Errors: kFailedPrecondition, naming what differs, when the number of parameters, of
-  // optimizer-state buffers (with or without momentum, another optimizer or worker count) or of
-  // step counts does not match this policy; device errors of the GPU policies.
+  // optimizer-state buffers (with or without momentum, another optimizer or worker count), of
+  // step counts or of worker positions (neither 0 nor W) does not match this policy; device
+  // errors of the GPU policies.
   absl::Status RestoreState(const PolicyState& state);
 
  protected:
@@ -254,6 +270,9 @@ class UpdatePolicy {
   // The step counts ([num_optimizer_steps()]); policies without any keep the defaults.
   virtual std::vector<uint64_t> DoSaveOptimizerSteps() const { return {}; }
   virtual void DoRestoreOptimizerSteps(const std::vector<uint64_t>& /*steps*/) {}
+  // PolicyState::worker_steps ([W], checked by the caller; empty: all 0), for the policies that
+  // pace the workers by their step counts.
+  virtual void DoRestoreWorkerSteps(const std::vector<int64_t>& /*steps*/) {}
   // Called first by SaveState: waits until every update enqueued so far has landed (the GPU
   // policies' kernels on the workers' streams). The CPU policies apply updates synchronously.
   virtual absl::Status DoWaitForUpdates() const { return absl::OkStatus(); }

@@ -1,7 +1,8 @@
-// Resume from a checkpoint (issue 5): in sync mode a run stopped (by a stop request or by a
-// crash after a periodic checkpoint) and resumed ends with parameters bitwise equal to an
-// uninterrupted run with the same seed; in async mode with one worker too, and with several the
-// resumed run trains each remaining batch exactly once. Foreign checkpoints are refused by name.
+// Resume from a checkpoint: in sync mode a run stopped (by a stop request or by a crash after a
+// periodic checkpoint) and resumed ends with parameters bitwise equal to an uninterrupted run
+// with the same seed; so do local_sgd, backup without backup workers, and async and ssp with one
+// worker; with several, async and ssp resume from a consistent cut and train each remaining batch
+// exactly once. Foreign checkpoints (another mode option included) are refused by name.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -302,6 +303,177 @@ TEST(Resume, AsyncManyWorkersTrainEveryRemainingBatchOnce) {
     ASSERT_TRUE(resumed.ok()) << resumed.status();
     EXPECT_EQ(resumed->steps, reference->steps);
     EXPECT_EQ(stopped->examples + resumed->examples, reference->examples);
+  }
+}
+
+// local_sgd (W=2, H=3) takes its cuts at round boundaries only: a stop asked mid-round (step 17)
+// lands at the end of a round, and twice-interrupted runs (a stop, then a crash after a periodic
+// checkpoint) resume bitwise equal to the uninterrupted one: every replica's momentum is restored
+// and the rounds continue where they were.
+TEST(Resume, LocalSgdCutsAtTheRoundsEndAndResumesBitwise) {
+  TrainerOptions o = Options(Mode::kLocalSgd, 2);
+  o.average_every = 3;
+  auto reference = TrainGuarded(o, "reference");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  o.checkpoint_dir = TempDir("local_sgd");
+  auto stopped = RunAndStop(o, 17);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_TRUE(stopped->stopped_early);
+  EXPECT_EQ(stopped->steps % 3, 0) << stopped->steps;  // the end of a round
+  EXPECT_GE(stopped->steps, 18);
+  EXPECT_EQ(stopped->last_checkpoint_step, stopped->steps);
+  auto checkpoint = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+  EXPECT_EQ((*checkpoint)->next_step, std::vector<int64_t>(2, stopped->steps));
+  EXPECT_EQ((*checkpoint)->optimizer_state.size(), 2u);  // each replica's momentum
+  EXPECT_EQ((*checkpoint)->signature.average_every, 3);
+
+  TrainerOptions crashing = o;
+  crashing.resume = true;
+  crashing.checkpoint_every_steps = 4;
+  crashing.step_hook = [](int worker, int64_t step) {
+    return worker == 1 && step == 40 ? absl::InternalError("simulated crash") : absl::OkStatus();
+  };
+  auto crashed = TrainGuarded(crashing, "crashing run");
+  ASSERT_FALSE(crashed.ok());
+
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_GT(resumed->resumed_from_step, stopped->steps);
+  EXPECT_EQ(resumed->resumed_from_step % 3, 0);
+  EXPECT_EQ(resumed->steps, reference->steps);
+  EXPECT_EQ(resumed->params, reference->params);  // bitwise
+}
+
+// backup without backup workers is sync: stopped and resumed, it is bitwise the uninterrupted
+// run; with a backup worker (not deterministic) the cut still lines every worker up before one
+// step, and the resumed run finishes every step.
+TEST(Resume, BackupResumesBitwiseWithoutBackupWorkers) {
+  for (int backup : {0, 1}) {
+    SCOPED_TRACE(absl::StrFormat("backup_workers %d", backup));
+    TrainerOptions o = Options(Mode::kBackup, backup == 0 ? 2 : 3);
+    o.backup_workers = backup;
+    auto reference = TrainGuarded(o, "reference");
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    o.checkpoint_dir = TempDir(absl::StrFormat("backup_%d", backup));
+    o.checkpoint_every_steps = 5;
+    auto stopped = RunAndStop(o, 17);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    ASSERT_TRUE(stopped->stopped_early);
+    auto checkpoint = ReadLatestCheckpoint(o.checkpoint_dir);
+    ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+    // Every worker stands before the checkpoint's step: closed steps = the workers' positions.
+    EXPECT_EQ((*checkpoint)->next_step,
+              std::vector<int64_t>(o.num_workers, (*checkpoint)->global_step));
+    EXPECT_EQ((*checkpoint)->global_step, stopped->steps);
+    EXPECT_EQ((*checkpoint)->signature.backup_workers, backup);
+    o.resume = true;
+    auto resumed = TrainGuarded(o, "resumed");
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->resumed_from_step, stopped->steps);
+    EXPECT_EQ(resumed->steps, reference->steps);
+    if (backup == 0) {
+      EXPECT_EQ(resumed->params, reference->params);  // bitwise
+    }
+  }
+}
+
+TEST(Resume, SspOneWorkerIsBitwise) {
+  TrainerOptions o = Options(Mode::kSsp, 1);
+  o.staleness_bound = 2;
+  auto reference = TrainGuarded(o, "reference");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  o.checkpoint_dir = TempDir("ssp_one");
+  auto stopped = RunAndStop(o, 33);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_TRUE(stopped->stopped_early);
+  EXPECT_EQ(stopped->last_checkpoint_step, 34);
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->resumed_from_step, 34);
+  EXPECT_EQ(resumed->params, reference->params);  // bitwise
+}
+
+// ssp with several workers: frequent cuts while workers wait on the bound (bound 0: at almost
+// every step) neither hang nor tear: each checkpoint is a consistent cut (updates applied =
+// batches consumed, clocks within the bound), and the resumed run trains every remaining batch
+// exactly once.
+TEST(Resume, SspManyWorkersCutWhileWaitingOnTheBoundAndResume) {
+  for (int64_t bound : {0, 2}) {
+    SCOPED_TRACE(absl::StrFormat("bound %d", bound));
+    TrainerOptions o = Options(Mode::kSsp, 3);
+    o.staleness_bound = bound;
+    auto reference = TrainGuarded(o, "reference");
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    o.checkpoint_dir = TempDir(absl::StrFormat("ssp_many_%d", bound));
+    o.checkpoint_every_steps = 1;
+    auto stopped = RunAndStop(o, 9);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    ASSERT_TRUE(stopped->stopped_early);
+    auto checkpoint = ReadLatestCheckpoint(o.checkpoint_dir);
+    ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+    const std::vector<int64_t>& next = (*checkpoint)->next_step;
+    int64_t consumed = 0;
+    for (int64_t s : next) consumed += s;
+    EXPECT_EQ((*checkpoint)->global_step, consumed);
+    EXPECT_EQ((*checkpoint)->global_step, stopped->steps);
+    EXPECT_LE(
+        *std::max_element(next.begin(), next.end()) - *std::min_element(next.begin(), next.end()),
+        bound + 1);
+    EXPECT_EQ((*checkpoint)->signature.staleness_bound, bound);
+    o.resume = true;
+    o.checkpoint_every_steps = 0;
+    auto resumed = TrainGuarded(o, "resumed");
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->steps, reference->steps);
+    EXPECT_EQ(stopped->examples + resumed->examples, reference->examples);
+  }
+}
+
+// The option of the mode shaped the checkpoint's state: a resume with another value is refused,
+// naming the option and both values.
+TEST(Resume, AnotherModeOptionIsRefusedNamingBothValues) {
+  struct Case {
+    Mode mode;
+    int workers;
+    void (*written)(TrainerOptions&);
+    void (*resumed)(TrainerOptions&);
+    const char* expected;
+  };
+  const Case cases[] = {
+      {Mode::kSsp, 2, [](TrainerOptions& t) { t.staleness_bound = 2; },
+       [](TrainerOptions& t) { t.staleness_bound = 3; },
+       "checkpoint.hwckpt: cannot resume: --staleness_bound differs: the checkpoint has 2, this "
+       "run 3; the checkpoint's state was built with its value; resume with --staleness_bound=2 or "
+       "use another --checkpoint_dir"},
+      {Mode::kBackup, 3, [](TrainerOptions& t) { t.backup_workers = 0; },
+       [](TrainerOptions& t) { t.backup_workers = 1; },
+       "checkpoint.hwckpt: cannot resume: --backup_workers differs: the checkpoint has 0, this run "
+       "1; the checkpoint's state was built with its value; resume with --backup_workers=0 or use "
+       "another --checkpoint_dir"},
+      {Mode::kLocalSgd, 2, [](TrainerOptions& t) { t.average_every = 3; },
+       [](TrainerOptions& t) { t.average_every = 4; },
+       "checkpoint.hwckpt: cannot resume: --average_every differs: the checkpoint has 3, this run "
+       "4; the checkpoint's state was built with its value; resume with --average_every=3 or use "
+       "another --checkpoint_dir"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(ModeName(c.mode));
+    TrainerOptions o = Options(c.mode, c.workers);
+    o.checkpoint_dir = TempDir("mode_option");
+    o.epochs = 1;
+    c.written(o);
+    ASSERT_TRUE(TrainGuarded(o, "writer").ok());
+    o.epochs = 2;
+    o.resume = true;
+    c.resumed(o);
+    auto result = TrainGuarded(o, c.expected);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition) << result.status();
+    EXPECT_NE(result.status().message().find(c.expected), std::string::npos) << result.status();
   }
 }
 

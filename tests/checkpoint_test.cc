@@ -240,6 +240,29 @@ TEST(Checkpoint, Version3FilesAreStillReadWithoutOptimizerConstants) {
   EXPECT_NE(s.message().find("resume with --momentum=0 "), std::string::npos) << s;
 }
 
+TEST(Checkpoint, Version5FilesAreStillReadWithoutAModeOption) {
+  // Version 5, before ssp, backup and local_sgd wrote checkpoints (and their option joined the
+  // signature): an async file, kept in the fuzz corpus, loads with every mode option 0.
+  auto v5 =
+      ReadCheckpointFile(RunfilePath("tests/fuzz/corpus/checkpoint/v5_async_momentum.hwckpt"));
+  ASSERT_TRUE(v5.ok()) << v5.status();
+  EXPECT_EQ(v5->format_version, 5u);
+  EXPECT_EQ(v5->signature.mode, Mode::kAsync);
+  EXPECT_EQ(v5->signature.staleness_bound, 0);
+  EXPECT_EQ(v5->signature.backup_workers, 0);
+  EXPECT_EQ(v5->signature.average_every, 0);
+  EXPECT_TRUE(CheckSignature(v5->signature, v5->signature, "c").ok());
+  // The current version keeps a local_sgd run's position and its averaging period.
+  Checkpoint c = SmallCheckpoint();
+  c.signature.mode = Mode::kLocalSgd;
+  c.signature.average_every = 3;
+  auto parsed = ParseCheckpoint(SerializeCheckpoint(c), "mem");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->signature.mode, Mode::kLocalSgd);
+  EXPECT_EQ(parsed->signature.average_every, 3);
+  ExpectEqual(c, *parsed);
+}
+
 TEST(Checkpoint, DatasetIsPartOfTheSignature) {
   const CheckpointSignature base = SmallCheckpoint().signature;
   CheckpointSignature other = base;
@@ -323,6 +346,13 @@ TEST(Checkpoint, SignatureMismatchNamesTheField) {
       {"--weight_decay differs", [](CheckpointSignature& s) { s.constants->weight_decay = 0.0f; }},
       {"--ema_decay differs: the checkpoint has 0.99, this run 0.999",
        [](CheckpointSignature& s) { s.constants->ema_decay = 0.99f; }},
+      // Format version 6: the mode's option, named by its flag with both values.
+      {"--staleness_bound differs: the checkpoint has 4, this run 0",
+       [](CheckpointSignature& s) { s.staleness_bound = 4; }},
+      {"--backup_workers differs: the checkpoint has 1, this run 0",
+       [](CheckpointSignature& s) { s.backup_workers = 1; }},
+      {"--average_every differs: the checkpoint has 8, this run 0",
+       [](CheckpointSignature& s) { s.average_every = 8; }},
   };
   EXPECT_TRUE(CheckSignature(base, base, "c").ok());
   for (const Case& c : cases) {

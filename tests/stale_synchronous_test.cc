@@ -1,8 +1,9 @@
 // Stale synchronous parallel (sync/stale_synchronous.h): the clock gap never exceeds the bound,
 // waiting workers are released by the slowest one's progress, by a finished worker and by
-// Cancel(), and whole runs with any bound finish and train every batch once. (One worker equals
-// sequential SGD bitwise: tests/async_equivalence_test.cc; failures and stops of every worker:
-// tests/fault_injection_test.cc.)
+// Cancel(), restored clocks keep the bound, and whole runs with any bound finish and train every
+// batch once. (One worker equals sequential SGD bitwise: tests/async_equivalence_test.cc;
+// failures and stops of every worker: tests/fault_injection_test.cc; checkpoints:
+// tests/checkpoint_resume_test.cc.)
 #include "sync/stale_synchronous.h"
 
 #include <atomic>
@@ -129,6 +130,41 @@ TEST(StaleSynchronous, CancelReleasesAWorkerWaitingOnTheBound) {
   EXPECT_EQ(policy.BeginStep(0).status().code(), absl::StatusCode::kCancelled);
 }
 
+// A checkpoint's positions become the clocks (PolicyState::worker_steps), so the bound holds
+// across a resume: worker 1, restored 1 step ahead of worker 0 with bound 0, waits for worker 0's
+// step (counted as blocked, which the step boundary parks) instead of starting afresh level.
+TEST(StaleSynchronous, RestoredClocksKeepTheBound) {
+  ParameterStore store(4);
+  StaleSynchronous policy(&store, 2, SgdOptions{}, /*staleness_bound=*/0);
+  PolicyState state;
+  state.global_step = 7;
+  state.params.assign(4, 1.0f);
+  state.worker_steps = {3, 4};
+  ASSERT_TRUE(policy.RestoreState(state).ok());
+  EXPECT_EQ(policy.clock(0), 3);
+  EXPECT_EQ(policy.clock(1), 4);
+  EXPECT_EQ(policy.num_blocked_workers(), 0);
+  absl::Status waited;
+  std::thread ahead([&] { waited = policy.BeginStep(1).status(); });
+  while (policy.num_blocked_workers() == 0) std::this_thread::yield();
+  EXPECT_EQ(policy.num_waiting(), 1);
+  const std::vector<float> grad(4, 0.0f);
+  ASSERT_TRUE(policy.BeginStep(0).ok());
+  ASSERT_TRUE(policy.FinishStep(0, DeviceSpan<const float>(grad.data(), 4), 0.1f).ok());
+  testing::WithWatchdog(kWatchdogS, "released waiter", [&] {
+    ahead.join();
+    return 0;
+  });
+  EXPECT_TRUE(waited.ok()) << waited;
+  EXPECT_EQ(policy.num_blocked_workers(), 0);
+  // Positions of another worker count are refused by name.
+  state.worker_steps = {1, 2, 3};
+  const absl::Status refused = policy.RestoreState(state);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.message(),
+            "cannot resume: the checkpoint has the positions of 3 workers, this run 2");
+}
+
 TrainerOptions SspOptions(int workers, int64_t bound) {
   TrainerOptions o;
   o.mode = Mode::kSsp;
@@ -171,14 +207,6 @@ TEST(StaleSynchronous, BadOptionsAreRefusedByName) {
             absl::StrFormat("TrainerOptions::staleness_bound=-1 is out of range; it must be in "
                             "[0, %d]",
                             kMaxStalenessBound));
-  o = SspOptions(2, 1);
-  o.checkpoint_dir = "/tmp/unused";
-  result = Train(o, data, Dataset());
-  ASSERT_FALSE(result.ok());
-  EXPECT_NE(
-      result.status().message().find("TrainerOptions::checkpoint_dir is not supported in ssp mode"),
-      std::string::npos)
-      << result.status();
   o = SspOptions(2, 1);
   o.mode = Mode::kAsync;
   result = Train(o, data, Dataset());

@@ -1,6 +1,6 @@
 // StepBoundary in a sync job of several processes (Options::start_agreement): the job's decision,
 // not the rank's own, makes a rank stop or checkpoint, one boundary after the request, and only
-// the writing rank writes.
+// the writing rank writes. And the lockstep cut of backup and local_sgd.
 #include "trainer/checkpoint/step_boundary.h"
 
 #include <atomic>
@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -144,6 +145,57 @@ TEST(StepBoundaryAcrossRanks, AFailedAgreementFailsTheStep) {
   absl::StatusOr<bool> stop = boundary.AtBoundary(0, 1, 1);
   EXPECT_EQ(stop.status().code(), absl::StatusCode::kInternal);
   EXPECT_EQ(rank.snapshots, 0);
+}
+
+// The lockstep cut (backup, local_sgd): a checkpoint found due at worker 0's boundary before
+// step 1 is taken before step 3, the first multiple of the period 3 past every worker's
+// announced step, where the last worker to arrive snapshots once, with every worker at 3; no
+// worker waits at a boundary before that.
+TEST(StepBoundaryLockstep, TheCutWaitsForEveryWorkerAtTheNextCutPoint) {
+  std::atomic<bool> stop{false};
+  StepBoundary::Options options{.mode = Mode::kLocalSgd,
+                                .num_workers = 2,
+                                .checkpoint_dir = FreshDir("lockstep"),
+                                .every_steps = 1,
+                                .stop_requested = &stop,
+                                .start_next_step = {0, 0},
+                                .cut_period = 3};
+  std::vector<std::vector<int64_t>> snapshots;
+  StepBoundary boundary(
+      options,
+      [&](const std::vector<int64_t>& next_step) -> absl::StatusOr<Checkpoint> {
+        snapshots.push_back(next_step);
+        Checkpoint c = Snapshot(next_step[0], next_step);
+        c.signature.num_ranks = 1;
+        c.signature.num_workers = 2;
+        c.signature.mode = Mode::kLocalSgd;
+        c.signature.average_every = 3;
+        c.next_step = next_step;
+        return c;
+      },
+      [] {});
+  for (int64_t step : {0, 1, 2}) {
+    auto stop_now = boundary.AtBoundary(0, step, step);  // due from step 1 on
+    ASSERT_TRUE(stop_now.ok()) << stop_now.status();
+    EXPECT_FALSE(*stop_now);
+  }
+  absl::StatusOr<bool> worker0 = false;
+  std::thread waiting([&] { worker0 = boundary.AtBoundary(0, 3, 3); });
+  for (int64_t step : {0, 1, 2}) {
+    auto stop_now = boundary.AtBoundary(1, step, step);
+    ASSERT_TRUE(stop_now.ok()) << stop_now.status();
+    EXPECT_FALSE(*stop_now);
+  }
+  EXPECT_TRUE(snapshots.empty());  // worker 0 waits at 3 for worker 1
+  stop = true;                     // taken at the same cut
+  auto worker1 = boundary.AtBoundary(1, 3, 3);
+  waiting.join();
+  ASSERT_TRUE(worker1.ok()) << worker1.status();
+  ASSERT_TRUE(worker0.ok()) << worker0.status();
+  EXPECT_TRUE(*worker1);
+  EXPECT_TRUE(*worker0);
+  EXPECT_EQ(snapshots, (std::vector<std::vector<int64_t>>{{3, 3}}));
+  EXPECT_EQ(boundary.last_checkpoint_step(), 3);
 }
 
 }  // namespace

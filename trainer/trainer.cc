@@ -364,6 +364,10 @@ CheckpointSignature RunSignature(const TrainerOptions& options, const Model& mod
   }
   signature.optimizer = OptimizerName(options.sgd.optimizer);
   signature.num_ranks = num_ranks;
+  // The mode's own option, in its mode only (trainer/checkpoint/checkpoint.h).
+  if (options.mode == Mode::kSsp) signature.staleness_bound = options.staleness_bound;
+  if (options.mode == Mode::kBackup) signature.backup_workers = options.backup_workers;
+  if (options.mode == Mode::kLocalSgd) signature.average_every = options.average_every;
   signature.constants = OptimizerConstants{
       .momentum = options.sgd.momentum,
       .beta1 = options.sgd.beta1,
@@ -612,6 +616,11 @@ StepBoundary::Options RunBoundaryOptions(const TrainerOptions& options, const Ra
       .stop_requested = options.stop_requested,
       .start_global_step = static_cast<int64_t>(policy.global_step()),
       .start_next_step = start_step};
+  // Where the cuts of ssp, backup and local_sgd fall (trainer/checkpoint/step_boundary.h).
+  if (options.mode == Mode::kLocalSgd) boundary_options.cut_period = options.average_every;
+  if (options.mode == Mode::kSsp) {
+    boundary_options.blocked_in_policy = [&policy] { return policy.num_blocked_workers(); };
+  }
   const bool async_cut = TakesJobCut(options, job);
   if (async_cut && !options.checkpoint_dir.empty()) {
     // Async across processes: the ranks decide in polled rounds, take one cut, rank 0 writes.

@@ -197,7 +197,8 @@ absl::Status ValidateRunInEffect(const TrainerOptions& o) {
   if (!o.checkpoint_dir.empty() && !SupportsCheckpoints(o.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::checkpoint_dir is not supported in %s mode (its state has no "
-        "checkpoint format yet); checkpoints are for async and sync modes",
+        "checkpoint format yet); checkpoints are for the async, sync, ssp, backup and local_sgd "
+        "modes",
         ModeName(o.mode)));
   }
   if (gpu && o.mode != Mode::kAsync && o.mode != Mode::kSync) {

@@ -172,8 +172,8 @@ int64_t GlobalBatch(const TrainerOptions& options);
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
 //   staleness_bound          ssp only;   backup_workers   backup only
 //   average_every            local_sgd only
-//   checkpoint_dir           async and sync only (core/mode.h SupportsCheckpoints), and not
-//                            with drop_last
+//   checkpoint_dir           the modes with checkpoints only (core/mode.h
+//                            SupportsCheckpoints), and not with drop_last
 //   a mode other than async and sync: cpu devices only (no GPU policy)
 //   workers_per_device != 1  GPU devices only;   num_workers != 1   CPU devices only
 //   force_host_master        async on GPUs only

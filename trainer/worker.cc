@@ -54,8 +54,11 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
     }
     HOGWILD_ASSIGN_OR_RETURN(std::optional<BatchView> batch, feed->Next());
     if (!batch) {
+      // Done first: a finished worker counts as parked, so it must not change the policy's state
+      // after (ssp: its WorkerDone lets blocked peers through).
+      const absl::Status done = ctx.policy->WorkerDone(worker);
       if (ctx.boundary != nullptr) ctx.boundary->Finished(worker, next_step);
-      return ctx.policy->WorkerDone(worker);
+      return done;
     }
     step = batch->step;
     if (ctx.step_hook) HOGWILD_RETURN_IF_ERROR(ctx.step_hook(worker, step));

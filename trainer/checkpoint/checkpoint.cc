@@ -172,6 +172,11 @@ void WriteSignature(const CheckpointSignature& s, uint32_t version, Writer& w) {
     }
   }
   if (version >= 5) w.Pod<int32_t>(s.num_ranks);
+  if (version >= 6) {
+    w.Pod<int64_t>(s.staleness_bound);
+    w.Pod<int64_t>(s.backup_workers);
+    w.Pod<int64_t>(s.average_every);
+  }
 }
 
 absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) {
@@ -228,10 +233,18 @@ absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) 
   if (s->num_ranks < 1 || s->num_ranks > static_cast<int32_t>(kMaxListItems)) {
     return r.Corrupt("num_ranks", absl::StrFormat("%d is out of range", s->num_ranks));
   }
+  if (version >= 6) {
+    HOGWILD_RETURN_IF_ERROR(r.Pod("staleness_bound", &s->staleness_bound));
+    HOGWILD_RETURN_IF_ERROR(r.Pod("backup_workers", &s->backup_workers));
+    HOGWILD_RETURN_IF_ERROR(r.Pod("average_every", &s->average_every));
+  }
+  if (s->staleness_bound < 0 || s->backup_workers < 0 || s->average_every < 0) {
+    return r.Corrupt("staleness_bound/backup_workers/average_every", "negative");
+  }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
-  // Only async and sync runs write checkpoints (core/mode.h SupportsCheckpoints).
+  // Only the modes with checkpoints write them (core/mode.h SupportsCheckpoints).
   if (!parsed.ok() || !SupportsCheckpoints(*parsed)) {
-    return r.Corrupt("mode", absl::StrFormat("'%s' is neither async nor sync", mode));
+    return r.Corrupt("mode", absl::StrFormat("'%s' names no mode with checkpoints", mode));
   }
   s->mode = *parsed;
   if (s->num_workers < 1 || s->num_workers > static_cast<int32_t>(kMaxListItems)) {
@@ -473,6 +486,20 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   if (f.mode != e.mode) {
     return differs("mode", ModeName(f.mode), ModeName(e.mode),
                    "build the trainer in the checkpoint's mode (--config=sync for sync)");
+  }
+  // The mode's own option (the modes are equal here; each option is 0 outside its mode).
+  const struct {
+    const char* flag;
+    int64_t found, expected;
+  } mode_options[] = {{"--staleness_bound", f.staleness_bound, e.staleness_bound},
+                      {"--backup_workers", f.backup_workers, e.backup_workers},
+                      {"--average_every", f.average_every, e.average_every}};
+  for (const auto& o : mode_options) {
+    if (o.found == o.expected) continue;
+    return differs(o.flag, absl::StrCat(o.found), absl::StrCat(o.expected),
+                   absl::StrFormat("the checkpoint's state was built with its value; resume with "
+                                   "%s=%d or use another --checkpoint_dir",
+                                   o.flag, o.found));
   }
   if (f.num_ranks != e.num_ranks) {
     const std::string hint =

@@ -1,7 +1,7 @@
 // Training checkpoints: a versioned binary file that holds everything needed to continue a run
 // exactly where it stopped, written so that a crash at any moment leaves a loadable checkpoint.
 //
-// File layout (little-endian; format version 4):
+// File layout (little-endian; format version 6):
 //
 //   offset  size  field
 //        0     8  magic "HWCKPT\r\n" (the \r\n catches text-mode mangling, as PNG's magic does)
@@ -20,6 +20,8 @@
 //                     u8 has_constants (0 or 1), and if 1: 7×f32 momentum, beta1, beta2,
 //                     alpha, eps, weight_decay, ema_decay    (version >= 4)
 //                     i32 num_ranks R                        (version >= 5; else 1)
+//                     3×i64 staleness_bound, backup_workers, average_every
+//                                                            (version >= 6; else 0)
 //                   state: i64 global_step, i64 epoch, u32 R·W + R·W×i64 next_step,
 //                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) optimizer_state,
 //                     u32 m + m×u64 optimizer_steps,         (version >= 3)
@@ -32,7 +34,10 @@
 // (version 1 and 2 files read as "sgd", whose state is the momentum buffers, without counts); 4
 // the optimizer's constants and the EMA's decay (OptimizerConstants; older files have none, and a
 // resume of them cannot check the constants); 5 the rank count of a job of several processes
-// (trainer/cluster.h), whose checkpoint holds the data position of every worker of every rank.
+// (trainer/cluster.h), whose checkpoint holds the data position of every worker of every rank;
+// 6 the option of the mode that shapes its state (ssp's staleness_bound, backup's backup_workers,
+// local_sgd's average_every), when ssp, backup and local_sgd runs began to write checkpoints
+// (older files are of async and sync runs, which have no such option, and read as 0).
 // Version 1 files are still read (the migration): their signature has no dataset
 // (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
 // them with a one-line warning, and its next save writes version 2 with the dataset. (Train()
@@ -68,7 +73,7 @@
 
 namespace hogwild {
 
-inline constexpr uint32_t kCheckpointVersion = 5;
+inline constexpr uint32_t kCheckpointVersion = 6;
 // The oldest format version ParseCheckpoint still reads.
 inline constexpr uint32_t kOldestCheckpointVersion = 1;
 inline constexpr char kCheckpointFileName[] = "checkpoint.hwckpt";
@@ -108,13 +113,13 @@ struct CheckpointSignature {
   std::string model_name;            // "logreg", "mlp"
   std::vector<int64_t> input_shape;  // per example, e.g. {1, 28, 28}
   int64_t num_classes = 0;
-  std::vector<std::string> layers;   // Layer::name() of each layer, e.g. "dense 784->256"
-  int64_t num_params = 0;            // P
-  Mode mode = Mode::kAsync;          // stored as its ModeName, "async" or "sync"
-  int32_t num_workers = 0;           // W, per rank
+  std::vector<std::string> layers;  // Layer::name() of each layer, e.g. "dense 784->256"
+  int64_t num_params = 0;           // P
+  Mode mode = Mode::kAsync;         // stored as its ModeName ("async", "sync", "ssp", ...)
+  int32_t num_workers = 0;          // W, per rank
   int64_t batch_size = 0;
   uint64_t seed = 0;
-  int64_t train_examples = 0;        // N
+  int64_t train_examples = 0;  // N
   // Always set by Train() (MakeSignature); std::nullopt in a version-1 file (written before
   // the dataset was recorded) or a hand-made signature, where CheckSignature cannot compare it.
   std::optional<DatasetId> dataset;
@@ -126,6 +131,13 @@ struct CheckpointSignature {
   // R: the processes of the job (trainer/cluster.h), 1 for a run of one process. A job's
   // checkpoint holds the whole job's state, so it resumes only with the same R.
   int32_t num_ranks = 1;
+  // The option of the mode, which shaped the state (TrainerOptions of the same names), set in
+  // its mode only and 0 in the others (and in files of version 5 or older): ssp's
+  // staleness_bound (the clocks were kept within it), backup's backup_workers (which gradients
+  // made the updates), local_sgd's average_every (where the rounds, and so the cuts, fall).
+  int64_t staleness_bound = 0;
+  int64_t backup_workers = 0;
+  int64_t average_every = 0;
 };
 
 struct Checkpoint {
@@ -176,11 +188,12 @@ absl::Status CheckCheckpointFinite(const Checkpoint& checkpoint);
 // "…: dataset differs: the checkpoint has fashion_mnist (fingerprint 0x…), this run mnist (…)".
 // The dataset is compared only when both signatures have one (not for a version-1 file); so are
 // the optimizer's constants (not for a file of version 3 or older): "--adam_beta1 differs: the
-// checkpoint has 0.9, this run 0.8; ...", naming the flag. A momentum or EMA decay of 0 on one
-// side only is left to the state checks (UpdatePolicy::RestoreState, Train()), which say that the
-// state is missing.
-absl::Status CheckSignature(const CheckpointSignature& expected,
-                            const CheckpointSignature& found, absl::string_view origin);
+// checkpoint has 0.9, this run 0.8; ...", naming the flag; and so is the mode's option, in its
+// mode: "--average_every differs: the checkpoint has 3, this run 4; ..." A momentum or EMA decay of
+// 0 on one side only is left to the state checks (UpdatePolicy::RestoreState, Train()), which say
+// that the state is missing.
+absl::Status CheckSignature(const CheckpointSignature& expected, const CheckpointSignature& found,
+                            absl::string_view origin);
 
 // `dir`/checkpoint.hwckpt.
 std::string CheckpointPath(const std::string& dir);

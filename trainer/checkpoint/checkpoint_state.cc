@@ -67,6 +67,9 @@ absl::Status RestoreState(const Checkpoint& checkpoint, UpdatePolicy& policy) {
   state.params = checkpoint.params;
   state.optimizer_state = checkpoint.optimizer_state;
   state.optimizer_steps = checkpoint.optimizer_steps;
+  // One process: the workers' positions (ssp's clocks). A job's holds every rank's, and its
+  // policies (sync, async) do not pace the workers by them.
+  if (checkpoint.signature.num_ranks == 1) state.worker_steps = checkpoint.next_step;
   return policy.RestoreState(state);
 }
 

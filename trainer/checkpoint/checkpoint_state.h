@@ -42,8 +42,9 @@ absl::StatusOr<Checkpoint> CaptureState(const CheckpointSignature& signature,
                                         const UpdatePolicy& policy, const BatchPlan& plan,
                                         const std::vector<int64_t>& next_step);
 
-// Restores parameters, global step and momentum from `checkpoint` (whose signature has been
-// checked) into `policy`, before any worker starts. Errors: UpdatePolicy::RestoreState's
+// Restores parameters, global step, momentum and, in one process, the workers' positions (the
+// clocks of ssp, sync/stale_synchronous.h) from `checkpoint` (whose signature has been checked)
+// into `policy`, before any worker starts. Errors: UpdatePolicy::RestoreState's
 // (kFailedPrecondition naming --momentum when one has momentum and the other not).
 absl::Status RestoreState(const Checkpoint& checkpoint, UpdatePolicy& policy);
 

@@ -1,5 +1,6 @@
 #include "trainer/checkpoint/step_boundary.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/logging.h"
@@ -18,6 +19,7 @@ StepBoundary::StepBoundary(Options options, SnapshotFn snapshot,
   HOGWILD_CHECK(options_.num_workers >= 1, "StepBoundary: num_workers must be >= 1");
   HOGWILD_CHECK(SupportsCheckpoints(options_.mode) || options_.checkpoint_dir.empty(),
                 "StepBoundary: this mode has no checkpoints");
+  HOGWILD_CHECK(options_.cut_period >= 1, "StepBoundary: cut_period must be >= 1");
   if (static_cast<int>(next_step_.size()) != options_.num_workers) {
     next_step_.assign(options_.num_workers, 0);
   }
@@ -68,10 +70,23 @@ void StepBoundary::SkipWriteLocked(int64_t global_step) {
   if (global_step != options_.start_global_step) last_checkpoint_step_ = global_step;
 }
 
-absl::StatusOr<bool> StepBoundary::AtBoundary(int worker, int64_t next_step,
-                                              int64_t global_step) {
-  if (options_.mode == Mode::kAsync) return AsyncBoundary(worker, next_step, global_step);
-  if (options_.mode != Mode::kSync) return StopOnlyBoundary();
+absl::StatusOr<bool> StepBoundary::AtBoundary(int worker, int64_t next_step, int64_t global_step) {
+  const bool checkpoints = !options_.checkpoint_dir.empty();
+  switch (options_.mode) {
+    case Mode::kAsync:
+      return AsyncBoundary(worker, next_step, global_step);
+    case Mode::kSsp:
+      if (checkpoints) return AsyncBoundary(worker, next_step, global_step);
+      return StopOnlyBoundary();
+    case Mode::kBackup:
+    case Mode::kLocalSgd:
+      if (checkpoints) return LockstepBoundary(worker, next_step, global_step);
+      return StopOnlyBoundary();
+    case Mode::kSync:
+      break;
+    default:
+      return StopOnlyBoundary();
+  }
   if (worker == 0) return SyncBoundary(next_step, global_step);
   std::lock_guard<std::mutex> lock(mu_);
   if (cancelled_) return absl::CancelledError("training was cancelled");
@@ -140,6 +155,57 @@ absl::StatusOr<bool> StepBoundary::StopOnlyBoundary() {
   return true;
 }
 
+int64_t StepBoundary::NextCutTargetLocked() const {
+  // A worker announced next_step_[w] before its current step, so its next boundary is at most
+  // one past it: a target past every announcement is one no worker has passed.
+  int64_t latest = 0;
+  for (int64_t s : next_step_) latest = std::max(latest, s);
+  const int64_t base = options_.start_next_step.empty() ? 0 : options_.start_next_step[0];
+  const int64_t period = options_.cut_period;
+  return base + ((latest + 1 - base) + period - 1) / period * period;
+}
+
+absl::StatusOr<bool> StepBoundary::LockstepBoundary(int worker, int64_t next_step,
+                                                    int64_t global_step) {
+  std::unique_lock<std::mutex> lock(mu_);
+  next_step_[worker] = next_step;
+  HOGWILD_CHECK(cut_target_ < 0 || next_step <= cut_target_,
+                "StepBoundary: a worker passed the lockstep cut's target");
+  if (cancelled_) return absl::CancelledError("training was cancelled");
+  if (stopped_) return true;
+  if (cut_target_ < 0 && (StopRequested() || DueLocked(global_step))) {
+    cut_target_ = NextCutTargetLocked();
+  }
+  if (next_step != cut_target_) return false;
+  // Wait at T for the others; the last to arrive takes the cut. Finished workers count, although
+  // in lockstep every worker ends at the same step, so none can finish while another waits at T.
+  const uint64_t cut = cuts_done_;
+  ++at_target_;
+  cv_.notify_all();
+  // One writer: the others, woken while it writes with mu_ released, keep waiting.
+  cv_.wait(lock, [&] {
+    return cancelled_ || cuts_done_ != cut ||
+           (!cut_writing_ && at_target_ + finished_ == options_.num_workers);
+  });
+  if (cancelled_) return absl::CancelledError("training was cancelled");
+  if (cuts_done_ != cut) return stopped_;
+  cut_writing_ = true;
+  const absl::Status status = WriteLocked(lock);
+  cut_writing_ = false;
+  if (status.ok() && StopRequested()) stopped_ = true;
+  cut_target_ = -1;
+  at_target_ = 0;
+  ++cuts_done_;
+  cv_.notify_all();
+  HOGWILD_RETURN_IF_ERROR(status);
+  return stopped_;
+}
+
+bool StepBoundary::OthersQuiescentLocked() const {
+  const int blocked = options_.blocked_in_policy ? options_.blocked_in_policy() : 0;
+  return parked_ + finished_ + blocked == options_.num_workers - 1;
+}
+
 absl::StatusOr<bool> StepBoundary::AsyncBoundary(int worker, int64_t next_step,
                                                  int64_t global_step) {
   std::unique_lock<std::mutex> lock(mu_);
@@ -158,11 +224,16 @@ absl::StatusOr<bool> StepBoundary::AsyncBoundary(int worker, int64_t next_step,
   const bool stop = StopRequested();
   if (!stop && !DueLocked(global_step)) return false;
 
-  // This worker coordinates: park every other worker (or see it finished), then snapshot.
+  // This worker coordinates: park every other worker (or see it finished, or blocked in the
+  // policy: ssp), then snapshot. The policy's waits do not notify cv_: poll while any may count.
   pausing_ = true;
-  cv_.wait(lock, [this] {
-    return parked_ + finished_ == options_.num_workers - 1 || cancelled_;
-  });
+  const auto quiescent = [this] { return OthersQuiescentLocked() || cancelled_; };
+  if (options_.blocked_in_policy) {
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(1), quiescent)) {
+    }
+  } else {
+    cv_.wait(lock, quiescent);
+  }
   absl::Status status;
   if (cancelled_) {
     status = absl::CancelledError("training was cancelled");
@@ -173,6 +244,12 @@ absl::StatusOr<bool> StepBoundary::AsyncBoundary(int worker, int64_t next_step,
   pausing_ = false;
   cv_.notify_all();
   HOGWILD_RETURN_IF_ERROR(status);
+  if (stopped_ && options_.blocked_in_policy) {
+    // Workers blocked in the policy (the ssp bound) never reach a boundary: only cancellation
+    // releases them; the trainer reads their kCancelled as part of the stop.
+    lock.unlock();
+    release_peers_();
+  }
   return stopped_;
 }
 

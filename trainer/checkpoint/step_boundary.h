@@ -34,15 +34,40 @@
 //   FinishAgreement() keeps joining rounds without kBusyBit until a round shows every rank finished
 //   (or a stop), so a rank that ran out of data still takes part in the checkpoints the others
 //   decide. Every rank calls the snapshot function of every checkpoint; only the writer writes.
-// The modes without checkpoints (core/mode.h SupportsCheckpoints; checkpoint_dir must be empty):
-//   only orderly stops: the first worker that finds a stop requested returns true and releases
-//   its peers through `release_peers`, whatever they wait on (the ssp bound, a barrier).
+// ssp mode: as async mode, except that a worker blocked on the staleness bound counts as parked
+//   (Options::blocked_in_policy, UpdatePolicy::num_blocked_workers): it has taken its batch but
+//   touched nothing shared, and only a running worker can let it through, so when every other
+//   worker is parked, finished or blocked no one can move and the state is a cut (the waiting
+//   worker's position is the batch it holds, trained again after a resume). The coordinator
+//   polls that count (every millisecond while it waits), since the policy's waits do not wake
+//   it. On a stop the blocked workers are released through `release_peers`. Resuming with one
+//   worker is bitwise; with several, the state is exact and the continuation interleaves anew.
+// backup and local_sgd modes, the lockstep cut: every worker takes the same steps (the global
+//   batch split), and these policies' waits (backup's step, local_sgd's averaging barrier) need
+//   every worker, or an unknown subset of them, to move on; so no worker parks where the others
+//   may wait for it. Instead, the first worker that finds a checkpoint or a stop due fixes a
+//   target T: the first cut point (start_next_step + k·Options::cut_period) after every worker's
+//   announced next step, which no worker can have passed. Every worker trains up to its
+//   boundary before step T and waits there; the last to arrive snapshots (step T - 1 is closed
+//   and applied, no step T work has begun, nobody waits in the policy), and all go on, or stop.
+//   A stop or a checkpoint is thus taken a little after the request: backup's before the step
+//   after next; local_sgd's at the end of the round in progress (of the next round when asked
+//   at a round's end). When the data ends before T (every worker ends at the same step) no cut
+//   is taken; the final checkpoint holds the end.
+//   Without a checkpoint directory these modes stop at once (below).
+// Without a checkpoint directory in ssp, backup and local_sgd modes, and in the modes without
+//   checkpoints (core/mode.h SupportsCheckpoints; checkpoint_dir must be empty): only orderly
+//   stops: the first worker that finds a stop requested returns true and releases its peers
+//   through `release_peers`, whatever they wait on (the ssp bound, a barrier).
 //
-// Due: every `every_steps` global steps (sync: when the next step is a multiple; async: when the
-// store's version has advanced that much since the last checkpoint) and/or every
-// `every_seconds` seconds; a stop request always checkpoints first (when a directory is set).
+// Due: every `every_steps` global steps (sync: when the next step is a multiple; the other modes:
+// when the store's version has advanced that much since the last checkpoint; the lockstep cut
+// then lands at its target) and/or every `every_seconds` seconds; a stop request always
+// checkpoints first (when a directory is set).
 //
-// Thread-safety: AtBoundary(w)/Finished(w) from worker w's thread; Cancel() from any thread.
+// Thread-safety: AtBoundary(w)/Finished(w) from worker w's thread, Finished(w) after the
+// policy's WorkerDone(w) (a finished worker counts as parked, so it must not touch the policy
+// after it); Cancel() from any thread.
 // Every wait in here is released by Cancel(), which the trainer calls on the first error.
 #ifndef HOGWILD_TRAINER_CHECKPOINT_STEP_BOUNDARY_H_
 #define HOGWILD_TRAINER_CHECKPOINT_STEP_BOUNDARY_H_
@@ -68,9 +93,9 @@ class StepBoundary {
   struct Options {
     Mode mode = Mode::kAsync;
     int num_workers = 1;
-    std::string checkpoint_dir;  // "" = no checkpoints (stops still work)
-    int64_t every_steps = 0;     // 0 = not by steps
-    double every_seconds = 0.0;  // 0 = not by time
+    std::string checkpoint_dir;                         // "" = no checkpoints (stops still work)
+    int64_t every_steps = 0;                            // 0 = not by steps
+    double every_seconds = 0.0;                         // 0 = not by time
     const std::atomic<bool>* stop_requested = nullptr;  // may be null
     // The global step at the start (the resumed checkpoint's, or 0). A snapshot still at this
     // step (nothing trained yet: a stop during start-up, a resume with nothing left) is not
@@ -94,6 +119,13 @@ class StepBoundary {
     std::chrono::microseconds poll_period{1000};
     // false on the ranks that take part in the job's checkpoints without writing them.
     bool writes_checkpoints = true;
+    // backup and local_sgd (the lockstep cut): cuts are taken where every worker's next step is
+    // start_next_step + k·cut_period: local_sgd's average_every (its rounds), backup's 1. >= 1.
+    int64_t cut_period = 1;
+    // ssp: the workers blocked in the policy on a wait only another worker can end
+    // (UpdatePolicy::num_blocked_workers), who count as parked. Called with mu_ held; it must not
+    // call back into this object. Null: none.
+    std::function<int()> blocked_in_policy;
   };
   static constexpr uint32_t kStopBit = 1;
   static constexpr uint32_t kDueBit = 2;
@@ -146,6 +178,12 @@ class StepBoundary {
   // AsyncBoundary across processes (Options::test_agreement). Requires mu_ (held on return).
   absl::StatusOr<bool> AgreedAsyncBoundary(std::unique_lock<std::mutex>& lock, int64_t global_step);
   absl::StatusOr<bool> StopOnlyBoundary();
+  // backup and local_sgd with a checkpoint directory: the lockstep cut (see above).
+  absl::StatusOr<bool> LockstepBoundary(int worker, int64_t next_step, int64_t global_step);
+  // The first cut point after every worker's next step. Requires mu_.
+  int64_t NextCutTargetLocked() const;
+  // async and ssp: every worker but the caller is parked, finished or blocked in the policy.
+  bool OthersQuiescentLocked() const;  // requires mu_
   bool StopRequested() const;
   bool DueLocked(int64_t global_step) const;  // requires mu_
   // A checkpoint another rank writes: the schedule moves on as if written here. Requires mu_.
@@ -171,6 +209,10 @@ class StepBoundary {
   std::chrono::steady_clock::time_point last_poll_;  // async across processes: the last poll
   int64_t last_checkpoint_step_ = -1;
   int64_t next_due_step_ = 0;  // async: global step of the next step-based checkpoint
+  int64_t cut_target_ = -1;    // lockstep: the step T before which the workers meet, or -1
+  int at_target_ = 0;          // lockstep: workers waiting at T
+  bool cut_writing_ = false;   // lockstep: the last to arrive at T is taking the cut
+  uint64_t cuts_done_ = 0;     // lockstep: cuts taken (a waiter's cut is over once it moves)
   std::chrono::steady_clock::time_point last_checkpoint_time_;
 };
 
