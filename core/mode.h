@@ -38,6 +38,11 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name);
 // round_robin). Pure.
 bool SplitsGlobalBatch(Mode mode);
 
+// Whether the mode runs Hogwild's updates (sync/hogwild.h), whose optimizer state is one per
+// worker or, with SgdOptions::shared_optimizer_state, one shared by all: async, ssp, locked,
+// round_robin. The others keep one state per replica. Pure.
+bool HasWorkerOptimizerState(Mode mode);
+
 // Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async and sync only.
 // The other modes refuse TrainerOptions::checkpoint_dir. Pure.
 bool SupportsCheckpoints(Mode mode);

@@ -33,12 +33,6 @@ int64_t GlobalStepsPerEpoch(const BatchPlan& plan, Mode mode, int num_workers) {
 absl::Status ValidateSimOptions(const SimOptions& options) {
   const TrainerOptions& t = options.trainer;
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(t));
-  if (t.mode == Mode::kLocked || t.mode == Mode::kRoundRobin) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::mode=%s is not simulated yet; the simulation has async, sync, ssp, "
-        "backup and local_sgd",
-        ModeName(t.mode)));
-  }
   const auto refuse = [](const char* field) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::%s has no meaning in a simulation (sim/simulator.h); leave it unset",
@@ -95,12 +89,13 @@ absl::Status ValidateSimOptions(const SimOptions& options) {
 
 absl::Status CheckSimStateFits(const SimOptions& options, int64_t num_params) {
   const TrainerOptions& t = options.trainer;
-  // Per worker: async and ssp hold the gradient in flight and the momentum buffer, local_sgd
-  // the momentum buffer; sync and backup hold nothing per worker.
-  const bool in_flight = t.mode == Mode::kAsync || t.mode == Mode::kSsp;
+  // Per worker: async, ssp and round_robin hold the gradient in flight and the momentum buffer,
+  // locked and local_sgd the momentum buffer; sync and backup hold nothing per worker.
+  const bool in_flight =
+      t.mode == Mode::kAsync || t.mode == Mode::kSsp || t.mode == Mode::kRoundRobin;
+  const bool own_momentum = in_flight || t.mode == Mode::kLocked || t.mode == Mode::kLocalSgd;
   const int per_worker_arrays =
-      (in_flight ? 1 : 0) +
-      (t.sgd.momentum != 0.0f && (in_flight || t.mode == Mode::kLocalSgd) ? 1 : 0);
+      (in_flight ? 1 : 0) + (t.sgd.momentum != 0.0f && own_momentum ? 1 : 0);
   const double state_bytes = static_cast<double>(t.num_workers) * static_cast<double>(num_params) *
                              sizeof(float) * per_worker_arrays;
   if (state_bytes > static_cast<double>(options.max_state_bytes)) {
@@ -191,8 +186,11 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
       end = RunLocalSgd(ctx);
       break;
     case Mode::kLocked:
+      end = RunLocked(ctx);
+      break;
     case Mode::kRoundRobin:
-      break;  // refused by ValidateSimOptions
+      end = RunRoundRobin(ctx);
+      break;
   }
   HOGWILD_RETURN_IF_ERROR(end.status());
   const double end_s = *end;

@@ -549,10 +549,11 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   }
   context.eval_runner = eval_runner.get();
   context.eval_schedule = eval_schedule.get();
-  // Where the global step runs on without worker 0 (async, ssp), whoever reaches a point takes
-  // it; GPU workers and several processes keep to worker 0 (trainer/worker.h).
-  context.any_worker_evaluates = (options.mode == Mode::kAsync || options.mode == Mode::kSsp) &&
-                                 worker_devices.empty() && cluster == nullptr;
+  // Where the global step runs on without worker 0 (each worker walks its own shard: async, ssp,
+  // locked, round_robin), whoever reaches a point takes it; GPU workers and several processes
+  // keep to worker 0 (trainer/worker.h).
+  context.any_worker_evaluates =
+      !SplitsGlobalBatch(options.mode) && worker_devices.empty() && cluster == nullptr;
   context.step_hook = options.step_hook;
   context.worker_devices = worker_devices;
   const StragglerModel stragglers(options.stragglers, options.seed);
