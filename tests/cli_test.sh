@@ -4,10 +4,12 @@
 # directory, so a flag that were checked only after loading the dataset would fail with the
 # missing-data message instead, and the case would fail.
 #
-# Usage (from tests/BUILD): cli_test.sh <path of //trainer:train>
+# Usage (from tests/BUILD): cli_test.sh <path of //trainer:train> <the same built with
+# --//sync:mode=locked>
 set -u
 
 train="$1"
+train_locked="$2"
 empty_dir="${TEST_TMPDIR:-$(mktemp -d)}/empty_data_dir"
 mkdir -p "$empty_dir"
 failures=0
@@ -256,6 +258,18 @@ expect_one_line_error "a pipe with no reader as --log" \
   "--log=$fifo is a pipe that no process reads, so nothing could be written to it; start its reader first, or give a file path" \
   timeout 20 "$train" --data_dir="$tiny_dir" --devices=cpu --workers=1 --epochs=1 --batch_size=1 \
   --log="$fifo"
+
+# A trainer built with --//sync:mode=locked runs the locked policy: a tiny run trains and says so.
+out=$("$train_locked" --data_dir="$tiny_dir" --devices=cpu --workers=2 --batch_size=1 --epochs=2 \
+  --lr=0.01 2>&1)
+rc=$?
+if [[ $rc -eq 0 && $out == *"hogwild: locked mode, 2 workers on cpu"* && $out == *"global steps"* ]]; then
+  echo "ok:   train built with --//sync:mode=locked trains in locked mode"
+else
+  echo "FAIL: train built with --//sync:mode=locked: exit $rc, want 0 and 'hogwild: locked mode'; got:"
+  sed 's/^/    /' <<<"$out"
+  failures=$((failures + 1))
+fi
 
 if [[ $failures -ne 0 ]]; then
   echo "$failures case(s) failed"

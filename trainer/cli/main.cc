@@ -54,6 +54,10 @@ constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSsp;
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kBackup;
 #elif defined(HOGWILD_DEFAULT_MODE_LOCAL_SGD)
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kLocalSgd;
+#elif defined(HOGWILD_DEFAULT_MODE_LOCKED)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kLocked;
+#elif defined(HOGWILD_DEFAULT_MODE_ROUND_ROBIN)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kRoundRobin;
 #else
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsync;
 #endif
