@@ -44,6 +44,8 @@ bool HasWorkerOptimizerState(Mode mode) {
          mode == Mode::kRoundRobin;
 }
 
-bool SupportsCheckpoints(Mode mode) { return mode == Mode::kAsync || mode == Mode::kSync; }
+bool SupportsCheckpoints(Mode mode) {
+  return mode == Mode::kAsync || mode == Mode::kSync || mode == Mode::kLocked;
+}
 
 }  // namespace hogwild

@@ -43,8 +43,10 @@ bool SplitsGlobalBatch(Mode mode);
 // round_robin. The others keep one state per replica. Pure.
 bool HasWorkerOptimizerState(Mode mode);
 
-// Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async and sync only.
-// The other modes refuse TrainerOptions::checkpoint_dir. Pure.
+// Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async, sync and
+// locked (async's cut: every worker parks between two steps, where none holds the lock). The
+// other modes refuse TrainerOptions::checkpoint_dir (round_robin: its cut would need the turn
+// and each worker's pinned read in the file, and a worker waiting for its turn to park). Pure.
 bool SupportsCheckpoints(Mode mode);
 
 }  // namespace hogwild

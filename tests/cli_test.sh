@@ -259,14 +259,16 @@ expect_one_line_error "a pipe with no reader as --log" \
   timeout 20 "$train" --data_dir="$tiny_dir" --devices=cpu --workers=1 --epochs=1 --batch_size=1 \
   --log="$fifo"
 
-# A trainer built with --//sync:mode=locked runs the locked policy: a tiny run trains and says so.
+# A trainer built with --//sync:mode=locked runs the locked policy: a tiny run trains every
+# example once per epoch, says so, and no update is stale.
 out=$("$train_locked" --data_dir="$tiny_dir" --devices=cpu --workers=2 --batch_size=1 --epochs=2 \
   --lr=0.01 2>&1)
 rc=$?
-if [[ $rc -eq 0 && $out == *"hogwild: locked mode, 2 workers on cpu"* && $out == *"global steps"* ]]; then
+if [[ $rc -eq 0 && $out == *"hogwild: locked mode, 2 workers on cpu"* &&
+  $out == *"6 examples, 6 steps"* && $out == *"staleness mean 0.00, max 0"* ]]; then
   echo "ok:   train built with --//sync:mode=locked trains in locked mode"
 else
-  echo "FAIL: train built with --//sync:mode=locked: exit $rc, want 0 and 'hogwild: locked mode'; got:"
+  echo "FAIL: train built with --//sync:mode=locked: exit $rc, want 0, locked mode, 6 steps and staleness 0; got:"
   sed 's/^/    /' <<<"$out"
   failures=$((failures + 1))
 fi

@@ -190,7 +190,7 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
   if (!o.checkpoint_dir.empty() && !SupportsCheckpoints(o.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::checkpoint_dir is not supported in %s mode (its state has no "
-        "checkpoint format yet); checkpoints are for async and sync modes",
+        "checkpoint format yet); checkpoints are for async, sync and locked modes",
         ModeName(o.mode)));
   }
   if (gpu && o.mode != Mode::kAsync && o.mode != Mode::kSync) {

@@ -229,9 +229,9 @@ absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) 
     return r.Corrupt("num_ranks", absl::StrFormat("%d is out of range", s->num_ranks));
   }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
-  // Only async and sync runs write checkpoints (core/mode.h SupportsCheckpoints).
+  // Only some modes write checkpoints (core/mode.h SupportsCheckpoints).
   if (!parsed.ok() || !SupportsCheckpoints(*parsed)) {
-    return r.Corrupt("mode", absl::StrFormat("'%s' is neither async nor sync", mode));
+    return r.Corrupt("mode", absl::StrFormat("'%s' is not a mode that writes checkpoints", mode));
   }
   s->mode = *parsed;
   if (s->num_workers < 1 || s->num_workers > static_cast<int32_t>(kMaxListItems)) {

@@ -110,7 +110,7 @@ struct CheckpointSignature {
   int64_t num_classes = 0;
   std::vector<std::string> layers;   // Layer::name() of each layer, e.g. "dense 784->256"
   int64_t num_params = 0;            // P
-  Mode mode = Mode::kAsync;          // stored as its ModeName, "async" or "sync"
+  Mode mode = Mode::kAsync;          // stored as its ModeName (core/mode.h SupportsCheckpoints)
   int32_t num_workers = 0;           // W, per rank
   int64_t batch_size = 0;
   uint64_t seed = 0;

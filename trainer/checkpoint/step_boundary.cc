@@ -70,7 +70,10 @@ void StepBoundary::SkipWriteLocked(int64_t global_step) {
 
 absl::StatusOr<bool> StepBoundary::AtBoundary(int worker, int64_t next_step,
                                               int64_t global_step) {
-  if (options_.mode == Mode::kAsync) return AsyncBoundary(worker, next_step, global_step);
+  // locked: async's cut; a worker parks between two steps, so it never holds the lock there.
+  if (options_.mode == Mode::kAsync || options_.mode == Mode::kLocked) {
+    return AsyncBoundary(worker, next_step, global_step);
+  }
   if (options_.mode != Mode::kSync) return StopOnlyBoundary();
   if (worker == 0) return SyncBoundary(next_step, global_step);
   std::lock_guard<std::mutex> lock(mu_);

@@ -87,11 +87,11 @@ ABSL_FLAG(std::string, devices, "",
 ABSL_FLAG(int32_t, workers_per_device, 1,
           "GPU workers per GPU (one stream each), in [1, 64]; GPUs only");
 ABSL_FLAG(int64_t, batch_size, 64,
-          "examples per step: PER WORKER in async and ssp modes, the GLOBAL batch (split "
-          "across workers) in sync, backup and local_sgd modes");
+          "examples per step: PER WORKER in async, ssp, locked and round_robin modes, the GLOBAL "
+          "batch (split across workers) in sync, backup and local_sgd modes");
 ABSL_FLAG(int64_t, epochs, 8, "passes over the training set");
 ABSL_FLAG(bool, drop_last, false,
-          "leave out each epoch's short last batch (per worker in async and ssp modes), so every "
+          "leave out each epoch's short last batch (per worker where the batch is), so every "
           "step, the last included, has --batch_size examples (PyTorch's drop_last)");
 ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
 ABSL_FLAG(std::string, lr_schedule, "constant",
@@ -110,7 +110,7 @@ ABSL_FLAG(std::string, lr_scaling, "none",
           "none | linear | sqrt: scale --lr by (global batch / --lr_reference_batch), or its "
           "square root, once before training (the linear scaling rule when changing the worker "
           "count); the global batch is --batch_size in sync, backup and local_sgd modes and "
-          "--batch_size x workers in async and ssp modes");
+          "--batch_size x workers in async, ssp, locked and round_robin modes");
 ABSL_FLAG(int64_t, lr_reference_batch, 256,
           "the global batch --lr is meant for, >= 1 (--lr_scaling linear or sqrt only)");
 ABSL_FLAG(bool, weight_decay_biases, true,
@@ -141,7 +141,8 @@ ABSL_FLAG(std::string, optimizer, "sgd",
           "defaults (kernels/optimizer.h; adamw's decay is --weight_decay, default 0 here, 0.01 "
           "in PyTorch); GPU workers too (the others than sgd and momentum not yet run on a GPU)");
 ABSL_FLAG(std::string, optimizer_state, "per_worker",
-          "async and ssp: per_worker (each worker its own momentum/moments/step count, as "
+          "async, ssp, locked, round_robin: per_worker (each worker its own momentum/moments/step "
+          "count, as "
           "PyTorch's Hogwild example) | shared (one state updated lock-free like the parameters, "
           "A3C's shared Adam: concurrent updates of a state element may be lost; Adam's step "
           "count is exact, one per applied update; CPU workers only)");
