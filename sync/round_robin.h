@@ -11,8 +11,11 @@
 // StepStats::staleness, the updates applied by others between that read and this update, is
 // W - 1 from the first full round on (less in the first round and once workers leave the
 // rotation). Since the read, the gradient (the caller's, deterministic for its inputs) and the
-// order of the updates are all fixed, a run is bitwise reproducible run to run for any W, and
-// with one worker it is bitwise async's, i.e. sequential minibatch SGD.
+// order of the updates are all fixed, a run is bitwise reproducible run to run for any W given
+// the same learning rates, and with one worker it is bitwise async's, i.e. sequential minibatch
+// SGD. (The trainer passes the rate of the global step its worker reads before FinishStep, which
+// may be before or after the updates ahead of it in the rotation: with a schedule that changes
+// from step to step and W > 1 the rates, and so the run, can differ; a constant rate cannot.)
 //
 // The turn: FinishStep(w) waits until it is w's turn, applies the update through Hogwild
 // (sync/hogwild.h: every optimizer, per-worker or shared state, clipping, moving statistics,
