@@ -77,7 +77,8 @@ ABSL_FLAG(double, weight_decay, 0.0,
 ABSL_FLAG(std::string, data_dir, "", "directory with the IDX files (default: installed path)");
 ABSL_FLAG(int64_t, train_examples, 0, "use only the first N training examples (0: all)");
 ABSL_FLAG(std::string, modes, "async,sync",
-          "update policies, comma-separated: async, sync, ssp, backup, local_sgd");
+          "update policies, comma-separated: async, sync, ssp, backup, local_sgd, locked, "
+          "round_robin");
 ABSL_FLAG(std::string, workers, "1,2,0",
           "worker counts, comma-separated; 0 means the number of hardware threads");
 ABSL_FLAG(std::string, runs, "",
@@ -115,9 +116,10 @@ ABSL_FLAG(std::string, stragglers, "",
 ABSL_FLAG(std::string, straggler_delay, "",
           "every real run: random delays after steps, mean@probability (e.g. 50ms@0.1)");
 ABSL_FLAG(int64_t, epochs, 3, "epochs per run");
-ABSL_FLAG(int64_t, batch_size, 64, "async and ssp: examples per worker step");
+ABSL_FLAG(int64_t, batch_size, 64, "async, ssp, locked, round_robin: examples per worker step");
 ABSL_FLAG(int64_t, async_total_batch, 0,
-          "async and ssp: if > 0, each worker's batch is this / W (W must divide it), so the W "
+          "async, ssp, locked, round_robin: if > 0, each worker's batch is this / W (W must divide "
+          "it), so the W "
           "workers' concurrent steps cover the same examples whatever W (Zhang et al. 2016's "
           "protocol); replaces --batch_size");
 ABSL_FLAG(int64_t, sync_batch_size, 0,
@@ -125,7 +127,7 @@ ABSL_FLAG(int64_t, sync_batch_size, 0,
           "an async worker's batch (--batch_size, or --async_total_batch / W), so that a worker "
           "step computes as many examples in every mode (a fair comparison per second)");
 ABSL_FLAG(bool, drop_last, false,
-          "every run: leave out each epoch's short last batch (per worker in async and ssp), so "
+          "every run: leave out each epoch's short last batch (per worker where the batch is), so "
           "the final accuracy is read after a full-batch step (TrainerOptions::drop_last)");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden sizes");
 ABSL_FLAG(double, eval_every_epochs, 0.25,

@@ -39,9 +39,14 @@ bool SplitsGlobalBatch(Mode mode) {
   return mode == Mode::kSync || mode == Mode::kBackup || mode == Mode::kLocalSgd;
 }
 
+bool HasWorkerOptimizerState(Mode mode) {
+  return mode == Mode::kAsync || mode == Mode::kSsp || mode == Mode::kLocked ||
+         mode == Mode::kRoundRobin;
+}
+
 bool SupportsCheckpoints(Mode mode) {
   return mode == Mode::kAsync || mode == Mode::kSync || mode == Mode::kSsp ||
-         mode == Mode::kBackup || mode == Mode::kLocalSgd;
+         mode == Mode::kBackup || mode == Mode::kLocalSgd || mode == Mode::kLocked;
 }
 
 }  // namespace hogwild

@@ -38,9 +38,16 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name);
 // round_robin). Pure.
 bool SplitsGlobalBatch(Mode mode);
 
+// Whether the mode runs Hogwild's updates (sync/hogwild.h), whose optimizer state is one per
+// worker or, with SgdOptions::shared_optimizer_state, one shared by all: async, ssp, locked,
+// round_robin. The others keep one state per replica. Pure.
+bool HasWorkerOptimizerState(Mode mode);
+
 // Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async, sync, ssp,
-// backup and local_sgd (in one process; trainer/checkpoint/step_boundary.h says where each takes
-// its consistent cut). A mode without them refuses TrainerOptions::checkpoint_dir. Pure.
+// backup, local_sgd and locked (in one process; trainer/checkpoint/step_boundary.h says where
+// each takes its consistent cut; locked takes async's, where no worker holds the lock). A mode
+// without them refuses TrainerOptions::checkpoint_dir (round_robin: its cut would need the turn
+// and each worker's pinned read in the file, and a worker waiting for its turn to park). Pure.
 bool SupportsCheckpoints(Mode mode);
 
 }  // namespace hogwild

@@ -98,6 +98,8 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx);
 absl::StatusOr<double> RunSync(SimContext& ctx);
 absl::StatusOr<double> RunBackup(SimContext& ctx);
 absl::StatusOr<double> RunLocalSgd(SimContext& ctx);
+absl::StatusOr<double> RunLocked(SimContext& ctx);
+absl::StatusOr<double> RunRoundRobin(SimContext& ctx);
 
 }  // namespace hogwild
 

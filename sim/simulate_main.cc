@@ -45,7 +45,8 @@ ABSL_FLAG(std::string, data_dir, "",
           "directory with the IDX files; default: where tools/setup.sh installs the dataset");
 ABSL_FLAG(std::string, mode, "async",
           "async (Hogwild!), sync (tower averaging), ssp (stale synchronous), backup (sync with "
-          "backup workers) or local_sgd (periodic averaging)");
+          "backup workers), local_sgd (periodic averaging), locked (one lock over each step) or "
+          "round_robin (updates applied in worker turn)");
 ABSL_FLAG(int64_t, staleness_bound, 3,
           "ssp only: steps a worker may run ahead of the slowest, in [0, 2^40]");
 ABSL_FLAG(int32_t, backup_workers, 0,
@@ -56,8 +57,8 @@ ABSL_FLAG(int32_t, workers, 64, "simulated workers W, in [1, 4096]");
 ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
 ABSL_FLAG(int64_t, batch_size, 32,
-          "examples per step: per worker in async and ssp, the global batch in sync, backup and "
-          "local_sgd");
+          "examples per step: per worker in async, ssp, locked and round_robin, the global batch "
+          "in sync, backup and local_sgd");
 ABSL_FLAG(int64_t, epochs, 1, "passes over the training set");
 ABSL_FLAG(bool, drop_last, false,
           "leave out each epoch's short last batch (per worker in async and ssp), as train's");

@@ -38,12 +38,6 @@ int64_t GlobalStepsPerEpoch(const BatchPlan& plan, Mode mode, int num_workers) {
 absl::Status ValidateSimOptions(const SimOptions& options) {
   const TrainerOptions& t = options.trainer;
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(t));
-  if (t.mode == Mode::kLocked || t.mode == Mode::kRoundRobin) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::mode=%s is not simulated yet; the simulation has async, sync, ssp, "
-        "backup and local_sgd",
-        ModeName(t.mode)));
-  }
   const auto refuse = [](const char* field) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::%s has no meaning in a simulation (sim/simulator.h); leave it unset",
@@ -90,12 +84,14 @@ absl::Status ValidateSimOptions(const SimOptions& options) {
 
 absl::Status CheckSimStateFits(const SimOptions& options, int64_t num_params) {
   const TrainerOptions& t = options.trainer;
-  // Per worker: async and ssp hold the policy's parameter snapshot, the gradient in flight and,
-  // unless shared, the worker's optimizer state; local_sgd each replica's optimizer state; sync
-  // and backup nothing per worker (one state, sliced).
-  const bool in_flight = t.mode == Mode::kAsync || t.mode == Mode::kSsp;
+  // Per worker: async, ssp and round_robin hold the policy's parameter snapshot and the gradient
+  // in flight; they and locked keep, unless shared, the worker's optimizer state; local_sgd each
+  // replica's optimizer state; sync and backup nothing per worker (one state, sliced).
+  const bool in_flight =
+      t.mode == Mode::kAsync || t.mode == Mode::kSsp || t.mode == Mode::kRoundRobin;
   const bool per_worker_state =
-      (in_flight && !t.sgd.shared_optimizer_state) || t.mode == Mode::kLocalSgd;
+      ((in_flight || t.mode == Mode::kLocked) && !t.sgd.shared_optimizer_state) ||
+      t.mode == Mode::kLocalSgd;
   const int state_slots = per_worker_state ? NumStateSlots(t.sgd.optimizer_params()) : 0;
   const int per_worker_arrays = (in_flight ? 2 : 0) + state_slots;
   const double state_bytes = static_cast<double>(t.num_workers) * static_cast<double>(num_params) *
@@ -189,8 +185,11 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
       end = RunLocalSgd(ctx);
       break;
     case Mode::kLocked:
+      end = RunLocked(ctx);
+      break;
     case Mode::kRoundRobin:
-      break;  // refused by ValidateSimOptions
+      end = RunRoundRobin(ctx);
+      break;
   }
   HOGWILD_RETURN_IF_ERROR(end.status());
   const double end_s = *end;

@@ -45,6 +45,15 @@
 // still being computed then (the last step's late ones, a lagging worker's remaining ones) are
 // neither dropped nor seen, where a real run computes them before it ends. b = 0 is sync
 // bitwise (times too).
+// locked (sync/locked.h): async's shards, but a worker's whole step (read, compute_time, update)
+// holds one lock: a worker asks for it when its previous step ends (all at time 0 first) and
+// the requests are served first come first served, ties by lower worker id, so every update has
+// staleness 0 and the updates are serial.
+// round_robin (sync/round_robin.h): async's shards; every worker reads the parameters its own
+// previous update left (the first step: the initial ones, at time 0) and computes at once, but
+// the updates land in turn, worker 0, 1, ..., W - 1, 0, ..., each when both its gradient and
+// the previous update are done; a worker whose data is used up leaves the rotation. The reads
+// and the order are those of the real policy.
 // local_sgd (periodic averaging, sync/local_sgd.h): rounds of H = average_every global steps;
 // in a round each worker takes H local steps on its own replica (its part of each global batch,
 // the gradient a mean over its part, its own optimizer state, the learning rate of the round's
@@ -57,11 +66,12 @@
 // (trainer/metrics/convergence_log.h) with wall_time_s in simulated seconds; its train rows are
 // one per `log_every_steps` global steps over all workers (worker -1), not one per worker.
 //
-// Memory: async and ssp hold per worker the policy's [P] parameter snapshot, one [P] gradient
-// from its read to its update and, unless shared, NumStateSlots [P] optimizer-state buffers
-// (momentum: 1; adam: 2); local_sgd NumStateSlots buffers per worker: W x P x 4 bytes per
-// per-worker array, refused above SimOptions::max_state_bytes before anything is allocated.
-// Sync and backup hold a few [P] arrays and one optimizer state, local_sgd a few [P] arrays.
+// Memory: async, ssp and round_robin hold per worker the policy's [P] parameter snapshot and one
+// [P] gradient from its read to its update; they and locked, unless shared, NumStateSlots [P]
+// optimizer-state buffers per worker (momentum: 1; adam: 2); local_sgd NumStateSlots buffers per
+// worker: W x P x 4 bytes per per-worker array, refused above SimOptions::max_state_bytes before
+// anything is allocated. Sync and backup hold a few [P] arrays and one optimizer state,
+// local_sgd a few [P] arrays.
 //
 // Reproducibility: the result (parameters, counts, staleness, simulated times) and the log are a
 // pure function of the options and the data, bitwise, on one build and machine; only
@@ -120,8 +130,8 @@ struct SimResult {
   // staleness_per_update[i]: staleness of the i-th update applied, [steps] (sync: all 0); 4
   // bytes per update.
   std::vector<uint32_t> staleness_per_update;
-  // [W] steps each worker's gradient was used in: async/ssp its updates; sync, backup and
-  // local_sgd the global steps it contributed to.
+  // [W] steps each worker's gradient was used in: async, ssp, locked and round_robin its
+  // updates; sync, backup and local_sgd the global steps it contributed to.
   std::vector<int64_t> worker_steps;
   std::vector<int64_t> dropped;  // [W] backup: parts dropped as late; other modes: zeros
   // async and ssp: the largest clock gap seen when a step started (its worker's completed

@@ -7,13 +7,29 @@
 
 namespace hogwild {
 
-Hogwild::Hogwild(ParameterStore* store, int num_workers, SgdOptions options)
-    : UpdatePolicy(Mode::kAsync, store, num_workers, options), workers_(num_workers) {
+Hogwild::Hogwild(ParameterStore* store, int num_workers, SgdOptions options, ReadPoint read_point)
+    : UpdatePolicy(Mode::kAsync, store, num_workers, options),
+      read_point_(read_point),
+      workers_(num_workers) {
   for (PerWorker& w : workers_) {
     w.snapshot.resize(store->size());
     if (!options.shared_optimizer_state) w.slots = OptimizerSlots(options, store->size());
   }
   if (options.shared_optimizer_state) shared_slots_ = OptimizerSlots(options, store->size());
+  PinSnapshots();
+}
+
+void Hogwild::PinSnapshots() {
+  if (read_point_ != ReadPoint::kAfterOwnUpdate) return;
+  for (PerWorker& w : workers_) {
+    w.read_version = store()->Read(absl::MakeSpan(w.snapshot));
+    w.snapshot_current = true;
+  }
+}
+
+absl::Status Hogwild::DoRestoreParams() {
+  PinSnapshots();
+  return absl::OkStatus();
 }
 
 int Hogwild::num_owners() const { return sgd_options().shared_optimizer_state ? 1 : num_workers(); }
@@ -75,6 +91,10 @@ void Hogwild::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
 
 absl::StatusOr<DeviceSpan<const float>> Hogwild::DoBeginStep(int worker) {
   PerWorker& w = workers_[worker];
+  if (read_point_ == ReadPoint::kAfterOwnUpdate) {
+    // Left by the constructor, RestoreState or this worker's previous FinishStep.
+    return DeviceSpan<const float>(absl::MakeConstSpan(w.snapshot));
+  }
   // The snapshot that the last FinishStep left is as fresh as a new Read() when no other update
   // has completed since; otherwise (another worker's update landed in between, or this worker
   // spent a while evaluating) read again.

@@ -45,8 +45,21 @@ namespace hogwild {
 
 class Hogwild final : public UpdatePolicy {
  public:
+  // Which parameters BeginStep returns.
+  enum class ReadPoint {
+    // The store as it is now (a fresh Read() unless the snapshot is already current): async.
+    kLatest,
+    // The parameters as this worker's own previous FinishStep left them (its first step: the
+    // store as it was at construction or RestoreState), whatever landed since. Exact, and
+    // deterministic, only when updates never overlap (round_robin, sync/round_robin.h, which
+    // applies them in turn): then the snapshot FinishStep refreshes is the whole store after
+    // this worker's update.
+    kAfterOwnUpdate,
+  };
+
   // `store` must outlive this object. num_workers >= 1.
-  Hogwild(ParameterStore* store, int num_workers, SgdOptions options);
+  Hogwild(ParameterStore* store, int num_workers, SgdOptions options,
+          ReadPoint read_point = ReadPoint::kLatest);
 
   // Owners (W per-worker, 1 shared) x NumStateSlots: e.g. W with momentum, 0 without.
   int num_optimizer_buffers() const override;
@@ -65,6 +78,9 @@ class Hogwild final : public UpdatePolicy {
 
   absl::Status DoReadParams(absl::Span<float> out) const override;
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
+  absl::Status DoRestoreParams() override;
+  // kAfterOwnUpdate: every worker's snapshot becomes the store's current parameters.
+  void PinSnapshots();
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
   absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
@@ -73,6 +89,7 @@ class Hogwild final : public UpdatePolicy {
   void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
   int num_owners() const;
 
+  const ReadPoint read_point_;
   std::vector<PerWorker> workers_;
   // shared_optimizer_state: the one state, its elements accessed with relaxed atomics.
   OptimizerSlots shared_slots_;

@@ -4,6 +4,8 @@
 #include "sync/backup_sync.h"
 #include "sync/hogwild.h"
 #include "sync/local_sgd.h"
+#include "sync/locked.h"
+#include "sync/round_robin.h"
 #include "sync/stale_synchronous.h"
 #include "sync/tower_average.h"
 
@@ -50,9 +52,9 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
       return std::make_unique<LocalSgd>(store, placement.num_cpu_workers, options,
                                         mode_options.average_every);
     case Mode::kLocked:
+      return std::make_unique<Locked>(store, placement.num_cpu_workers, options);
     case Mode::kRoundRobin:
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "mode %s runs on the sparse workloads only (sparse/sparse_train.h)", ModeName(mode)));
+      return std::make_unique<RoundRobin>(store, placement.num_cpu_workers, options);
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("no update policy for mode %d", static_cast<int>(mode)));

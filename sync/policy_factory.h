@@ -6,6 +6,8 @@
 //   ssp    StaleSynchronous   (none: kInvalidArgument)
 //   backup BackupSync         (none: kInvalidArgument)
 //   local_sgd LocalSgd        (none: kInvalidArgument)
+//   locked Locked             (none: kInvalidArgument)
+//   round_robin RoundRobin    (none: kInvalidArgument)
 //
 // The CPU column is CreateUpdatePolicy (here, no CUDA dependency); the GPU column is
 // CreateGpuUpdatePolicy (sync/gpu_policy_factory.h, built only where CUDA is), which the trainer

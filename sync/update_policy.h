@@ -9,8 +9,9 @@
 // is used up, policy.WorkerDone(w).
 //
 // Implementations: Hogwild (async, sync/hogwild.h), TowerAverage (sync, sync/tower_average.h),
-// StaleSynchronous (ssp, sync/stale_synchronous.h), BackupSync (backup, sync/backup_sync.h) and
-// LocalSgd (local_sgd, sync/local_sgd.h) for host memory (CPU workers); DeviceHogwild
+// StaleSynchronous (ssp, sync/stale_synchronous.h), BackupSync (backup, sync/backup_sync.h),
+// LocalSgd (local_sgd, sync/local_sgd.h), Locked (locked, sync/locked.h) and RoundRobin
+// (round_robin, sync/round_robin.h) for host memory (CPU workers); DeviceHogwild
 // (sync/device_hogwild.h) and NcclTowerAverage (sync/nccl_tower_average.h) for GPU workers. The
 // CPU policies apply every optimizer of kernels/optimizer.h (the SGD family with the vectorized
 // kernels/functors.h SgdMomentumFn); the GPU policies SGD with momentum only. sync/policy_factory.h

@@ -1,5 +1,6 @@
 // Invariant 2 (DESIGN.md): async (Hogwild) training with one worker is exactly sequential
-// minibatch SGD, and so is every policy built on its updates (ssp), and local SGD. The reference
+// minibatch SGD, and so is every policy built on its updates (ssp, locked, round_robin), and local
+// SGD. The reference
 // below is a plain loop written from the public contracts: the same initialization
 // (Model::InitParams), the same data order (BatchPlan), the same gradient (Tower::ForwardBackward
 // scaled by 1 / batch size) and the update rule of kernels/functors.h with one momentum buffer and
@@ -125,6 +126,25 @@ TEST(AsyncEquivalence, OneWorkerSspIsBitwiseSequentialMinibatchSgd) {
     auto result = Train(options, train, Dataset());
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->steps, steps);
+    ASSERT_EQ(result->params.size(), expected.size());
+    EXPECT_EQ(CountBitwiseDifferences(result->params, expected), 0);
+  }
+}
+
+// locked and round_robin run Hogwild's updates in an order of their own; with one worker the
+// lock is never contended and the turn is always its own, so both are sequential SGD bitwise.
+TEST(AsyncEquivalence, OneWorkerLockedAndRoundRobinAreBitwiseSequentialMinibatchSgd) {
+  const Dataset train = testing::SyntheticDataset(203, 10, 4, 77);
+  TrainerOptions options = AsyncOptions();
+  int64_t steps = 0;
+  const std::vector<float> expected = SequentialSgd(options, train, &steps);
+  for (Mode mode : {Mode::kLocked, Mode::kRoundRobin}) {
+    SCOPED_TRACE(ModeName(mode));
+    options.mode = mode;
+    auto result = Train(options, train, Dataset());
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->steps, steps);
+    EXPECT_EQ(result->staleness_max, 0u);
     ASSERT_EQ(result->params.size(), expected.size());
     EXPECT_EQ(CountBitwiseDifferences(result->params, expected), 0);
   }

@@ -160,7 +160,8 @@ TEST(Resume, MoreEpochsContinueFromTheFinalCheckpoint) {
 
 // Every stateful optimizer's state (moments, Adam's step count) is checkpointed: sync runs of
 // nesterov, adam, adamw, rmsprop (with momentum) and adagrad, stopped and resumed, end bitwise
-// equal to uninterrupted runs; async with one worker too, with per-worker and shared state.
+// equal to uninterrupted runs; async with one worker too, with per-worker and shared state, and
+// locked (async's cut) with one worker.
 TEST(Resume, EveryOptimizerResumesBitwise) {
   const OptimizerKind kinds[] = {OptimizerKind::kNesterov, OptimizerKind::kAdam,
                                  OptimizerKind::kAdamW, OptimizerKind::kRmsprop,
@@ -171,7 +172,7 @@ TEST(Resume, EveryOptimizerResumesBitwise) {
     bool shared;
   };
   for (const Setup setup : {Setup{Mode::kSync, 3, false}, Setup{Mode::kAsync, 1, false},
-                            Setup{Mode::kAsync, 1, true}}) {
+                            Setup{Mode::kAsync, 1, true}, Setup{Mode::kLocked, 1, false}}) {
     for (OptimizerKind kind : kinds) {
       TrainerOptions o = Options(setup.mode, setup.workers);
       o.sgd.optimizer = kind;

@@ -257,6 +257,23 @@ expect_one_line_error "a pipe with no reader as --log" \
   timeout 20 "$train" --data_dir="$tiny_dir" --devices=cpu --workers=1 --epochs=1 --batch_size=1 \
   --log="$fifo"
 
+# --mode picks the policy at run time (the build's mode is only the default): a tiny locked run
+# trains every example once per epoch, says so, and no update is stale.
+out=$("$train" --mode=locked --data_dir="$tiny_dir" --devices=cpu --workers=2 --batch_size=1 \
+  --epochs=2 --lr=0.01 2>&1)
+rc=$?
+if [[ $rc -eq 0 && $out == *"hogwild: locked mode, 2 workers on cpu"* &&
+  $out == *"6 examples, 6 steps"* && $out == *"staleness mean 0.00, max 0"* ]]; then
+  echo "ok:   --mode=locked trains in locked mode"
+else
+  echo "FAIL: --mode=locked: exit $rc, want 0, locked mode, 6 steps and staleness 0; got:"
+  sed 's/^/    /' <<<"$out"
+  failures=$((failures + 1))
+fi
+expect_one_line_error "--mode=hogwild" \
+  "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked and round_robin" \
+  "$train" --mode=hogwild --data_dir="$tiny_dir"
+
 if [[ $failures -ne 0 ]]; then
   echo "$failures case(s) failed"
   exit 1

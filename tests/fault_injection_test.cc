@@ -37,7 +37,8 @@ std::string TempDir(const std::string& name) {
 }
 
 // Every update policy; a new one is added here and so runs every test below.
-constexpr Mode kModes[] = {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd};
+constexpr Mode kModes[] = {Mode::kAsync,    Mode::kSync,   Mode::kSsp,       Mode::kBackup,
+                           Mode::kLocalSgd, Mode::kLocked, Mode::kRoundRobin};
 
 TrainerOptions Options(Mode mode, int workers) {
   TrainerOptions o;
@@ -288,7 +289,8 @@ TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
       {Mode::kAsync, 4, 3, 1},       {Mode::kAsync, 4, 5, 2},     {Mode::kSsp, 4, 3, 1},
       {Mode::kSsp, 4, 5, 2},         {Mode::kSync, 7, 203, 10},   {Mode::kSync, 4, 3, 2},
       {Mode::kSync, 3, 1, 1},        {Mode::kBackup, 7, 203, 10}, {Mode::kBackup, 4, 3, 2},
-      {Mode::kLocalSgd, 7, 203, 10}, {Mode::kLocalSgd, 3, 4, 3}};
+      {Mode::kLocalSgd, 7, 203, 10}, {Mode::kLocalSgd, 3, 4, 3},   {Mode::kLocked, 4, 3, 1},
+      {Mode::kLocked, 4, 5, 2},      {Mode::kRoundRobin, 4, 3, 1}, {Mode::kRoundRobin, 4, 5, 2}};
   for (const Case& c : cases) {
     for (bool checkpoints : {false, true}) {
       if (checkpoints && !SupportsCheckpoints(c.mode)) continue;

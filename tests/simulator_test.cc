@@ -71,6 +71,63 @@ TEST(Simulator, OneWorkerIsBitwiseTheRealOneWorkerRun) {
   EXPECT_EQ(CountBitwiseDifferences(simulated->params, real->params), 0);
 }
 
+TEST(Simulator, OneLockedOrRoundRobinWorkerIsBitwiseTheRealOneWorkerRun) {
+  const Dataset train = testing::SyntheticDataset(203, 12, 4, 5);
+  for (Mode mode : {Mode::kLocked, Mode::kRoundRobin}) {
+    SCOPED_TRACE(ModeName(mode));
+    const TrainerOptions options = BaseOptions(mode, 1);
+    auto real = Train(options, train, Dataset());
+    ASSERT_TRUE(real.ok()) << real.status();
+    SimOptions sim{.trainer = options};
+    sim.compute.jitter = 0.5;
+    auto simulated = Simulate(sim, train, Dataset());
+    ASSERT_TRUE(simulated.ok()) << simulated.status();
+    EXPECT_EQ(simulated->steps, 2 * 26);
+    EXPECT_EQ(simulated->steps, real->steps);
+    EXPECT_EQ(simulated->staleness_max, 0u);
+    EXPECT_EQ(CountBitwiseDifferences(simulated->params, real->params), 0);
+  }
+}
+
+// Simulated locked: the lock serializes whole steps, so no update is ever stale and the time is
+// the sum of every step's compute time; FIFO service makes it a rotation while every worker
+// has data.
+TEST(Simulator, LockedUpdatesAreNeverStaleAndTheStepsDoNotOverlap) {
+  constexpr int kWorkers = 4;
+  const Dataset train = testing::SyntheticDataset(256, 6, 3, 9);
+  SimOptions sim{.trainer = BaseOptions(Mode::kLocked, kWorkers)};
+  sim.compute.step_time_s = 0.25;
+  sim.compute.jitter = 0.3;
+  auto result = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->steps, 2 * 256 / 8);
+  EXPECT_EQ(result->staleness_max, 0u);
+  EXPECT_EQ(result->staleness_per_update, std::vector<uint32_t>(result->steps, 0));
+  EXPECT_EQ(result->worker_steps, std::vector<int64_t>(kWorkers, 16));
+  // Serial: about steps x the mean step time, where async's overlap would take a quarter.
+  EXPECT_GT(result->simulated_time_s, 0.7 * 64 * 0.25);
+}
+
+// Simulated round_robin reads and applies as the real policy does, so with a constant learning
+// rate (the real worker takes the rate of the global step it sees before its turn) the two are
+// bitwise the same run, staleness included.
+TEST(Simulator, RoundRobinIsBitwiseTheRealRoundRobinRun) {
+  // 203 examples over 3 workers: shards of 67, 68, 68, so workers leave the rotation unevenly.
+  const Dataset train = testing::SyntheticDataset(203, 12, 4, 5);
+  TrainerOptions options = BaseOptions(Mode::kRoundRobin, 3);
+  options.lr = LrSchedule{.base_lr = 0.05f};
+  auto real = Train(options, train, Dataset());
+  ASSERT_TRUE(real.ok()) << real.status();
+  SimOptions sim{.trainer = options};
+  sim.compute.jitter = 0.5;
+  auto simulated = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(simulated.ok()) << simulated.status();
+  EXPECT_EQ(simulated->steps, real->steps);
+  EXPECT_EQ(simulated->staleness_max, 2u);
+  EXPECT_EQ(simulated->staleness_max, real->staleness_max);
+  EXPECT_EQ(CountBitwiseDifferences(simulated->params, real->params), 0);
+}
+
 TEST(Simulator, SyncIsBitwiseTheRealTowerAveragingRun) {
   // Global batch 10 over 4 towers (shards of 2 and 3) and a last batch of 3 (an empty shard).
   const Dataset train = testing::SyntheticDataset(203, 12, 4, 5);

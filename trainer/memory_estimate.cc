@@ -94,7 +94,8 @@ MemoryEstimate EstimateTrainingMemory(const TrainerOptions& options, const Model
   const double d = static_cast<double>(model.input_features());
   // Optimizer-state buffers per owner (kernels/optimizer.h: 1 for momentum, 2 for Adam).
   const double slots = NumStateSlots(options.sgd.optimizer_params());
-  // ssp keeps async's per-worker state (it runs Hogwild) and its per-worker data.
+  // ssp, locked and round_robin keep async's per-worker state (they run Hogwild) and its
+  // per-worker data.
   const bool async = !SplitsGlobalBatch(options.mode);
   const TowerFloats tower = TowerSize(model);
 

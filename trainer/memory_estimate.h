@@ -22,8 +22,9 @@ namespace hogwild {
 // features, N training examples; floats are 4 bytes).
 struct MemoryEstimate {
   int64_t parameters_bytes = 0;   // the shared parameters [P] and the result's copy [P]
-  int64_t snapshots_bytes = 0;    // per-worker parameter copies [W, P]: async and ssp's
-                                  // snapshots, backup's, local_sgd's replicas; 0 in sync mode
+  int64_t snapshots_bytes = 0;    // per-worker parameter copies [W, P]: async's (ssp, locked,
+                                  // round_robin) snapshots, backup's, local_sgd's replicas; 0
+                                  // in sync mode
   int64_t optimizer_bytes = 0;    // optimizer state [owners, slots, P] (slots: kernels/optimizer.h
                                   // NumStateSlots, 0 for plain SGD; owners: W with per-worker
                                   // state in async, ssp and local_sgd, else 1)

@@ -65,11 +65,11 @@ absl::Status ValidateOptimizerOptions(const SgdOptions& o, Mode mode) {
     return Ignored("eps", o.eps, kind, "adam, adamw, rmsprop and adagrad");
   }
   if (o.shared_optimizer_state) {
-    if (mode != Mode::kAsync && mode != Mode::kSsp) {
+    if (!HasWorkerOptimizerState(mode)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "TrainerOptions::sgd.shared_optimizer_state=true has no effect in %s mode; it is for "
-          "the Hogwild updates of async and ssp modes (the other modes keep one state per "
-          "replica)",
+          "the Hogwild updates of async, ssp, locked and round_robin modes (the other modes keep "
+          "one state per replica)",
           ModeName(mode)));
     }
     if (NumStateSlots(o.optimizer_params()) == 0) {

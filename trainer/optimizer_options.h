@@ -18,7 +18,8 @@ namespace hogwild {
 //   alpha           [0, 1); rmsprop only
 //   eps             finite, >= 0 (0 = PyTorch's default); not read by the SGD family
 //   clip_global_norm   finite, >= 0 (0 = no clipping)
-//   shared_optimizer_state   async and ssp only (the Hogwild updates), with an optimizer that
+//   shared_optimizer_state   async, ssp, locked, round_robin only (the Hogwild updates), with
+//                   an optimizer that
 //                   has state
 // Errors: kInvalidArgument naming `TrainerOptions::sgd.<field>`, the value and the range or the
 // optimizer or mode that ignores it. Pure.

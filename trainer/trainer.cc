@@ -908,10 +908,11 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       .max_batch = options.batch_size,
       .eval_runner = evals.runner.get(),
       .eval_schedule = evals.schedule.get(),
-      // Where the global step runs on without worker 0 (async, ssp), whoever reaches a point
-      // takes it; GPU workers and several processes keep to worker 0 (trainer/worker.h).
-      .any_worker_evaluates = (options.mode == Mode::kAsync || options.mode == Mode::kSsp) &&
-                              run.worker_devices.empty() && job.cluster == nullptr,
+      // Where the global step runs on without worker 0 (each worker walks its own shard: async,
+      // ssp, locked, round_robin), whoever reaches a point takes it; GPU workers and several
+      // processes keep to worker 0 (trainer/worker.h).
+      .any_worker_evaluates = !SplitsGlobalBatch(options.mode) && run.worker_devices.empty() &&
+                              job.cluster == nullptr,
       .step_hook = options.step_hook,
       .worker_devices = run.worker_devices,
       .boundary = &boundary,

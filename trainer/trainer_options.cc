@@ -197,8 +197,8 @@ absl::Status ValidateRunInEffect(const TrainerOptions& o) {
   if (!o.checkpoint_dir.empty() && !SupportsCheckpoints(o.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::checkpoint_dir is not supported in %s mode (its state has no "
-        "checkpoint format yet); checkpoints are for the async, sync, ssp, backup and local_sgd "
-        "modes",
+        "checkpoint format yet); checkpoints are for the async, sync, ssp, backup, local_sgd "
+        "and locked modes",
         ModeName(o.mode)));
   }
   if (gpu && o.mode != Mode::kAsync && o.mode != Mode::kSync) {
@@ -276,12 +276,13 @@ std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, bool as
   const bool adam = kind == OptimizerKind::kAdam || kind == OptimizerKind::kAdamW;
   const bool rmsprop = kind == OptimizerKind::kRmsprop;
   const std::string with = absl::StrFormat("with optimizer %s", OptimizerName(kind));
-  const bool hogwild_updates = options.mode == Mode::kAsync || options.mode == Mode::kSsp;
+  const bool hogwild_updates = HasWorkerOptimizerState(options.mode);
   const bool stateless = kind == OptimizerKind::kSgd && options.sgd.momentum == 0.0f;
   std::string state_where;
   if (!hogwild_updates) {
     state_where = absl::StrFormat(
-        "in %s mode (one optimizer state per replica); it is for async and ssp modes",
+        "in %s mode (one optimizer state per replica); it is for async, ssp, locked and "
+        "round_robin modes",
         ModeName(options.mode));
   } else if (WorkerCount(options) == 1) {
     state_where = "with 1 worker (its state is the only one); it needs 2 or more workers";

@@ -27,7 +27,7 @@ class TrainResult:
     """What a finished run returns.
 
     Attributes:
-      mode: "async", "sync", "ssp", "backup" or "local_sgd".
+      mode: "async", "sync", "ssp", "backup", "local_sgd", "locked" or "round_robin".
       workers: the number of workers that trained.
       wall_time_s: seconds from the first step to the last (without loading or the final
         evaluation).
@@ -150,20 +150,22 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
       num_classes: default: the largest label of y and test_y + 1.
 
     Every other keyword is the `//trainer:train` flag of that name, with its default
-    (README.md, "Options of //trainer:train"): mode ("async", "sync", "ssp", "backup" or
-    "local_sgd", chosen per call; the build flag --//sync:mode of the command line),
+    (README.md, "Options of //trainer:train"): mode ("async", "sync", "ssp", "backup",
+    "local_sgd", "locked": async with one lock over each step, or "round_robin": the workers'
+    updates applied in turn; chosen per call; the build flag --//sync:mode of the command line),
     model ("logreg", "mlp", "cnn", "cnn_bn": cnn with batch norm), hidden (mlp only; default (256, 256)), workers (CPU worker
     threads; default one per hardware thread), devices ("cpu", "gpu", "gpu:0,1"; default every
     GPU if there is one, else "cpu"), workers_per_device (GPUs only; default 1), batch_size
-    (per worker in async and ssp modes, global in the others), epochs, drop_last (True: leave
-    out each epoch's short last batch, per worker in async and ssp modes), lr, lr_schedule ("constant",
+    (per worker in async, ssp, locked and round_robin modes, global in the others), epochs,
+    drop_last (True: leave out each epoch's short last batch, per worker where the batch is),
+    lr, lr_schedule ("constant",
     "exponential", "step"), lr_decay_rate (decaying schedules only, default 1.0),
     lr_decay_steps (decaying schedules only, default 1000), lr_warmup_steps (linear warm-up,
     with every schedule), lr_scaling ("none", "linear", "sqrt": scale lr by the global batch /
     lr_reference_batch), lr_reference_batch (default 256), optimizer ("sgd", "momentum",
     "nesterov", "adam", "adamw", "rmsprop", "adagrad"; torch.optim's rules and defaults),
-    optimizer_state ("per_worker" or "shared": async and ssp only), momentum, adam_beta1,
-    adam_beta2 (adam, adamw), rmsprop_alpha (rmsprop), eps (0: the optimizer's PyTorch
+    optimizer_state ("per_worker" or "shared": async, ssp, locked, round_robin only), momentum,
+    adam_beta1, adam_beta2 (adam, adamw), rmsprop_alpha (rmsprop), eps (0: the optimizer's PyTorch
     default), clip_global_norm (0: off; sync and backup clip the averaged gradient, the other
     modes each worker's), bn_momentum (cnn_bn only: the moving statistics' momentum, PyTorch's
     convention), weight_decay, weight_decay_biases (False: biases exempt from it), ema_decay

@@ -74,6 +74,7 @@ absl::StatusOr<bool> StepBoundary::AtBoundary(int worker, int64_t next_step, int
   const bool checkpoints = !options_.checkpoint_dir.empty();
   switch (options_.mode) {
     case Mode::kAsync:
+    case Mode::kLocked:  // async's cut: a worker parks between two steps, never holding the lock
       return AsyncBoundary(worker, next_step, global_step);
     case Mode::kSsp:
       if (checkpoints) return AsyncBoundary(worker, next_step, global_step);

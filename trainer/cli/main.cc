@@ -55,9 +55,17 @@ constexpr hogwild::Mode kBuildMode = hogwild::Mode::kSsp;
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kBackup;
 #elif defined(HOGWILD_DEFAULT_MODE_LOCAL_SGD)
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kLocalSgd;
+#elif defined(HOGWILD_DEFAULT_MODE_LOCKED)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kLocked;
+#elif defined(HOGWILD_DEFAULT_MODE_ROUND_ROBIN)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kRoundRobin;
 #else
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsync;
 #endif
+
+ABSL_FLAG(std::string, mode, hogwild::ModeName(kBuildMode),
+          "the update policy: async, sync, ssp, backup, local_sgd, locked or round_robin; "
+          "default: the build's --//sync:mode (--config=sync)");
 
 namespace {
 int DefaultWorkers() {
@@ -84,11 +92,11 @@ ABSL_FLAG(std::string, devices, "",
 ABSL_FLAG(int32_t, workers_per_device, 1,
           "GPU workers per GPU (one stream each), in [1, 64]; GPUs only");
 ABSL_FLAG(int64_t, batch_size, 64,
-          "examples per step: PER WORKER in async and ssp modes, the GLOBAL batch (split "
-          "across workers) in sync, backup and local_sgd modes");
+          "examples per step: PER WORKER in async, ssp, locked and round_robin modes, the GLOBAL "
+          "batch (split across workers) in sync, backup and local_sgd modes");
 ABSL_FLAG(int64_t, epochs, 8, "passes over the training set");
 ABSL_FLAG(bool, drop_last, false,
-          "leave out each epoch's short last batch (per worker in async and ssp modes), so every "
+          "leave out each epoch's short last batch (per worker where the batch is), so every "
           "step, the last included, has --batch_size examples (PyTorch's drop_last)");
 ABSL_FLAG(double, lr, 0.05, "base learning rate, > 0");
 ABSL_FLAG(std::string, lr_schedule, "constant",
@@ -107,7 +115,7 @@ ABSL_FLAG(std::string, lr_scaling, "none",
           "none | linear | sqrt: scale --lr by (global batch / --lr_reference_batch), or its "
           "square root, once before training (the linear scaling rule when changing the worker "
           "count); the global batch is --batch_size in sync, backup and local_sgd modes and "
-          "--batch_size x workers in async and ssp modes");
+          "--batch_size x workers in async, ssp, locked and round_robin modes");
 ABSL_FLAG(int64_t, lr_reference_batch, 256,
           "the global batch --lr is meant for, >= 1 (--lr_scaling linear or sqrt only)");
 ABSL_FLAG(bool, weight_decay_biases, true,
@@ -138,7 +146,8 @@ ABSL_FLAG(std::string, optimizer, "sgd",
           "defaults (kernels/optimizer.h; adamw's decay is --weight_decay, default 0 here, 0.01 "
           "in PyTorch); GPU workers too (the others than sgd and momentum not yet run on a GPU)");
 ABSL_FLAG(std::string, optimizer_state, "per_worker",
-          "async and ssp: per_worker (each worker its own momentum/moments/step count, as "
+          "async, ssp, locked, round_robin: per_worker (each worker its own momentum/moments/step "
+          "count, as "
           "PyTorch's Hogwild example) | shared (one state updated lock-free like the parameters, "
           "A3C's shared Adam: concurrent updates of a state element may be lost; Adam's step "
           "count is exact, one per applied update; CPU workers only)");
@@ -260,6 +269,15 @@ struct RunSetup {
   int64_t train_examples = 0;
 };
 
+// --mode, or the build's mode when it is not given; errors name the flag.
+absl::StatusOr<hogwild::Mode> ParseModeFlag() {
+  absl::StatusOr<hogwild::Mode> mode = hogwild::ParseMode(absl::GetFlag(FLAGS_mode));
+  if (!mode.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
+  }
+  return mode;
+}
+
 // A flag that only some settings read, typed where it is not read, would be silently dropped:
 // refuse it by name. (The library refuses such fields only when they differ from their
 // defaults, since it cannot see what was typed; these flags' defaults differ from its own.)
@@ -274,24 +292,24 @@ absl::Status RefuseUnreadFlags(const hogwild::TrainerOptions& options, bool gpus
            {"log_every", !absl::GetFlag(FLAGS_log).empty(), "without --log"},
            {"bn_momentum", HasBatchNorm(options.model),
             absl::StrFormat("with --model=%s (only cnn_bn has batch norm)", options.model.name)},
-           {"exchange_every", kBuildMode == Mode::kAsync && num_ranks > 1,
-            kBuildMode == Mode::kAsync
+           {"exchange_every", options.mode == Mode::kAsync && num_ranks > 1,
+            options.mode == Mode::kAsync
                 ? std::string("in one process; it is for async runs of several (mpirun -np N)")
                 : absl::StrFormat("in %s mode; it is for async runs of several processes",
-                                  ModeName(kBuildMode))},
+                                  ModeName(options.mode))},
            {"lr_decay_rate", decays, "with --lr_schedule=constant"},
            {"lr_decay_steps", decays, "with --lr_schedule=constant"},
-           {"staleness_bound", kBuildMode == Mode::kSsp,
+           {"staleness_bound", options.mode == Mode::kSsp,
             absl::StrFormat("in %s mode; it is for ssp mode (build with --//sync:mode=ssp)",
-                            ModeName(kBuildMode))},
-           {"average_every", kBuildMode == Mode::kLocalSgd,
+                            ModeName(options.mode))},
+           {"average_every", options.mode == Mode::kLocalSgd,
             absl::StrFormat("in %s mode; it is for local_sgd mode (build with "
                             "--//sync:mode=local_sgd)",
-                            ModeName(kBuildMode))},
-           {"backup_workers", kBuildMode == Mode::kBackup,
+                            ModeName(options.mode))},
+           {"backup_workers", options.mode == Mode::kBackup,
             absl::StrFormat("in %s mode; it is for backup mode (build with "
                             "--//sync:mode=backup)",
-                            ModeName(kBuildMode))}}) {
+                            ModeName(options.mode))}}) {
     if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(absl::StrFormat("--%s has no effect %s", flag, where));
     }
@@ -334,9 +352,9 @@ absl::Status ParseRecipeFlags(hogwild::TrainerOptions& options, bool gpus, bool 
     HOGWILD_ASSIGN_OR_RETURN(options.sgd.moving_stats_momentum,
                              ToFloat32("bn_momentum", FlagText("bn_momentum")));
   }
-  if (kBuildMode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
-  if (kBuildMode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
-  if (kBuildMode == Mode::kLocalSgd) options.average_every = absl::GetFlag(FLAGS_average_every);
+  if (options.mode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
+  if (options.mode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
+  if (options.mode == Mode::kLocalSgd) options.average_every = absl::GetFlag(FLAGS_average_every);
   if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(options.stragglers.slowdown, ParseSlowdown("stragglers", slow));
   }
@@ -472,7 +490,7 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
   if (dir.empty()) dir = info.default_dir;
 
   TrainerOptions options;
-  options.mode = kBuildMode;
+  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseModeFlag());
   HOGWILD_ASSIGN_OR_RETURN(options.devices, ResolveDevices(absl::GetFlag(FLAGS_devices)));
   const bool gpus = options.devices[0].is_gpu();
   options.model.name = absl::GetFlag(FLAGS_model);
