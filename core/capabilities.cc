@@ -1,0 +1,277 @@
+#include "core/capabilities.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace hogwild {
+namespace {
+
+// What a cell is: kRuns, or the reason it is refused. Each reason is one clause of the refusal's
+// sentence (Why) and one letter of the README's legend.
+enum class Cell {
+  kRuns,
+  kNoDensePolicy,
+  kNotAcrossProcesses,
+  kNoGpuPolicy,
+  kNotInSparseTrainer,
+  kNotInMfTrainer,
+  kNotSimulated,
+  kOneProcess,
+  kCpuOnly,
+};
+
+const char* Why(Cell cell) {
+  switch (cell) {
+    case Cell::kRuns:
+      return "it runs";
+    case Cell::kNoDensePolicy:
+      return "dense networks have no update policy for it yet (sync/policy_factory.h)";
+    case Cell::kNotAcrossProcesses:
+      return "it has no policy across MPI ranks yet (mpi/mpi_cluster.h)";
+    case Cell::kNoGpuPolicy:
+      return "it has no GPU update policy yet (sync/gpu_policy_factory.h)";
+    case Cell::kNotInSparseTrainer:
+      return "the sparse linear trainer does not implement it yet (sparse/sparse_train.h)";
+    case Cell::kNotInMfTrainer:
+      return "the matrix factorization trainer does not implement it yet "
+             "(sparse/matrix_factorization.h)";
+    case Cell::kNotSimulated:
+      return "the simulator trains dense networks only (sim/simulator.h)";
+    case Cell::kOneProcess:
+      return "the sparse trainers run in one process";
+    case Cell::kCpuOnly:
+      return "the sparse trainers run on CPU threads only";
+  }
+  return "unknown";
+}
+
+struct Row {
+  Workload workload;
+  Mode mode;
+  bool checkpoints;  // SupportsCheckpoints
+  Cell on[4];        // indexed by Substrate: threads, simulated, processes, gpu
+};
+
+// Short names, so that each row of the table fits on one line.
+constexpr Workload kDense = Workload::kDense;
+constexpr Workload kSparse = Workload::kSparseLinear;
+constexpr Workload kMf = Workload::kMatrixFactorization;
+constexpr Cell kRuns = Cell::kRuns;
+constexpr Cell kNoDense = Cell::kNoDensePolicy;
+constexpr Cell kNoMpi = Cell::kNotAcrossProcesses;
+constexpr Cell kNoGpu = Cell::kNoGpuPolicy;
+constexpr Cell kNoSparse = Cell::kNotInSparseTrainer;
+constexpr Cell kNoMf = Cell::kNotInMfTrainer;
+constexpr Cell kNoSim = Cell::kNotSimulated;
+constexpr Cell kOneProc = Cell::kOneProcess;
+constexpr Cell kCpuOnly = Cell::kCpuOnly;
+
+// The table: one row per workload and mode. Flipping a cell (a new policy, a new substrate for a
+// workload, checkpoints for a mode) is an edit of its row.
+// clang-format off
+constexpr Row kTable[] = {
+    // workload mode           ckpt    threads     simulated  processes  gpu
+    {kDense,  Mode::kAsync,      true,  {kRuns,      kRuns,     kRuns,     kRuns}},
+    {kDense,  Mode::kSync,       true,  {kRuns,      kRuns,     kRuns,     kRuns}},
+    {kDense,  Mode::kSsp,        false, {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
+    {kDense,  Mode::kBackup,     false, {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
+    {kDense,  Mode::kLocalSgd,   false, {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
+    {kDense,  Mode::kLocked,     false, {kNoDense,   kNoDense,  kNoDense,  kNoDense}},
+    {kDense,  Mode::kRoundRobin, false, {kNoDense,   kNoDense,  kNoDense,  kNoDense}},
+    {kSparse, Mode::kAsync,      true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kSync,       true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kSsp,        false, {kNoSparse,  kNoSim,    kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kBackup,     false, {kNoSparse,  kNoSim,    kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kLocalSgd,   false, {kNoSparse,  kNoSim,    kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kLocked,     true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kRoundRobin, true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kAsync,      true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kSync,       false, {kNoMf,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kSsp,        false, {kNoMf,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kBackup,     false, {kNoMf,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kLocalSgd,   false, {kNoMf,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kLocked,     true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kRoundRobin, false, {kNoMf,      kNoSim,    kOneProc,  kCpuOnly}},
+};
+// clang-format on
+
+const Row* FindRow(Workload workload, Mode mode) {
+  for (const Row& row : kTable) {
+    if (row.workload == workload && row.mode == mode) return &row;
+  }
+  return nullptr;
+}
+
+Cell CellOf(Workload workload, Mode mode, Substrate substrate) {
+  const Row* row = FindRow(workload, mode);
+  const int s = static_cast<int>(substrate);
+  // A value cast from an integer that names no workload, mode or substrate has no cell.
+  if (row == nullptr || s < 0 || s >= 4) return Cell::kNotInSparseTrainer;
+  return row->on[s];
+}
+
+bool Runs(Workload workload, Mode mode, Substrate substrate) {
+  return CellOf(workload, mode, substrate) == Cell::kRuns;
+}
+
+// "a", "a or b", "a, b or c" (`last` "and" for "a, b and c").
+std::string JoinList(const std::vector<std::string>& items, const char* last = "or") {
+  if (items.size() <= 1) return absl::StrJoin(items, "");
+  std::vector<std::string> head(items.begin(), items.end() - 1);
+  return absl::StrCat(absl::StrJoin(head, ", "), " ", last, " ", items.back());
+}
+
+const char* WorkloadPhrase(Workload workload) {
+  switch (workload) {
+    case Workload::kDense:
+      return "dense networks";
+    case Workload::kSparseLinear:
+      return "sparse linear models";
+    case Workload::kMatrixFactorization:
+      return "matrix factorization";
+  }
+  return "an unknown workload";
+}
+
+const char* SubstratePhrase(Substrate substrate) {
+  switch (substrate) {
+    case Substrate::kThreads:
+      return "on threads";
+    case Substrate::kSimulated:
+      return "in the simulator";
+    case Substrate::kProcesses:
+      return "across processes";
+    case Substrate::kGpu:
+      return "on GPUs";
+  }
+  return "on an unknown substrate";
+}
+
+char Letter(Cell cell) { return static_cast<char>('a' + static_cast<int>(cell) - 1); }
+
+}  // namespace
+
+const char* WorkloadName(Workload workload) {
+  switch (workload) {
+    case Workload::kDense:
+      return "dense";
+    case Workload::kSparseLinear:
+      return "sparse_linear";
+    case Workload::kMatrixFactorization:
+      return "matrix_factorization";
+  }
+  return "unknown";
+}
+
+const char* SubstrateName(Substrate substrate) {
+  switch (substrate) {
+    case Substrate::kThreads:
+      return "threads";
+    case Substrate::kSimulated:
+      return "simulated";
+    case Substrate::kProcesses:
+      return "processes";
+    case Substrate::kGpu:
+      return "gpu";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<Workload> ParseWorkload(absl::string_view name) {
+  for (Workload workload : kAllWorkloads) {
+    if (name == WorkloadName(workload)) return workload;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown workload \"%s\"; the workloads are dense, sparse_linear and matrix_factorization",
+      name));
+}
+
+absl::StatusOr<Substrate> ParseSubstrate(absl::string_view name) {
+  for (Substrate substrate : kAllSubstrates) {
+    if (name == SubstrateName(substrate)) return substrate;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown substrate \"%s\"; the substrates are threads, simulated, processes and gpu", name));
+}
+
+absl::Status CheckSupported(Workload workload, Mode mode, Substrate substrate) {
+  const Cell cell = CellOf(workload, mode, substrate);
+  if (cell == Cell::kRuns) return absl::OkStatus();
+  // What runs instead: other modes here, this mode elsewhere, other workloads with this mode.
+  std::vector<std::string> modes, substrates, workloads;
+  for (Mode m : kAllModes) {
+    if (Runs(workload, m, substrate)) modes.push_back(ModeName(m));
+  }
+  for (Substrate s : kAllSubstrates) {
+    if (s != substrate && Runs(workload, mode, s)) substrates.push_back(SubstratePhrase(s));
+  }
+  for (Workload w : kAllWorkloads) {
+    if (w != workload && Runs(w, mode, substrate)) workloads.push_back(WorkloadPhrase(w));
+  }
+  std::vector<std::string> instead;
+  if (!modes.empty()) instead.push_back(absl::StrCat("use ", JoinList(modes)));
+  if (!substrates.empty()) {
+    instead.push_back(absl::StrCat("run ", ModeName(mode), " ", JoinList(substrates)));
+  }
+  if (!workloads.empty()) {
+    instead.push_back(absl::StrCat("train ", JoinList(workloads), " with ", ModeName(mode)));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s is not available for %s %s: %s%s%s", ModeName(mode),
+                      WorkloadPhrase(workload), SubstratePhrase(substrate), Why(cell),
+                      instead.empty() ? "" : "; ", absl::StrJoin(instead, ", or ")));
+}
+
+bool SupportsCheckpoints(Workload workload, Mode mode) {
+  const Row* row = FindRow(workload, mode);
+  return row != nullptr && row->checkpoints;
+}
+
+absl::Status CheckCheckpointsSupported(Workload workload, Mode mode) {
+  if (SupportsCheckpoints(workload, mode)) return absl::OkStatus();
+  std::vector<std::string> with;
+  for (Mode m : kAllModes) {
+    if (SupportsCheckpoints(workload, m)) with.push_back(ModeName(m));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s writes no checkpoints for %s yet (its state has no checkpoint format); checkpoints are "
+      "for %s",
+      ModeName(mode), WorkloadPhrase(workload), JoinList(with, "and")));
+}
+
+std::string CapabilitiesMarkdown() {
+  std::string out = "| workload | mode |";
+  for (Substrate s : kAllSubstrates) absl::StrAppend(&out, " ", SubstrateName(s), " |");
+  absl::StrAppend(&out, " checkpoints |\n|---|---|");
+  for (size_t i = 0; i < std::size(kAllSubstrates); ++i) absl::StrAppend(&out, "---|");
+  absl::StrAppend(&out, "---|\n");
+  bool used[static_cast<int>(Cell::kCpuOnly) + 1] = {};
+  for (Workload w : kAllWorkloads) {
+    for (Mode m : kAllModes) {
+      absl::StrAppend(&out, "| ", WorkloadName(w), " | ", ModeName(m), " |");
+      for (Substrate s : kAllSubstrates) {
+        const Cell cell = CellOf(w, m, s);
+        used[static_cast<int>(cell)] = true;
+        if (cell == Cell::kRuns) {
+          absl::StrAppend(&out, " yes |");
+        } else {
+          absl::StrAppend(&out, " no (", std::string(1, Letter(cell)), ") |");
+        }
+      }
+      absl::StrAppend(&out, SupportsCheckpoints(w, m) ? " yes |\n" : " no |\n");
+    }
+  }
+  absl::StrAppend(&out, "\n");
+  for (int c = static_cast<int>(Cell::kRuns) + 1; c <= static_cast<int>(Cell::kCpuOnly); ++c) {
+    if (!used[c]) continue;
+    absl::StrAppend(&out, "- (", std::string(1, Letter(static_cast<Cell>(c))), ") ",
+                    Why(static_cast<Cell>(c)), "\n");
+  }
+  return out;
+}
+
+}  // namespace hogwild
