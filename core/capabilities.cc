@@ -151,6 +151,11 @@ const char* SubstratePhrase(Substrate substrate) {
   return "on an unknown substrate";
 }
 
+absl::Status Prefixed(absl::string_view option, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(option, ": ", status.message()));
+}
+
 char Letter(Cell cell) { return static_cast<char>('a' + static_cast<int>(cell) - 1); }
 
 }  // namespace
@@ -226,6 +231,11 @@ absl::Status CheckSupported(Workload workload, Mode mode, Substrate substrate) {
                       instead.empty() ? "" : "; ", absl::StrJoin(instead, ", or ")));
 }
 
+absl::Status CheckSupported(Workload workload, Mode mode, Substrate substrate,
+                            absl::string_view option) {
+  return Prefixed(option, CheckSupported(workload, mode, substrate));
+}
+
 bool SupportsCheckpoints(Workload workload, Mode mode) {
   const Row* row = FindRow(workload, mode);
   return row != nullptr && row->checkpoints;
@@ -241,6 +251,10 @@ absl::Status CheckCheckpointsSupported(Workload workload, Mode mode) {
       "%s writes no checkpoints for %s yet (its state has no checkpoint format); checkpoints are "
       "for %s",
       ModeName(mode), WorkloadPhrase(workload), JoinList(with, "and")));
+}
+
+absl::Status CheckCheckpointsSupported(Workload workload, Mode mode, absl::string_view option) {
+  return Prefixed(option, CheckCheckpointsSupported(workload, mode));
 }
 
 std::string CapabilitiesMarkdown() {

@@ -47,6 +47,11 @@ absl::StatusOr<Substrate> ParseSubstrate(absl::string_view name);
 // of the option: "--mode: " + message, "TrainerOptions::mode: " + message. Pure.
 absl::Status CheckSupported(Workload workload, Mode mode, Substrate substrate);
 
+// CheckSupported with the front end's name of the mode option before the sentence:
+// "<option>: <sentence>" (option "--mode" gives "--mode: ssp is not available for ..."). Pure.
+absl::Status CheckSupported(Workload workload, Mode mode, Substrate substrate,
+                            absl::string_view option);
+
 // Whether a run of `workload` under `mode` writes and resumes checkpoints (wherever the cell runs
 // outside the simulator, which keeps no checkpoints). Pure.
 bool SupportsCheckpoints(Workload workload, Mode mode);
@@ -54,6 +59,8 @@ bool SupportsCheckpoints(Workload workload, Mode mode);
 // OK when SupportsCheckpoints(workload, mode); otherwise kInvalidArgument with one sentence that
 // starts with the mode's name and names the modes with checkpoints. Pure.
 absl::Status CheckCheckpointsSupported(Workload workload, Mode mode);
+// The same with the front end's name of the checkpoint option before the sentence. Pure.
+absl::Status CheckCheckpointsSupported(Workload workload, Mode mode, absl::string_view option);
 
 // The whole table as Markdown: one row per workload and mode, a column per substrate and one for
 // checkpoints, each refused cell marked with the letter of its reason, the reasons below. The

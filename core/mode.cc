@@ -25,8 +25,7 @@ const char* ModeName(Mode mode) {
 }
 
 absl::StatusOr<Mode> ParseMode(absl::string_view name) {
-  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd,
-                    Mode::kLocked, Mode::kRoundRobin}) {
+  for (Mode mode : kAllModes) {
     if (name == ModeName(mode)) return mode;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
@@ -38,7 +37,5 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name) {
 bool SplitsGlobalBatch(Mode mode) {
   return mode == Mode::kSync || mode == Mode::kBackup || mode == Mode::kLocalSgd;
 }
-
-bool SupportsCheckpoints(Mode mode) { return mode == Mode::kAsync || mode == Mode::kSync; }
 
 }  // namespace hogwild

@@ -24,6 +24,10 @@ namespace hogwild {
 
 enum class Mode { kAsync, kSync, kSsp, kBackup, kLocalSgd, kLocked, kRoundRobin };
 
+inline constexpr Mode kAllModes[] = {Mode::kAsync,     Mode::kSync,     Mode::kSsp,
+                                     Mode::kBackup,    Mode::kLocalSgd, Mode::kLocked,
+                                     Mode::kRoundRobin};
+
 // "async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin": the spelling of the build
 // flag, the checkpoint file and the log; "unknown" for a value that names no mode. Pure.
 const char* ModeName(Mode mode);
@@ -38,9 +42,7 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name);
 // round_robin). Pure.
 bool SplitsGlobalBatch(Mode mode);
 
-// Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async and sync only.
-// The other modes refuse TrainerOptions::checkpoint_dir. Pure.
-bool SupportsCheckpoints(Mode mode);
+// Which workload runs under which mode, and which writes checkpoints: core/capabilities.h.
 
 }  // namespace hogwild
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "core/capabilities.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "sim/sim_context.h"
@@ -32,13 +33,10 @@ int64_t GlobalStepsPerEpoch(const BatchPlan& plan, Mode mode, int num_workers) {
 
 absl::Status ValidateSimOptions(const SimOptions& options) {
   const TrainerOptions& t = options.trainer;
+  // Before ValidateOptions, which checks the threads cell: the simulated one is the cell here.
+  HOGWILD_RETURN_IF_ERROR(
+      CheckSupported(Workload::kDense, t.mode, Substrate::kSimulated, "TrainerOptions::mode"));
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(t));
-  if (t.mode == Mode::kLocked || t.mode == Mode::kRoundRobin) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::mode=%s is not simulated yet; the simulation has async, sync, ssp, "
-        "backup and local_sgd",
-        ModeName(t.mode)));
-  }
   const auto refuse = [](const char* field) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "TrainerOptions::%s has no meaning in a simulation (sim/simulator.h); leave it unset",
@@ -192,7 +190,7 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
       break;
     case Mode::kLocked:
     case Mode::kRoundRobin:
-      break;  // refused by ValidateSimOptions
+      break;  // refused by ValidateSimOptions (core/capabilities.h)
   }
   HOGWILD_RETURN_IF_ERROR(end.status());
   const double end_s = *end;
