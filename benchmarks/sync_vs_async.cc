@@ -42,6 +42,7 @@
 #include "benchmarks/run_summary.h"
 #include "benchmarks/study_report.h"
 #include "core/atomic_file.h"
+#include "core/capabilities.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "sim/simulator.h"
@@ -507,7 +508,12 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
                 absl::StrFormat("%s w=%d lr=%g m=%g", ModeLabel(o), spec.workers, lr, momentum);
             run.key = absl::StrFormat("%s_w%d_lr%g_m%g_s%d_%08x", ModeName(o.mode), spec.workers,
                                       lr, momentum, seed, Fnv1a(shared + " " + ModeLabel(o)));
-            absl::Status valid = ValidateOptions(o);
+            // A simulated study's cell is the simulator's (ValidateOptions checks the threads').
+            absl::Status valid = absl::GetFlag(FLAGS_simulate)
+                                     ? CheckSupported(Workload::kDense, o.mode,
+                                                      Substrate::kSimulated, "TrainerOptions::mode")
+                                     : absl::OkStatus();
+            if (valid.ok()) valid = ValidateOptions(o);
             if (!valid.ok()) {
               return absl::InvalidArgumentError(absl::StrFormat(
                   "run %s seed %d: %s", run.config, seed, std::string(valid.message())));

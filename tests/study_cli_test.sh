@@ -31,6 +31,8 @@ expect_error() {
 
 expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked and round_robin" \
   --modes=async,hogwild
+expect_error "error: run locked w=1 lr=0.05 m=0 seed 1: TrainerOptions::mode: locked is not available for dense networks in the simulator: dense networks have no update policy for it yet (sync/policy_factory.h); use async, sync, ssp, backup or local_sgd" \
+  --simulate --modes=locked
 expect_error "--workers=" --workers=two
 expect_error "--seeds=" --seeds=-1
 expect_error "--seeds=1,1: 1 is given twice" --seeds=1,1
