@@ -1,6 +1,7 @@
 #include "core/mode.h"
 
 #include "absl/strings/str_format.h"
+#include "core/capabilities.h"
 
 namespace hogwild {
 
@@ -37,5 +38,7 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name) {
 bool SplitsGlobalBatch(Mode mode) {
   return mode == Mode::kSync || mode == Mode::kBackup || mode == Mode::kLocalSgd;
 }
+
+bool SupportsCheckpoints(Mode mode) { return SupportsCheckpoints(Workload::kDense, mode); }
 
 }  // namespace hogwild

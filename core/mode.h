@@ -42,7 +42,11 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name);
 // round_robin). Pure.
 bool SplitsGlobalBatch(Mode mode);
 
-// Which workload runs under which mode, and which writes checkpoints: core/capabilities.h.
+// Whether checkpoints (trainer/checkpoint/) capture this mode's state for dense networks: the
+// capabilities table's checkpoint column (core/capabilities.h SupportsCheckpoints(Workload::kDense,
+// mode)), which also says which workload runs under which mode where. The other modes refuse
+// TrainerOptions::checkpoint_dir. Pure.
+bool SupportsCheckpoints(Mode mode);
 
 }  // namespace hogwild
 

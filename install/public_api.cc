@@ -18,6 +18,7 @@ const void* const kPublicFunctions[] = {
     reinterpret_cast<const void*>(&ModeName),
     reinterpret_cast<const void*>(&ParseMode),
     reinterpret_cast<const void*>(&SplitsGlobalBatch),
+    reinterpret_cast<const void*>(&SupportsCheckpoints),
     // trainer/trainer.h
     reinterpret_cast<const void*>(&Train),
     reinterpret_cast<const void*>(&FormatSummary),

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "core/capabilities.h"
 #include "gtest/gtest.h"
 #include "tests/expect_error.h"
 #include "tests/test_data.h"
@@ -88,9 +87,8 @@ std::vector<FaultCase> AllCases() {
       for (int64_t step : {0, 1, 7}) {
         for (int failing : {0, w - 1}) {
           for (bool exception : {false, true}) {
-            cases.push_back(
-                {mode, w, failing, step, exception,
-                 SupportsCheckpoints(Workload::kDense, mode) && (step + failing) % 2 == 1});
+            cases.push_back({mode, w, failing, step, exception,
+                             SupportsCheckpoints(mode) && (step + failing) % 2 == 1});
             if (failing == w - 1 && w == 1) break;
           }
           if (w == 1) break;
@@ -142,7 +140,7 @@ TEST(FaultInjection, StopRequestEndsEveryWorkerCleanly) {
   for (Mode mode : kModes) {
     for (int w = 1; w <= 4; ++w) {
       for (bool checkpoints : {false, true}) {
-        if (checkpoints && !SupportsCheckpoints(Workload::kDense, mode)) continue;
+        if (checkpoints && !SupportsCheckpoints(mode)) continue;
         const std::string name =
             absl::StrFormat("%s W=%d stop%s", ModeName(mode), w, checkpoints ? " + ckpt" : "");
         SCOPED_TRACE(name);
@@ -181,7 +179,7 @@ TEST(FaultInjection, DivergenceStopsTrainingAndKeepsTheLastGoodCheckpoint) {
       const std::string name = absl::StrFormat("%s W=%d diverging", ModeName(mode), w);
       SCOPED_TRACE(name);
       TrainerOptions o = Options(mode, w);
-      const bool checkpoints = SupportsCheckpoints(Workload::kDense, mode);
+      const bool checkpoints = SupportsCheckpoints(mode);
       if (checkpoints) {
         o.checkpoint_dir = TempDir("diverge");
         o.checkpoint_every_steps = 1;
@@ -293,7 +291,7 @@ TEST(FaultInjection, EmptyShardsAndShortLastBatchesNeverDeadlock) {
       {Mode::kLocalSgd, 7, 203, 10}, {Mode::kLocalSgd, 3, 4, 3}};
   for (const Case& c : cases) {
     for (bool checkpoints : {false, true}) {
-      if (checkpoints && !SupportsCheckpoints(Workload::kDense, c.mode)) continue;
+      if (checkpoints && !SupportsCheckpoints(c.mode)) continue;
       const std::string name = absl::StrFormat("%s W=%d N=%d B=%d", ModeName(c.mode), c.workers,
                                                c.examples, c.batch);
       SCOPED_TRACE(name);

@@ -13,7 +13,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "core/capabilities.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "trainer/finite_check.h"
@@ -230,8 +229,8 @@ absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) 
     return r.Corrupt("num_ranks", absl::StrFormat("%d is out of range", s->num_ranks));
   }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
-  // Only the modes with checkpoints write them (core/capabilities.h SupportsCheckpoints).
-  if (!parsed.ok() || !SupportsCheckpoints(Workload::kDense, *parsed)) {
+  // Only async and sync runs write checkpoints (core/mode.h SupportsCheckpoints).
+  if (!parsed.ok() || !SupportsCheckpoints(*parsed)) {
     return r.Corrupt("mode", absl::StrFormat("'%s' is neither async nor sync", mode));
   }
   s->mode = *parsed;

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "core/capabilities.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 
@@ -17,9 +16,8 @@ StepBoundary::StepBoundary(Options options, SnapshotFn snapshot,
       next_due_step_(options_.start_global_step + options_.every_steps),
       last_checkpoint_time_(std::chrono::steady_clock::now()) {
   HOGWILD_CHECK(options_.num_workers >= 1, "StepBoundary: num_workers must be >= 1");
-  HOGWILD_CHECK(
-      SupportsCheckpoints(Workload::kDense, options_.mode) || options_.checkpoint_dir.empty(),
-      "StepBoundary: this mode has no checkpoints");
+  HOGWILD_CHECK(SupportsCheckpoints(options_.mode) || options_.checkpoint_dir.empty(),
+                "StepBoundary: this mode has no checkpoints");
   if (static_cast<int>(next_step_.size()) != options_.num_workers) {
     next_step_.assign(options_.num_workers, 0);
   }

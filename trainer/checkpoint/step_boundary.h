@@ -34,8 +34,8 @@
 //   FinishAgreement() keeps joining rounds without kBusyBit until a round shows every rank finished
 //   (or a stop), so a rank that ran out of data still takes part in the checkpoints the others
 //   decide. Every rank calls the snapshot function of every checkpoint; only the writer writes.
-// The modes without checkpoints (core/capabilities.h SupportsCheckpoints; checkpoint_dir must be
-//   empty): only orderly stops: the first worker that finds a stop requested returns true and releases
+// The modes without checkpoints (core/mode.h SupportsCheckpoints; checkpoint_dir must be empty):
+//   only orderly stops: the first worker that finds a stop requested returns true and releases
 //   its peers through `release_peers`, whatever they wait on (the ssp bound, a barrier).
 //
 // Due: every `every_steps` global steps (sync: when the next step is a multiple; async: when the
