@@ -1,5 +1,6 @@
 #include "core/capabilities.h"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,9 @@ enum class Cell {
   kNotSimulated,
   kOneProcess,
   kCpuOnly,
+  kNoSuchCell,  // a value cast from an integer that names no workload, mode or substrate
 };
+constexpr int kNumCells = static_cast<int>(Cell::kNoSuchCell) + 1;
 
 const char* Why(Cell cell) {
   switch (cell) {
@@ -45,6 +48,8 @@ const char* Why(Cell cell) {
       return "the sparse trainers run in one process";
     case Cell::kCpuOnly:
       return "the sparse trainers run on CPU threads only";
+    case Cell::kNoSuchCell:
+      return "no such workload, mode or substrate";
   }
   return "unknown";
 }
@@ -52,8 +57,8 @@ const char* Why(Cell cell) {
 struct Row {
   Workload workload;
   Mode mode;
-  bool checkpoints;  // SupportsCheckpoints
-  Cell on[4];        // indexed by Substrate: threads, simulated, processes, gpu
+  bool checkpoints;                    // SupportsCheckpoints
+  Cell on[std::size(kAllSubstrates)];  // indexed by Substrate: threads, simulated, processes, gpu
 };
 
 // Short names, so that each row of the table fits on one line.
@@ -74,7 +79,7 @@ constexpr Cell kCpuOnly = Cell::kCpuOnly;
 // workload, checkpoints for a mode) is an edit of its row.
 // clang-format off
 constexpr Row kTable[] = {
-    // workload mode           ckpt    threads     simulated  processes  gpu
+    // workload mode             ckpt   threads     simulated  processes  gpu
     {kDense,  Mode::kAsync,      true,  {kRuns,      kRuns,     kRuns,     kRuns}},
     {kDense,  Mode::kSync,       true,  {kRuns,      kRuns,     kRuns,     kRuns}},
     {kDense,  Mode::kSsp,        false, {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
@@ -109,8 +114,9 @@ const Row* FindRow(Workload workload, Mode mode) {
 Cell CellOf(Workload workload, Mode mode, Substrate substrate) {
   const Row* row = FindRow(workload, mode);
   const int s = static_cast<int>(substrate);
-  // A value cast from an integer that names no workload, mode or substrate has no cell.
-  if (row == nullptr || s < 0 || s >= 4) return Cell::kNotInSparseTrainer;
+  if (row == nullptr || s < 0 || s >= static_cast<int>(std::size(kAllSubstrates))) {
+    return Cell::kNoSuchCell;
+  }
   return row->on[s];
 }
 
@@ -263,7 +269,7 @@ std::string CapabilitiesMarkdown() {
   absl::StrAppend(&out, " checkpoints |\n|---|---|");
   for (size_t i = 0; i < std::size(kAllSubstrates); ++i) absl::StrAppend(&out, "---|");
   absl::StrAppend(&out, "---|\n");
-  bool used[static_cast<int>(Cell::kCpuOnly) + 1] = {};
+  bool used[kNumCells] = {};
   for (Workload w : kAllWorkloads) {
     for (Mode m : kAllModes) {
       absl::StrAppend(&out, "| ", WorkloadName(w), " | ", ModeName(m), " |");
@@ -280,7 +286,7 @@ std::string CapabilitiesMarkdown() {
     }
   }
   absl::StrAppend(&out, "\n");
-  for (int c = static_cast<int>(Cell::kRuns) + 1; c <= static_cast<int>(Cell::kCpuOnly); ++c) {
+  for (int c = static_cast<int>(Cell::kRuns) + 1; c < kNumCells; ++c) {
     if (!used[c]) continue;
     absl::StrAppend(&out, "- (", std::string(1, Letter(static_cast<Cell>(c))), ") ",
                     Why(static_cast<Cell>(c)), "\n");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "core/capabilities.h"
 #include "gtest/gtest.h"
@@ -145,6 +146,8 @@ TEST(CapabilitiesMatrix, EveryCellOnThreadsAndSimulatedTrainsOrIsRefusedByTheTab
       for (Mode mode : kAllModes) {
         SCOPED_TRACE(CellName(workload, mode, substrate));
         const absl::Status cell = CheckSupported(workload, mode, substrate);
+        EXPECT_FALSE(absl::StrContains(cell.message(), "no such workload"))
+            << "the table has no row for it: " << cell;
         if (engine == nullptr) {
           // No engine takes this workload on this substrate, so nothing can offer the cell.
           EXPECT_FALSE(cell.ok()) << "the table says it runs, but this test has no engine for "
