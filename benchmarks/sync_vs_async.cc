@@ -43,6 +43,7 @@
 #include "benchmarks/run_summary.h"
 #include "benchmarks/study_report.h"
 #include "core/atomic_file.h"
+#include "core/capabilities.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "sim/simulator.h"
@@ -422,6 +423,14 @@ absl::StatusOr<StudyWorkload> ParseWorkloadFlag() {
       "--workload=%s is not a workload: dense, sparse_logreg, sparse_svm or mf", name));
 }
 
+// The capabilities table's row of --workload (checked by CheckWorkloadFlags first).
+WorkloadKind StudyWorkloadKind() {
+  const std::string name = absl::GetFlag(FLAGS_workload);
+  if (name == "sparse_logreg" || name == "sparse_svm") return WorkloadKind::kSparseLinear;
+  if (name == "mf") return WorkloadKind::kMatrixFactorization;
+  return WorkloadKind::kDense;
+}
+
 // --workload and the flags of each workload's data, checked before any data is loaded: a flag
 // of another workload's data is refused.
 absl::Status CheckWorkloadFlags() {
@@ -636,7 +645,12 @@ absl::Status AppendRuns(const TrainerOptions& variant, const RunSpec& spec, int6
       run.config = absl::StrFormat("%s w=%d lr=%g m=%g", ModeLabel(o), spec.workers, lr, momentum);
       run.key = absl::StrFormat("%s_w%d_lr%g_m%g_s%d_%08x", ModeName(o.mode), spec.workers, lr,
                                 momentum, seed, Fnv1a(shared + " " + ModeLabel(o)));
-      absl::Status valid = ValidateOptions(o);
+      // The cell of the study's workload where its runs go (the simulated one with --simulate).
+      absl::Status valid = CheckSupported(
+          StudyWorkloadKind(), o.mode,
+          absl::GetFlag(FLAGS_simulate) ? Substrate::kSimulated : Substrate::kThreads,
+          "TrainerOptions::mode");
+      if (valid.ok()) valid = ValidateOptions(o);
       if (!valid.ok()) {
         return absl::InvalidArgumentError(
             absl::StrFormat("run %s seed %d: %s", run.config, seed, std::string(valid.message())));

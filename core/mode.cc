@@ -1,6 +1,7 @@
 #include "core/mode.h"
 
 #include "absl/strings/str_format.h"
+#include "core/capabilities.h"
 
 namespace hogwild {
 
@@ -25,8 +26,7 @@ const char* ModeName(Mode mode) {
 }
 
 absl::StatusOr<Mode> ParseMode(absl::string_view name) {
-  for (Mode mode : {Mode::kAsync, Mode::kSync, Mode::kSsp, Mode::kBackup, Mode::kLocalSgd,
-                    Mode::kLocked, Mode::kRoundRobin}) {
+  for (Mode mode : kAllModes) {
     if (name == ModeName(mode)) return mode;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
@@ -44,9 +44,6 @@ bool HasWorkerOptimizerState(Mode mode) {
          mode == Mode::kRoundRobin;
 }
 
-bool SupportsCheckpoints(Mode mode) {
-  return mode == Mode::kAsync || mode == Mode::kSync || mode == Mode::kSsp ||
-         mode == Mode::kBackup || mode == Mode::kLocalSgd || mode == Mode::kLocked;
-}
+bool SupportsCheckpoints(Mode mode) { return SupportsCheckpoints(WorkloadKind::kDense, mode); }
 
 }  // namespace hogwild

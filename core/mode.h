@@ -24,6 +24,10 @@ namespace hogwild {
 
 enum class Mode { kAsync, kSync, kSsp, kBackup, kLocalSgd, kLocked, kRoundRobin };
 
+inline constexpr Mode kAllModes[] = {Mode::kAsync,     Mode::kSync,     Mode::kSsp,
+                                     Mode::kBackup,    Mode::kLocalSgd, Mode::kLocked,
+                                     Mode::kRoundRobin};
+
 // "async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin": the spelling of the build
 // flag, the checkpoint file and the log; "unknown" for a value that names no mode. Pure.
 const char* ModeName(Mode mode);
@@ -43,11 +47,10 @@ bool SplitsGlobalBatch(Mode mode);
 // round_robin. The others keep one state per replica. Pure.
 bool HasWorkerOptimizerState(Mode mode);
 
-// Whether checkpoints (trainer/checkpoint/) can capture this mode's state: async, sync, ssp,
-// backup, local_sgd and locked (in one process; trainer/checkpoint/step_boundary.h says where
-// each takes its consistent cut; locked takes async's, where no worker holds the lock). A mode
-// without them refuses TrainerOptions::checkpoint_dir (round_robin: its cut would need the turn
-// and each worker's pinned read in the file, and a worker waiting for its turn to park). Pure.
+// Whether checkpoints (trainer/checkpoint/) capture this mode's state for dense networks: the
+// capabilities table's checkpoint column (core/capabilities.h SupportsCheckpoints(WorkloadKind::kDense,
+// mode)), which also says which workload runs under which mode where. The other modes refuse
+// TrainerOptions::checkpoint_dir. Pure.
 bool SupportsCheckpoints(Mode mode);
 
 }  // namespace hogwild

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/capabilities.h"
 #include "core/status_macros.h"
 #include "mpi/mpi_status.h"
 #include "mpi/mpi_tower_average.h"
@@ -105,10 +106,11 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> MpiCluster::CreateUpdatePolicy(
       return std::unique_ptr<UpdatePolicy>(std::move(policy));
     }
     default:
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "mode %s does not run across processes yet (%d ranks): use async or sync, or start "
-          "one process without mpirun",
-          ModeName(mode), num_ranks_));
+      HOGWILD_RETURN_IF_ERROR(CheckSupported(WorkloadKind::kDense, mode, Substrate::kProcesses));
+      return absl::InternalError(absl::StrFormat(
+          "mode %s runs across processes by the capabilities table (core/capabilities.h), but "
+          "MpiCluster::CreateUpdatePolicy has no policy for it",
+          ModeName(mode)));
   }
 }
 

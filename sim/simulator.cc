@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "core/capabilities.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/optimizer.h"
@@ -35,8 +36,11 @@ int64_t GlobalStepsPerEpoch(const BatchPlan& plan, Mode mode, int num_workers) {
 
 }  // namespace
 
-absl::Status ValidateSimOptions(const SimOptions& options) {
+absl::Status ValidateSimOptions(const SimOptions& options, WorkloadKind workload) {
   const TrainerOptions& t = options.trainer;
+  // Before ValidateOptions, which checks the threads cell: the simulated one is the cell here.
+  HOGWILD_RETURN_IF_ERROR(
+      CheckSupported(workload, t.mode, Substrate::kSimulated, "TrainerOptions::mode"));
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(t));
   const auto refuse = [](const char* field) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -124,7 +128,7 @@ absl::StatusOr<SimResult> Simulate(const SimOptions& options, const Dataset& tra
 
 absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Workload& workload) {
   const absl::Time real_start = absl::Now();
-  HOGWILD_RETURN_IF_ERROR(ValidateSimOptions(options));
+  HOGWILD_RETURN_IF_ERROR(ValidateSimOptions(options, workload.kind()));
   const TrainerOptions& t = options.trainer;
   const int64_t train_examples = workload.num_train_examples();
   HOGWILD_RETURN_IF_ERROR(ValidateOptionsForDataset(t, train_examples));

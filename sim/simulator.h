@@ -146,11 +146,14 @@ struct SimResult {
   double final_ema_test_accuracy = 0.0;
 };
 
-// Checks the options without data: ValidateOptions on `trainer`, the compute-time options, the
+// Checks the options without data: the capabilities table's simulated cell of `workload` and the
+// mode (core/capabilities.h), ValidateOptions on `trainer`, the compute-time options, the
 // simulation's own fields and the refused TrainerOptions fields. Errors: kInvalidArgument naming
 // the field (`TrainerOptions::num_workers`, `ComputeTimeOptions::jitter`,
-// `SimOptions::allreduce_time_s`, ...), the value and the allowed range.
-absl::Status ValidateSimOptions(const SimOptions& options);
+// `SimOptions::allreduce_time_s`, ...), the value and the allowed range, or the table's sentence
+// after `TrainerOptions::mode: `.
+absl::Status ValidateSimOptions(const SimOptions& options,
+                                WorkloadKind workload = WorkloadKind::kDense);
 
 // Whether the per-worker state of a simulation of a model of `num_params` parameters fits in
 // options.max_state_bytes (see Memory above), for a check before any data is loaded. Errors:

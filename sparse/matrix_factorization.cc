@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/capabilities.h"
 #include "core/mode.h"
 #include "core/splitmix64.h"
 #include "core/status_macros.h"
@@ -31,10 +32,8 @@ absl::Status OutOfRange(const char* name, double value, const char* range) {
 
 absl::Status ValidateMfOptions(const MfOptions& o) {
   if (o.rank < 1 || o.rank > 1024) return OutOfRange("rank", o.rank, "[1, 1024]");
-  if (o.mode != Mode::kAsync && o.mode != Mode::kLocked) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--mode=%s is not offered for --model=mf: async or locked", ModeName(o.mode)));
-  }
+  HOGWILD_RETURN_IF_ERROR(
+      CheckSupported(WorkloadKind::kMatrixFactorization, o.mode, Substrate::kThreads, "--mode"));
   if (o.num_workers < 1 || o.num_workers > 256)
     return OutOfRange("workers", o.num_workers, "[1, 256]");
   if (o.epochs < 1 || o.epochs > 100000) return OutOfRange("epochs", o.epochs, "[1, 100000]");

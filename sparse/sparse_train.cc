@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/capabilities.h"
 #include "core/mode.h"
 #include "core/splitmix64.h"
 #include "core/status_macros.h"
@@ -242,13 +243,8 @@ absl::Status ValidateSparseData(const SparseDataset& train, const SparseDataset*
 absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const SparseDataset& train,
                                    const SparseDataset* test) {
   HOGWILD_RETURN_IF_ERROR(ValidateSparseData(train, test));
-  if (options.mode != Mode::kAsync && options.mode != Mode::kSync &&
-      options.mode != Mode::kLocked && options.mode != Mode::kRoundRobin) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--mode=%s is not offered for the sparse linear models: async, sync, locked or "
-        "round_robin",
-        ModeName(options.mode)));
-  }
+  HOGWILD_RETURN_IF_ERROR(
+      CheckSupported(WorkloadKind::kSparseLinear, options.mode, Substrate::kThreads, "--mode"));
   if (options.num_workers < 1 || options.num_workers > 256) {
     return OutOfRange("workers", options.num_workers, "[1, 256]");
   }

@@ -1,6 +1,8 @@
 #include "sync/gpu_policy_factory.h"
 
 #include "absl/strings/str_format.h"
+#include "core/capabilities.h"
+#include "core/status_macros.h"
 #include "kernels/optimizer_name.h"
 #include "sync/device_hogwild.h"
 #include "sync/nccl_tower_average.h"
@@ -21,6 +23,7 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
         "(per-worker state is); run it on cpu devices",
         OptimizerName(options.optimizer)));
   }
+  HOGWILD_RETURN_IF_ERROR(CheckSupported(WorkloadKind::kDense, mode, Substrate::kGpu));
   switch (mode) {
     case Mode::kAsync:
       if (placement.job != nullptr && placement.job->num_ranks > 1) {
@@ -38,10 +41,12 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
     case Mode::kLocalSgd:
     case Mode::kLocked:
     case Mode::kRoundRobin:
-      break;  // CPU workers only
+      break;  // refused by the capabilities table
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("mode %s has no GPU update policy; run it on cpu devices", ModeName(mode)));
+  return absl::InternalError(absl::StrFormat(
+      "no GPU update policy for mode %s although the capabilities table (core/capabilities.h) "
+      "runs it",
+      ModeName(mode)));
 }
 
 }  // namespace hogwild

@@ -1,6 +1,8 @@
 #include "sync/policy_factory.h"
 
 #include "absl/strings/str_format.h"
+#include "core/capabilities.h"
+#include "core/status_macros.h"
 #include "sync/backup_sync.h"
 #include "sync/hogwild.h"
 #include "sync/local_sgd.h"
@@ -21,6 +23,7 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
         "(sync/gpu_policy_factory.h)",
         placement.worker_gpus.size()));
   }
+  HOGWILD_RETURN_IF_ERROR(CheckSupported(WorkloadKind::kDense, mode, Substrate::kThreads));
   switch (mode) {
     case Mode::kAsync:
       return std::make_unique<Hogwild>(store, placement.num_cpu_workers, options);
@@ -56,8 +59,9 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
     case Mode::kRoundRobin:
       return std::make_unique<RoundRobin>(store, placement.num_cpu_workers, options);
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("no update policy for mode %d", static_cast<int>(mode)));
+  return absl::InternalError(absl::StrFormat(
+      "no update policy for mode %s although the capabilities table (core/capabilities.h) runs it",
+      ModeName(mode)));
 }
 
 }  // namespace hogwild

@@ -70,7 +70,7 @@ printf '1 1:1e38 2:1e38\n-1 1:1e38 2:1e38\n1 2:1e38 3:-1e38\n-1 1:-1e38 3:1e38\n
 expect_one_line_error "huge LIBSVM values diverge" "error: training diverged: parameter 1 is nan at global step 4 (learning rate 0.5); lower --lr (or --weight_decay)" \
   "$train" --dataset="$dir/huge.svm" --workers=1 --epochs=3
 
-expect_one_line_error "mf sync" "--mode=sync is not offered" "$train" --model=mf \
+expect_one_line_error "mf sync" "--mode: sync is not available for matrix factorization on threads: the matrix factorization trainer does not implement it yet (sparse/matrix_factorization.h); use async or locked, or run sync in the simulator, or train dense networks or sparse linear models with sync" "$train" --model=mf \
   --dataset="$dir/ratings.csv" --mode=sync
 expect_one_line_error "mf batch" "--batch_size has no effect" "$train" --model=mf --batch_size=2
 expect_one_line_error "rank without mf" "--rank applies to --model=mf" "$train" --rank=3

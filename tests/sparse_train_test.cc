@@ -249,11 +249,15 @@ TEST(SparseTrain, BadOptionsAreRefusedByName) {
   testing::ExpectError(TrainSparse({}, data, &wide).status(), absl::StatusCode::kInvalidArgument,
                        {"test set has 60 features", "50"});
   for (Mode mode : {Mode::kSsp, Mode::kBackup, Mode::kLocalSgd}) {
-    testing::ExpectError(TrainSparse({.mode = mode}, data, nullptr).status(),
-                         absl::StatusCode::kInvalidArgument,
-                         {absl::StrCat("--mode=", ModeName(mode),
-                                       " is not offered for the sparse linear models: async, "
-                                       "sync, locked or round_robin")});
+    testing::ExpectError(
+        TrainSparse({.mode = mode}, data, nullptr).status(), absl::StatusCode::kInvalidArgument,
+        {absl::StrCat("--mode: ", ModeName(mode),
+                      " is not available for sparse linear models on threads: "
+                      "the sparse linear trainer does not implement it yet "
+                      "(sparse/sparse_train.h); use async, sync, locked or "
+                      "round_robin, or run ",
+                      ModeName(mode), " in the simulator, or train dense networks with ",
+                      ModeName(mode))});
   }
   EXPECT_EQ(*ParseMode("locked"), Mode::kLocked);
   EXPECT_EQ(*ParseMode("round_robin"), Mode::kRoundRobin);

@@ -214,6 +214,9 @@ expect_one_line_error "study dense flag with sparse" "--data_dir applies to --wo
   --plot=false
 expect_error "--synthetic_examples applies to --workload=sparse_logreg or sparse_svm only" \
   --synthetic_examples=100
+expect_one_line_error "study real sparse ssp" \
+  "error: run ssp(bound=3) w=2 lr=0.05 m=0 seed 1: TrainerOptions::mode: ssp is not available for sparse linear models on threads: the sparse linear trainer does not implement it yet (sparse/sparse_train.h); use async, sync, locked or round_robin, or run ssp in the simulator, or train dense networks with ssp" \
+  "$study" --workload=sparse_svm --modes=ssp --workers=2 --out_dir="$tmp/bad_out" --plot=false
 sparse_flags=(--workload=sparse_svm --simulate --runs=async:1,async:4,ssp:4,backup:4,local_sgd:4
   --seeds=1,2 --synthetic_examples=800 --synthetic_test_examples=200 --synthetic_features=300
   --synthetic_nnz=10 --batch_size=2 --lrs=0.2 --epochs=2 --target_accuracy=0.6 --plot=false

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/capabilities.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -106,12 +107,8 @@ absl::Status CheckMultiProcessData(const TrainerOptions& options, int64_t train_
 
 // CheckClusterOptions' checks (the public function is outside the anonymous namespace).
 absl::Status ClusterOptionsStatus(const TrainerOptions& options, int num_ranks) {
-  if (options.mode != Mode::kAsync && options.mode != Mode::kSync) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::mode=%s does not run across processes yet (%d ranks); use async or "
-        "sync, or one process",
-        ModeName(options.mode), num_ranks));
-  }
+  HOGWILD_RETURN_IF_ERROR(CheckSupported(WorkloadKind::kDense, options.mode, Substrate::kProcesses,
+                                         "TrainerOptions::mode"));
   // Sync on GPUs runs across processes (NcclTowerAverage over a ProcessGroup); async does not.
   if (options.devices[0].is_gpu() && options.mode != Mode::kSync) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/capabilities.h"
 #include "core/status_macros.h"
 #include "kernels/optimizer_name.h"
 #include "trainer/optimizer_options.h"
@@ -194,18 +195,9 @@ absl::Status ValidateRunInEffect(const TrainerOptions& o) {
         "checkpoint does not record it, so a resume could not check its data order); train "
         "without one of the two");
   }
-  if (!o.checkpoint_dir.empty() && !SupportsCheckpoints(o.mode)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "TrainerOptions::checkpoint_dir is not supported in %s mode (its state has no "
-        "checkpoint format yet); checkpoints are for the async, sync, ssp, backup, local_sgd "
-        "and locked modes",
-        ModeName(o.mode)));
-  }
-  if (gpu && o.mode != Mode::kAsync && o.mode != Mode::kSync) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s mode runs on cpu devices only (it has no GPU policy); set TrainerOptions::devices "
-        "to cpu",
-        ModeName(o.mode)));
+  if (!o.checkpoint_dir.empty()) {
+    HOGWILD_RETURN_IF_ERROR(
+        CheckCheckpointsSupported(WorkloadKind::kDense, o.mode, "TrainerOptions::checkpoint_dir"));
   }
   if (o.force_host_master && !(gpu && o.mode == Mode::kAsync)) {
     return Ignored("TrainerOptions::force_host_master=true",
@@ -325,6 +317,9 @@ std::vector<UnreadSetting> UnreadSettings(const TrainerOptions& options, bool as
 
 absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(ValidateDevices(o));
+  HOGWILD_RETURN_IF_ERROR(CheckSupported(
+      WorkloadKind::kDense, o.mode, o.devices[0].is_gpu() ? Substrate::kGpu : Substrate::kThreads,
+      "TrainerOptions::mode"));
   HOGWILD_RETURN_IF_ERROR(CheckRange("num_workers", o.num_workers, 1, kMaxWorkers));
   HOGWILD_RETURN_IF_ERROR(CheckRange("batch_size", o.batch_size, int64_t{1}, kMaxBatchSize));
   HOGWILD_RETURN_IF_ERROR(CheckRange("epochs", o.epochs, int64_t{1}, kMaxEpochs));

@@ -172,9 +172,11 @@ int64_t GlobalBatch(const TrainerOptions& options);
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
 //   staleness_bound          ssp only;   backup_workers   backup only
 //   average_every            local_sgd only
-//   checkpoint_dir           the modes with checkpoints only (core/mode.h
-//                            SupportsCheckpoints), and not with drop_last
-//   a mode other than async and sync: cpu devices only (no GPU policy)
+//   mode                     a mode that dense networks run on threads (cpu devices) or on GPUs
+//                            (core/capabilities.h; the table's sentence after
+//                            `TrainerOptions::mode: `)
+//   checkpoint_dir           the modes with checkpoints (core/capabilities.h), and not with
+//                            drop_last
 //   workers_per_device != 1  GPU devices only;   num_workers != 1   CPU devices only
 //   force_host_master        async on GPUs only
 //   eval_every_steps > 0     only with eval_every_epochs = 0 (the epoch period takes precedence)

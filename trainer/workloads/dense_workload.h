@@ -24,6 +24,7 @@ class DenseWorkload final : public Workload {
   static absl::StatusOr<std::unique_ptr<DenseWorkload>> Create(ModelSpec spec, const Dataset* train,
                                                                const Dataset* test);
 
+  WorkloadKind kind() const override { return WorkloadKind::kDense; }
   std::string name() const override { return model_->spec().name; }
   int64_t num_params() const override { return model_->num_params(); }
   int64_t num_train_examples() const override { return train_->size(); }

@@ -28,6 +28,7 @@ class MfWorkload final : public Workload {
                                                             const sparse::Ratings* test,
                                                             float weight_decay);
 
+  WorkloadKind kind() const override { return WorkloadKind::kMatrixFactorization; }
   std::string name() const override { return "mf"; }
   int64_t num_params() const override { return (train_->num_users + train_->num_items) * rank_; }
   int64_t num_train_examples() const override { return train_->size(); }

@@ -34,6 +34,7 @@ class SparseLinearWorkload final : public Workload {
       sparse::LinearModel model, const sparse::SparseDataset* train,
       const sparse::SparseDataset* test, float weight_decay);
 
+  WorkloadKind kind() const override { return WorkloadKind::kSparseLinear; }
   std::string name() const override;
   int64_t num_params() const override { return train_->num_features; }
   int64_t num_train_examples() const override { return train_->num_examples(); }

@@ -31,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/capabilities.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/metrics/evaluator.h"
 
@@ -67,6 +68,8 @@ class Workload {
  public:
   virtual ~Workload() = default;
 
+  // The capabilities table's row (core/capabilities.h): which policies and substrates run it.
+  virtual WorkloadKind kind() const = 0;
   // The name in logs and checkpoints: the model's ("mlp", "cnn_bn"), "sparse_logreg",
   // "sparse_svm" or "mf".
   virtual std::string name() const = 0;

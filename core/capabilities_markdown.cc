@@ -1,0 +1,61 @@
+// Prints the capabilities table as Markdown (core/capabilities.h CapabilitiesMarkdown), or with
+// --write replaces the README's copy between its two markers:
+//
+//   bazel run //core:capabilities_markdown             (print)
+//   bazel run //core:capabilities_markdown -- --write  (rewrite README.md in the workspace)
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/capabilities.h"
+
+namespace {
+
+constexpr char kBegin[] = "<!-- capabilities table: begin -->\n";
+constexpr char kEnd[] = "<!-- capabilities table: end -->\n";
+
+int Write() {
+  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  const std::string path = absl::StrCat(workspace != nullptr ? workspace : ".", "/README.md");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string readme = text.str();
+  const size_t begin = readme.find(kBegin);
+  const size_t end = readme.find(kEnd);
+  if (!in || begin == std::string::npos || end == std::string::npos || end < begin) {
+    std::fprintf(stderr,
+                 "capabilities_markdown: %s has no '%s' ... '%s' section; add the two "
+                 "markers where the table goes\n",
+                 path.c_str(), "<!-- capabilities table: begin -->",
+                 "<!-- capabilities table: end -->");
+    return 1;
+  }
+  readme.replace(begin + std::strlen(kBegin), end - begin - std::strlen(kBegin),
+                 hogwild::CapabilitiesMarkdown());
+  std::ofstream out(path, std::ios::trunc);
+  out << readme;
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "capabilities_markdown: cannot write %s\n", path.c_str());
+    return 1;
+  }
+  std::printf("capabilities_markdown: rewrote the table in %s\n", path.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--write") == 0) return Write();
+  if (argc != 1) {
+    std::fprintf(stderr, "usage: capabilities_markdown [--write]\n");
+    return 2;
+  }
+  std::fputs(hogwild::CapabilitiesMarkdown().c_str(), stdout);
+  return 0;
+}
