@@ -29,15 +29,9 @@ class DenseWorker final : public WorkerGradient {
 
   absl::StatusOr<double> Gradient(absl::Span<const float> params, WorkerBatch batch,
                                   absl::Span<float> grad) override {
-    const int64_t p = model_->num_params();
-    const int64_t b = static_cast<int64_t>(batch.rows.size());
-    if (static_cast<int64_t>(params.size()) != p || static_cast<int64_t>(grad.size()) != p ||
-        b > max_batch_) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "DenseWorkload gradient: params [%d], grad [%d] and %d rows; expected [%d], [%d] and "
-          "at most %d rows",
-          params.size(), grad.size(), b, p, p, max_batch_));
-    }
+    HOGWILD_RETURN_IF_ERROR(
+        CheckGradientArgs("DenseWorkload", model_->num_params(), max_batch_, params, batch, grad));
+    const auto b = static_cast<int64_t>(batch.rows.size());
     const int64_t d = train_->feature_dim();
     for (int64_t i = 0; i < b; ++i) {
       std::copy_n(train_->features.data() + batch.rows[i] * d, d, features_.data() + i * d);

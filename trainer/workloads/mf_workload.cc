@@ -25,15 +25,9 @@ class MfWorker final : public WorkerGradient {
   absl::StatusOr<double> Gradient(absl::Span<const float> params, WorkerBatch batch,
                                   absl::Span<float> grad) override {
     const int k = rank_;
-    const int64_t p = (train_->num_users + train_->num_items) * k;
-    const int64_t b = static_cast<int64_t>(batch.rows.size());
-    if (static_cast<int64_t>(params.size()) != p || static_cast<int64_t>(grad.size()) != p ||
-        b > max_batch_) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "MfWorkload gradient: params [%d], grad [%d] and %d rows; expected [%d], [%d] and at "
-          "most %d rows",
-          params.size(), grad.size(), b, p, p, max_batch_));
-    }
+    HOGWILD_RETURN_IF_ERROR(CheckGradientArgs("MfWorkload",
+                                              (train_->num_users + train_->num_items) * k,
+                                              max_batch_, params, batch, grad));
     std::fill(grad.begin(), grad.end(), 0.0f);
     const float scale = batch.denominator > 0 ? 1.0f / static_cast<float>(batch.denominator) : 0.0f;
     double loss_sum = 0.0;

@@ -26,15 +26,8 @@ class SparseLinearWorker final : public WorkerGradient {
 
   absl::StatusOr<double> Gradient(absl::Span<const float> params, WorkerBatch batch,
                                   absl::Span<float> grad) override {
-    const int64_t d = train_->num_features;
-    const int64_t b = static_cast<int64_t>(batch.rows.size());
-    if (static_cast<int64_t>(params.size()) != d || static_cast<int64_t>(grad.size()) != d ||
-        b > max_batch_) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "SparseLinearWorkload gradient: params [%d], grad [%d] and %d rows; expected [%d], "
-          "[%d] and at most %d rows",
-          params.size(), grad.size(), b, d, d, max_batch_));
-    }
+    HOGWILD_RETURN_IF_ERROR(CheckGradientArgs("SparseLinearWorkload", train_->num_features,
+                                              max_batch_, params, batch, grad));
     // The scale of sparse_train.h's minibatch step: 1 / the step's examples, per example.
     const float scale = batch.denominator > 0 ? 1.0f / static_cast<float>(batch.denominator) : 0.0f;
     double loss_sum = 0.0;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/capabilities.h"
 #include "trainer/checkpoint/checkpoint.h"
@@ -63,6 +64,13 @@ class WorkerGradient {
   virtual absl::StatusOr<double> Gradient(absl::Span<const float> params, WorkerBatch batch,
                                           absl::Span<float> grad) = 0;
 };
+
+// The argument check of WorkerGradient::Gradient: OK when params and grad are [num_params] and
+// the batch has at most max_batch rows; else kInvalidArgument naming `workload` and the sizes.
+// Pure.
+absl::Status CheckGradientArgs(absl::string_view workload, int64_t num_params, int64_t max_batch,
+                               absl::Span<const float> params, const WorkerBatch& batch,
+                               absl::Span<float> grad);
 
 class Workload {
  public:
