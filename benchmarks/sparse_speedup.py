@@ -2,7 +2,9 @@
 """The Hogwild! paper's figure shape: speedup against workers, Hogwild! against the two locking
 baselines, for three sparse workloads (Niu, Recht, Re, Wright, NIPS 2011, figures 4 and 5).
 
-Workloads (all //sparse:train, batch 1, the paper's constant step):
+Each workload is one study (//benchmarks:study --workload=..., the sparse trainers' real runs;
+batch 1, the paper's constant step), its repetitions the study's seeds (each seed a data order,
+every configuration run once per seed, in turn, so load changes hit them alike):
   svm        linear SVM (hinge) on the RCV1-like synthetic set (100,000 x 47,236, ~76
              non-zeros per row): the paper's sparse SVM on RCV1.
   mf         matrix factorization, rank 16, on MovieLens ml-latest-small (tools/setup.sh
@@ -16,35 +18,38 @@ concurrently, applied in the workers' turn; not offered for mf, whose step canno
 gradient and an update without holding the two rows it reads).
 
 Speedup of a configuration = its median updates/s over the median of the same workload's async
-run with 1 worker (which is sequential SGD). updates/s is the trainer's own figure: updates over
-the time from the workers' start to their join, evaluation excluded. Each repetition runs every
-configuration once, in turn, so load changes hit them alike.
+run with 1 worker (which is sequential SGD). updates/s is the study's examples/s (batch 1: one
+update per example): updates over the time from the workers' start to their join, evaluation
+excluded.
 
-    bazel build //sparse:train
+    bazel build //benchmarks:study
     /usr/bin/python3 benchmarks/sparse_speedup.py [--workers=1,2] [--reps=3] [--plot_only]
 
 Writes benchmarks/results/sparse_speedup.csv (one row per run, with the 1-minute load average
-before it) and sparse_speedup.png (the medians). Prints `uptime` before and after: on a machine
+before its workload's study) and sparse_speedup.png (the medians); the studies' own records,
+logs and reports go to --study_dir. Prints `uptime` before and after: on a machine
 with fewer free cores than workers the speedup says more about the other processes than about
 Hogwild!.
 """
 import argparse
 import csv
 import os
-import re
 import statistics
 import subprocess
 import sys
 
 WORKLOADS = {
-    "svm": {"args": ["--model=svm", "--lr=0.1", "--epochs=5"],
+    "svm": {"args": ["--workload=sparse_svm", "--lrs=0.1", "--epochs=5",
+                     "--synthetic_examples=100000", "--synthetic_test_examples=10000"],
             "modes": ["async", "locked", "round_robin"],
             "title": "sparse SVM, synthetic RCV1-like\n(100,000 x 47,236, 76 nnz/row)"},
-    "mf": {"args": ["--model=mf", "--dataset=movielens", "--epochs=20"],
+    "mf": {"args": ["--workload=mf", "--ratings=movielens", "--rank=16", "--lrs=0.02",
+                    "--weight_decay=0.05", "--epochs=20"],
            "modes": ["async", "locked"],
            "title": "matrix factorization, MovieLens\n(rank 16, 90,000 ratings)"},
-    "logreg_dense": {"args": ["--model=logreg", "--lr=0.5", "--epochs=5",
-                              "--synthetic_features=1000", "--synthetic_examples=100000"],
+    "logreg_dense": {"args": ["--workload=sparse_logreg", "--lrs=0.5", "--epochs=5",
+                              "--synthetic_features=1000", "--synthetic_examples=100000",
+                              "--synthetic_test_examples=10000"],
                      "modes": ["async", "locked", "round_robin"],
                      "title": "logreg, colliding updates\n(100,000 x 1,000, 76 nnz/row)"},
 }
@@ -59,17 +64,19 @@ def uptime():
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def run(binary, workload, mode, workers):
-    cmd = [binary, f"--mode={mode}", f"--workers={workers}"] + WORKLOADS[workload]["args"]
+def study(binary, workload, configs, reps, out_dir):
+    """Runs `workload`'s study over `configs` ((mode, workers) pairs) and `reps` seeds; returns
+    {(mode, workers, seed): examples per second} from its summary.csv."""
+    runs = ",".join(f"{mode}:{w}" for mode, w in configs)
+    cmd = [binary, f"--runs={runs}", f"--seeds={','.join(str(r + 1) for r in range(reps))}",
+           "--batch_size=1", "--eval_every_epochs=0", "--plot=false", "--target_accuracy=0.5",
+           f"--out_dir={out_dir}/{workload}"] + WORKLOADS[workload]["args"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")
-    done = re.search(r"^done: .*\(([0-9.]+) updates/s", out.stdout, re.M)
-    loss = re.search(r"(?:final train [a-z -]+ ([0-9.]+)|test RMSE ([0-9.]+) against)",
-                     out.stdout)
-    if done is None or loss is None:
-        sys.exit(f"cannot read the summary of {' '.join(cmd)}:\n{out.stdout}")
-    return float(done.group(1)), float(loss.group(1) or loss.group(2))
+        sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout}{out.stderr}")
+    with open(f"{out_dir}/{workload}/summary.csv") as f:
+        return {(r["mode"], int(r["workers"]), int(r["seed"])): float(r["examples_per_s"])
+                for r in csv.DictReader(f)}
 
 
 def plot(medians, workers, loads, path):
@@ -103,7 +110,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--workers", default="1,2")
-    parser.add_argument("--bin", default="bazel-bin/sparse/train")
+    parser.add_argument("--bin", default="bazel-bin/benchmarks/sync_vs_async")
+    parser.add_argument("--study_dir", default="/tmp/hogwild_sparse_speedup",
+                        help="the studies' records, logs and reports (a rerun skips done runs)")
     parser.add_argument("--out", default="benchmarks/results/sparse_speedup")
     parser.add_argument("--plot_only", action="store_true",
                         help="redraw the figure and the table from the CSV of an earlier run")
@@ -122,15 +131,17 @@ def main():
         args.reps = 0
     else:
         print("load before:", uptime(), flush=True)
-    for rep in range(args.reps):
-        for name, mode, w in configs:
-            load = load_average()
-            rate, loss = run(args.bin, name, mode, w)
-            rows.append({"workload": name, "mode": mode, "workers": w, "rep": rep + 1,
-                         "updates_per_s": round(rate), "final_loss": loss,
-                         "load_1min_before": load})
-            print(f"rep {rep + 1} {name:13s} {mode:12s} {w} workers {rate:12.0f} updates/s "
-                  f"loss {loss:.6f} (load {load})", flush=True)
+    for name in (WORKLOADS if args.reps > 0 else []):
+        load = load_average()
+        mine = [(mode, w) for n, mode, w in configs if n == name]
+        rates = study(args.bin, name, mine, args.reps, args.study_dir)
+        for rep in range(args.reps):
+            for mode, w in mine:
+                rate = rates[(mode, w, rep + 1)]
+                rows.append({"workload": name, "mode": mode, "workers": w, "rep": rep + 1,
+                             "updates_per_s": round(rate), "load_1min_before": load})
+                print(f"rep {rep + 1} {name:13s} {mode:12s} {w} workers {rate:12.0f} updates/s "
+                      f"(load {load})", flush=True)
     if not args.plot_only:
         print("load after: ", uptime())
         with open(args.out + ".csv", "w", newline="") as f:
