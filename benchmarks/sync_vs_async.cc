@@ -457,6 +457,21 @@ absl::Status CheckWorkloadFlags() {
           absl::StrFormat("--%s applies to --workload=%s only", o.flag, o.to));
     }
   }
+  if (workload != StudyWorkload::kDense && !absl::GetFlag(FLAGS_simulate)) {
+    // The sparse trainers' real runs are plain SGD on their own threads.
+    for (const char* flag :
+         {"momentums", "drop_last", "stragglers", "straggler_delay", "staleness_aware_lr"}) {
+      if (absl::flags_internal::WasPresentOnCommandLine(flag)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--%s has no effect on --workload=%s's real runs (the sparse trainers' plain SGD); "
+            "add --simulate or leave it out",
+            flag, absl::GetFlag(FLAGS_workload)));
+      }
+    }
+  }
+  if (const int rank = absl::GetFlag(FLAGS_rank); rank < 1 || rank > 1024) {
+    return absl::InvalidArgumentError(absl::StrFormat("--rank=%d is out of range [1, 1024]", rank));
+  }
   const double wd = absl::GetFlag(FLAGS_weight_decay);
   if (!(wd >= 0 && wd <= 1e6)) {
     return absl::InvalidArgumentError(
@@ -1037,6 +1052,29 @@ absl::Status WriteRunTables(std::vector<StudyRun>& done, const std::string& out_
   return WriteFile(out_dir + "/runs.csv", runs_csv);
 }
 
+// The report's first line for a sparse or mf study: what was trained, and what its columns mean
+// there; empty for the dense workload.
+std::string WorkloadNote() {
+  const std::string workload = absl::GetFlag(FLAGS_workload);
+  const char* real = absl::GetFlag(FLAGS_simulate)
+                         ? ""
+                         : " Real runs are the sparse trainers' (sparse/): they measure no "
+                           "staleness (shown as 0) and evaluate once per epoch.";
+  if (workload == "dense") return "";
+  if (workload == "mf") {
+    return absl::StrFormat(
+        "Workload: matrix factorization, rank %d, of %s (90/10 split); the test loss is the "
+        "RMSE, and accuracy (and its target) does not apply (0).%s\n\n",
+        absl::GetFlag(FLAGS_rank), absl::GetFlag(FLAGS_ratings), real);
+  }
+  return absl::StrFormat(
+      "Workload: %s on the synthetic RCV1-like set (%d training and %d test examples, %d "
+      "features, about %d non-zeros each).%s\n\n",
+      workload, absl::GetFlag(FLAGS_synthetic_examples),
+      absl::GetFlag(FLAGS_synthetic_test_examples), absl::GetFlag(FLAGS_synthetic_features),
+      absl::GetFlag(FLAGS_synthetic_nnz), real);
+}
+
 // Writes every table (the runs', then study.csv and study.md over seeds); returns the report.
 absl::StatusOr<std::string> WriteTables(std::vector<StudyRun>& done, const std::string& out_dir,
                                         double target) {
@@ -1045,6 +1083,7 @@ absl::StatusOr<std::string> WriteTables(std::vector<StudyRun>& done, const std::
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/study.csv", study_csv));
   HOGWILD_ASSIGN_OR_RETURN(std::string report, StudyMarkdown(done, target));
   absl::StrAppend(&report, "\n", FinalAccuracyNote(absl::GetFlag(FLAGS_drop_last)), "\n");
+  report = WorkloadNote() + report;
   if (absl::GetFlag(FLAGS_simulate)) {
     report = absl::StrFormat(
         "Simulated runs (sim/simulator.h): times are simulated seconds, %g ms per worker step, "

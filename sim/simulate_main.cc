@@ -87,9 +87,9 @@ ABSL_FLAG(double, allreduce_ms, 0.0,
           "sync, backup, local_sgd: all-reduce time added to each step (local_sgd: each "
           "averaging), in [0, 1e9] ms");
 ABSL_FLAG(int64_t, max_state_bytes, int64_t{8} << 30,
-          "refuse a simulation whose per-worker state (async/ssp: W x P floats, x 3 with "
-          "momentum, else x 2; local_sgd with momentum: W x P) exceeds this; when not given, "
-          "also the memory available now (MemAvailable)");
+          "refuse a simulation whose per-worker state (async, ssp, round_robin: W x P floats "
+          "x 2, + 1 with momentum; locked, local_sgd: W x P with momentum; sim/simulator.h) "
+          "exceeds this; when not given, also the memory available now (MemAvailable)");
 ABSL_FLAG(std::string, staleness_csv, "",
           "write the staleness histogram here (CSV: staleness,updates); empty: none");
 ABSL_FLAG(bool, overwrite_staleness_csv, false,

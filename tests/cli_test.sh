@@ -117,9 +117,9 @@ expect_error "error: --model=cnn_bn with --batch_size=1 leaves 1 example per tow
   --model=cnn_bn --workers=1 --batch_size=1
 expect_error "--lr_decay_rate has no effect with --lr_schedule=constant" --lr_decay_rate=0.5
 expect_error "--lr_decay_rate=1 has no effect" --lr_schedule=exponential
-expect_error "--staleness_bound has no effect in async mode; it is for ssp mode (build with --//sync:mode=ssp)" --staleness_bound=2
-expect_error "--backup_workers has no effect in async mode; it is for backup mode (build with --//sync:mode=backup)" --backup_workers=1
-expect_error "--average_every has no effect in async mode; it is for local_sgd mode (build with --//sync:mode=local_sgd)" --average_every=2
+expect_error "--staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" --staleness_bound=2
+expect_error "--backup_workers has no effect in async mode; it is for backup mode (--mode=backup)" --backup_workers=1
+expect_error "--average_every has no effect in async mode; it is for local_sgd mode (--mode=local_sgd)" --average_every=2
 expect_error "the run needs about" --devices=cpu --workers=2 --hidden=65536,65536,65536,65536,65536,65536
 
 # A flag given twice (the last would win), flags from elsewhere or ignored, empty values (an

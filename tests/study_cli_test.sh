@@ -214,6 +214,11 @@ expect_one_line_error "study dense flag with sparse" "--data_dir applies to --wo
   --plot=false
 expect_error "--synthetic_examples applies to --workload=sparse_logreg or sparse_svm only" \
   --synthetic_examples=100
+expect_one_line_error "study real sparse momentum" \
+  "--momentums has no effect on --workload=sparse_svm's real runs (the sparse trainers' plain SGD); add --simulate or leave it out" \
+  "$study" --workload=sparse_svm --momentums=0.9 --out_dir="$tmp/bad_out" --plot=false
+expect_one_line_error "study mf rank" "--rank=0 is out of range [1, 1024]" \
+  "$study" --workload=mf --rank=0 --out_dir="$tmp/bad_out" --plot=false
 expect_one_line_error "study real sparse ssp" \
   "error: run ssp(bound=3) w=2 lr=0.05 m=0 seed 1: TrainerOptions::mode: ssp is not available for sparse linear models on threads: the sparse linear trainer does not implement it yet (sparse/sparse_train.h); use async, sync, locked or round_robin, or run ssp in the simulator, or train dense networks with ssp" \
   "$study" --workload=sparse_svm --modes=ssp --workers=2 --out_dir="$tmp/bad_out" --plot=false
@@ -245,6 +250,7 @@ fi
   --out_dir="$tmp/real_sparse" >"$tmp/real_sparse.txt" 2>&1
 rc=$?
 if [[ $rc -eq 0 ]] && grep -q '^| round_robin w=2 lr=0.3 m=0 | 1 |' "$tmp/real_sparse/study.md" &&
+   grep -q '^Workload: sparse_logreg on the synthetic RCV1-like set (600 training and 100 test examples, 200 features, about 8 non-zeros each). Real runs are the sparse trainers' "$tmp/real_sparse/study.md" &&
    [[ $(grep -c ',eval,' "$tmp/real_sparse/runs/"*.csv | awk -F: '{s += $2} END {print s}') -eq 6 ]]; then
   echo "ok:   real sparse runs (async, locked, round_robin) write their logs and report"
 else

@@ -485,7 +485,8 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   }
   if (f.mode != e.mode) {
     return differs("mode", ModeName(f.mode), ModeName(e.mode),
-                   "build the trainer in the checkpoint's mode (--config=sync for sync)");
+                   absl::StrCat("resume in the checkpoint's mode (--mode=", ModeName(f.mode),
+                                ") or use another --checkpoint_dir"));
   }
   // The mode's own option (the modes are equal here; each option is 0 outside its mode).
   const struct {

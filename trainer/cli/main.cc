@@ -300,15 +300,12 @@ absl::Status RefuseUnreadFlags(const hogwild::TrainerOptions& options, bool gpus
            {"lr_decay_rate", decays, "with --lr_schedule=constant"},
            {"lr_decay_steps", decays, "with --lr_schedule=constant"},
            {"staleness_bound", options.mode == Mode::kSsp,
-            absl::StrFormat("in %s mode; it is for ssp mode (build with --//sync:mode=ssp)",
-                            ModeName(options.mode))},
+            absl::StrFormat("in %s mode; it is for ssp mode (--mode=ssp)", ModeName(options.mode))},
            {"average_every", options.mode == Mode::kLocalSgd,
-            absl::StrFormat("in %s mode; it is for local_sgd mode (build with "
-                            "--//sync:mode=local_sgd)",
+            absl::StrFormat("in %s mode; it is for local_sgd mode (--mode=local_sgd)",
                             ModeName(options.mode))},
            {"backup_workers", options.mode == Mode::kBackup,
-            absl::StrFormat("in %s mode; it is for backup mode (build with "
-                            "--//sync:mode=backup)",
+            absl::StrFormat("in %s mode; it is for backup mode (--mode=backup)",
                             ModeName(options.mode))}}) {
     if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(absl::StrFormat("--%s has no effect %s", flag, where));
