@@ -165,32 +165,31 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
   HOGWILD_ASSIGN_OR_RETURN(std::optional<SparseResumePoint> resume,
                            PrepareSparseCheckpoint(options.checkpoint, signature, options.epochs));
   MfResult result;
-  const int64_t resumed_updates = resume ? resume->updates : 0;
+  SparseRunTotals totals;
   if (resume) {
     // CheckSignature matched num_params, so the sizes agree.
     std::copy(resume->params.begin(), resume->params.end(), shared);
     result.resumed_epochs = static_cast<int>(resume->epochs_done);
-    result.updates = resume->updates;
+    totals.examples = totals.updates = totals.resumed_updates = resume->updates;
   }
   result.mean = MeanRating(train);
   const float mean = result.mean;
-  std::vector<int64_t> order(train.size());
   std::mutex lock;
   std::vector<float> view;
-  for (int epoch = result.resumed_epochs; epoch < options.epochs; ++epoch) {
-    std::iota(order.begin(), order.end(), int64_t{0});
-    if (options.shuffle) {
-      std::mt19937_64 rng(SplitMix64(options.seed) + static_cast<uint64_t>(epoch));
-      std::shuffle(order.begin(), order.end(), rng);
-    }
-    const SgdMomentumFn sgd{
-        .lr = static_cast<float>(static_cast<double>(options.lr) *
-                                 std::pow(static_cast<double>(options.lr_decay), epoch)),
-        .momentum = 0.0f,
-        .weight_decay = options.weight_decay};
+  const SparseEpochLoop loop{.epochs = options.epochs,
+                             .lr = options.lr,
+                             .lr_decay = options.lr_decay,
+                             .seed = options.seed,
+                             .shuffle = options.shuffle,
+                             .examples = train.size(),
+                             .checkpoint_dir = checkpoint_dir,
+                             .signature = signature,
+                             .loss_name = "RMSE",
+                             .on_epoch = options.on_epoch};
+  auto run_epoch = [&](const std::vector<int64_t>& order, float lr) {
+    const SgdMomentumFn sgd{.lr = lr, .momentum = 0.0f, .weight_decay = options.weight_decay};
     const int num_workers = options.num_workers;
     const bool locked = options.mode == Mode::kLocked;
-    const auto start = std::chrono::steady_clock::now();
     {
       std::vector<std::jthread> workers;
       for (int w = 0; w < num_workers; ++w) {
@@ -208,26 +207,18 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
         });
       }
     }  // joined: every write is ordered before the evaluation's plain reads
-    result.train_time_s +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result.updates += train.size();
+    return totals.updates + train.size();  // one update per rating
+  };
+  auto evaluate = [&](SparseEpochReport& report) {
     view.assign(shared, shared + num_params);
-    SparseEpochReport report{.epoch = epoch + 1,
-                             .lr = sgd.lr,
-                             .train_time_s = result.train_time_s,
-                             .examples = result.updates,
-                             .updates = result.updates,
-                             .run_updates = result.updates - resumed_updates,
-                             .train_loss = MfRmse(mean, view, k, train.num_users, train)};
+    report.train_loss = MfRmse(mean, view, k, train.num_users, train);
     if (test != nullptr) report.test_loss = MfRmse(mean, view, k, train.num_users, *test);
-    HOGWILD_RETURN_IF_ERROR(CheckSparseEpochFinite(view, report, "RMSE"));
-    result.epochs.push_back(report);
-    if (!checkpoint_dir.empty()) {
-      HOGWILD_RETURN_IF_ERROR(
-          WriteSparseCheckpoint(checkpoint_dir, signature, epoch + 1, result.updates, view));
-    }
-    if (options.on_epoch) HOGWILD_RETURN_IF_ERROR(options.on_epoch(report));
-  }
+  };
+  HOGWILD_RETURN_IF_ERROR(RunSparseEpochs(loop, result.resumed_epochs, store->unsafe_values(),
+                                          run_epoch, evaluate, totals));
+  result.epochs = std::move(totals.epochs);
+  result.train_time_s = totals.train_time_s;
+  result.updates = totals.updates;
   result.factors.assign(shared, shared + num_params);
   return result;
 }

@@ -294,6 +294,42 @@ absl::Status CheckSparseEpochFinite(absl::Span<const float> params, const Sparse
   return report.test_loss ? loss("test", *report.test_loss) : absl::OkStatus();
 }
 
+absl::Status RunSparseEpochs(
+    const SparseEpochLoop& loop, int first_epoch, absl::Span<const float> params,
+    const std::function<int64_t(const std::vector<int64_t>& order, float lr)>& run_epoch,
+    const std::function<void(SparseEpochReport& report)>& evaluate, SparseRunTotals& totals) {
+  std::vector<int64_t> order(static_cast<size_t>(loop.examples));
+  for (int epoch = first_epoch; epoch < loop.epochs; ++epoch) {
+    std::iota(order.begin(), order.end(), int64_t{0});
+    if (loop.shuffle) {
+      std::mt19937_64 rng(SplitMix64(loop.seed) + static_cast<uint64_t>(epoch));
+      std::shuffle(order.begin(), order.end(), rng);
+    }
+    const float lr = static_cast<float>(static_cast<double>(loop.lr) *
+                                        std::pow(static_cast<double>(loop.lr_decay), epoch));
+    const auto start = std::chrono::steady_clock::now();
+    totals.updates = run_epoch(order, lr);
+    totals.train_time_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    totals.examples += loop.examples;
+    SparseEpochReport report{.epoch = epoch + 1,
+                             .lr = lr,
+                             .train_time_s = totals.train_time_s,
+                             .examples = totals.examples,
+                             .updates = totals.updates,
+                             .run_updates = totals.updates - totals.resumed_updates};
+    evaluate(report);
+    HOGWILD_RETURN_IF_ERROR(CheckSparseEpochFinite(params, report, loop.loss_name));
+    totals.epochs.push_back(report);
+    if (!loop.checkpoint_dir.empty()) {
+      HOGWILD_RETURN_IF_ERROR(WriteSparseCheckpoint(loop.checkpoint_dir, loop.signature, epoch + 1,
+                                                    totals.updates, params));
+    }
+    if (loop.on_epoch) HOGWILD_RETURN_IF_ERROR(loop.on_epoch(report));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
                                               const SparseDataset& train,
                                               const SparseDataset* test) {
@@ -322,25 +358,27 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
   std::mutex lock;
   StepBarrier barrier(num_workers);
   std::atomic<int64_t> updates{0};
-  std::vector<int64_t> order(train.num_examples());
   SparseTrainResult result;
-  const int64_t resumed_updates = resume ? resume->updates : 0;
+  SparseRunTotals totals;
   if (resume) {
     // CheckSignature matched num_params = D, so the sizes agree.
     std::copy(resume->params.begin(), resume->params.end(), store->unsafe_values().begin());
     result.resumed_epochs = static_cast<int>(resume->epochs_done);
-    result.examples = resume->epochs_done * train.num_examples();
-    result.updates = resume->updates;
+    totals.examples = resume->epochs_done * train.num_examples();
+    totals.updates = totals.resumed_updates = resume->updates;
     updates.store(resume->updates);
   }
-  for (int epoch = result.resumed_epochs; epoch < options.epochs; ++epoch) {
-    std::iota(order.begin(), order.end(), int64_t{0});
-    if (options.shuffle) {
-      std::mt19937_64 rng(SplitMix64(options.seed) + static_cast<uint64_t>(epoch));
-      std::shuffle(order.begin(), order.end(), rng);
-    }
-    const float lr = static_cast<float>(static_cast<double>(options.lr) *
-                                        std::pow(static_cast<double>(options.lr_decay), epoch));
+  const SparseEpochLoop loop{.epochs = options.epochs,
+                             .lr = options.lr,
+                             .lr_decay = options.lr_decay,
+                             .seed = options.seed,
+                             .shuffle = options.shuffle,
+                             .examples = train.num_examples(),
+                             .checkpoint_dir = checkpoint_dir,
+                             .signature = signature,
+                             .loss_name = "loss",
+                             .on_epoch = options.on_epoch};
+  auto run_epoch = [&](const std::vector<int64_t>& order, float lr) {
     Epoch e{.options = &options,
             .data = &train,
             .order = &order,
@@ -353,43 +391,34 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
             .updates = &updates};
     TurnGate gate(num_workers);
     e.gate = &gate;
-    const auto start = std::chrono::steady_clock::now();
-    {
-      std::vector<std::jthread> workers;
-      for (int w = 0; w < num_workers; ++w) {
-        workers.emplace_back([&e, w, mode = options.mode] {
-          switch (mode) {
-            case Mode::kAsync:
-              RunShard<false>(e, w);
-              break;
-            case Mode::kLocked:
-              RunShard<true>(e, w);
-              break;
-            case Mode::kSync:
-              RunSync(e, w);
-              break;
-            case Mode::kRoundRobin:
-              RunRoundRobin(e, w);
-              break;
-            case Mode::kSsp:
-            case Mode::kBackup:
-            case Mode::kLocalSgd:
-              break;  // refused by ValidateSparseOptions
-          }
-        });
-      }
-    }  // joined
-    result.train_time_s +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result.examples += train.num_examples();
-    result.updates = updates.load();
-    // The join ordered every worker's writes before these plain reads.
-    SparseEpochReport report{.epoch = epoch + 1,
-                             .lr = lr,
-                             .train_time_s = result.train_time_s,
-                             .examples = result.examples,
-                             .updates = result.updates,
-                             .run_updates = result.updates - resumed_updates};
+    std::vector<std::jthread> workers;
+    for (int w = 0; w < num_workers; ++w) {
+      workers.emplace_back([&e, w, mode = options.mode] {
+        switch (mode) {
+          case Mode::kAsync:
+            RunShard<false>(e, w);
+            break;
+          case Mode::kLocked:
+            RunShard<true>(e, w);
+            break;
+          case Mode::kSync:
+            RunSync(e, w);
+            break;
+          case Mode::kRoundRobin:
+            RunRoundRobin(e, w);
+            break;
+          case Mode::kSsp:
+          case Mode::kBackup:
+          case Mode::kLocalSgd:
+            break;  // refused by ValidateSparseOptions
+        }
+      });
+    }
+    workers.clear();  // joined
+    return updates.load();
+  };
+  // The join ordered every worker's writes before the evaluation's plain reads.
+  auto evaluate = [&](SparseEpochReport& report) {
     const LinearEvaluation on_train = EvaluateLinear(options.model, store->unsafe_values(), train);
     report.train_loss = on_train.mean_loss;
     report.train_accuracy = on_train.accuracy;
@@ -398,14 +427,13 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
       report.test_loss = on_test.mean_loss;
       report.test_accuracy = on_test.accuracy;
     }
-    HOGWILD_RETURN_IF_ERROR(CheckSparseEpochFinite(store->unsafe_values(), report, "loss"));
-    result.epochs.push_back(report);
-    if (!checkpoint_dir.empty()) {
-      HOGWILD_RETURN_IF_ERROR(WriteSparseCheckpoint(checkpoint_dir, signature, epoch + 1,
-                                                    result.updates, store->unsafe_values()));
-    }
-    if (options.on_epoch) HOGWILD_RETURN_IF_ERROR(options.on_epoch(report));
-  }
+  };
+  HOGWILD_RETURN_IF_ERROR(RunSparseEpochs(loop, result.resumed_epochs, store->unsafe_values(),
+                                          run_epoch, evaluate, totals));
+  result.epochs = std::move(totals.epochs);
+  result.train_time_s = totals.train_time_s;
+  result.examples = totals.examples;
+  result.updates = totals.updates;
   const auto values = store->unsafe_values();
   result.weights.assign(values.begin(), values.end());
   return result;

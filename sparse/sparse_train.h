@@ -116,6 +116,38 @@ absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const Spar
 absl::Status CheckSparseEpochFinite(absl::Span<const float> params, const SparseEpochReport& report,
                                     absl::string_view loss_name);
 
+// The epoch loop both sparse trainers run (this file's schedule and data order): epochs
+// first_epoch .. loop.epochs - 1, each with its order of [0, loop.examples) (the identity,
+// shuffled by std::shuffle with std::mt19937_64(SplitMix64(seed) + epoch) when shuffle) and its
+// learning rate (lr * lr_decay^epoch in double, rounded to float). For each: `run_epoch(order,
+// lr)` starts and joins the workers (timed as training) and returns the updates applied so far;
+// then the report (examples and updates so far, `evaluate` fills its losses from `params` ([P],
+// read after the join)), CheckSparseEpochFinite, the checkpoint (with loop.checkpoint_dir) and
+// on_epoch. `totals` holds the run so far (a resumed run's counts) and receives each epoch's.
+struct SparseEpochLoop {
+  int epochs = 1;
+  float lr = 0.0f;
+  float lr_decay = 1.0f;
+  uint64_t seed = 1;
+  bool shuffle = true;
+  int64_t examples = 0;  // N, the examples (rows, ratings) of an epoch
+  std::string checkpoint_dir;
+  CheckpointSignature signature;
+  const char* loss_name = "loss";  // CheckSparseEpochFinite's: "loss" or "RMSE"
+  std::function<absl::Status(const SparseEpochReport&)> on_epoch;
+};
+struct SparseRunTotals {
+  double train_time_s = 0.0;
+  int64_t examples = 0;
+  int64_t updates = 0;
+  int64_t resumed_updates = 0;  // the updates of the checkpoint resumed from (run_updates' base)
+  std::vector<SparseEpochReport> epochs;
+};
+absl::Status RunSparseEpochs(
+    const SparseEpochLoop& loop, int first_epoch, absl::Span<const float> params,
+    const std::function<int64_t(const std::vector<int64_t>& order, float lr)>& run_epoch,
+    const std::function<void(SparseEpochReport& report)>& evaluate, SparseRunTotals& totals);
+
 // Trains from zero weights, or from the checkpoint in options.checkpoint.dir with
 // options.checkpoint.resume (continuing with its next epoch; bitwise as the uninterrupted run
 // wherever the mode is deterministic: one worker, or sync). `test` may be null. Errors:
