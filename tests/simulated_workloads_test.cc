@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "sim/simulator.h"
 #include "sparse/synthetic.h"
+#include "trainer/data/input_pipeline.h"
 #include "trainer/workloads/mf_workload.h"
 #include "trainer/workloads/sparse_linear.h"
 
@@ -115,6 +116,53 @@ TEST(SimulatedWorkloads, SyncTowersEqualOneWorkerWithTheGlobalBatch) {
     ASSERT_EQ(one->steps, four->steps);
     for (size_t j = 0; j < one->params.size(); ++j) {
       ASSERT_NEAR(four->params[j], one->params[j], 1e-4f * (1 + std::fabs(one->params[j]))) << j;
+    }
+  }
+}
+
+// Invariant 2 for the sparse workloads: with one worker every simulated policy is sequential
+// SGD over BatchPlan's data order (the workload's gradient, w <- w - lr g), bitwise.
+TEST(SimulatedWorkloads, OneWorkerIsSequentialSgdUnderEveryPolicy) {
+  const sparse::SparseDataset data = SyntheticSparse(200, 80, 6, 4);
+  const sparse::Ratings ratings = LowRankRatings(12, 10, 150, 6);
+  auto svm = SparseLinearWorkload::Create(LinearModel::kHinge, &data, nullptr, 1e-3f);
+  auto mf = MfWorkload::Create(3, &ratings, nullptr, 0.02f);
+  ASSERT_TRUE(svm.ok() && mf.ok());
+  constexpr int kBatch = 3;
+  constexpr float kLr = 0.05f;
+  for (const Workload* workload :
+       {static_cast<const Workload*>(svm->get()), static_cast<const Workload*>(mf->get())}) {
+    SCOPED_TRACE(workload->name());
+    SimOptions options = Options(Mode::kAsync, 1, kBatch, kLr);
+    // The reference, written from the definitions with the workload's gradient only.
+    std::vector<float> expected(static_cast<size_t>(workload->num_params()));
+    workload->InitParams(options.trainer.seed, absl::MakeSpan(expected));
+    std::vector<float> grad(expected.size());
+    auto worker = workload->CreateWorker(kBatch);
+    ASSERT_TRUE(worker.ok());
+    const BatchPlan plan(workload->num_train_examples(),
+                         PipelineOptions{.mode = Mode::kAsync,
+                                         .num_workers = 1,
+                                         .batch_size = kBatch,
+                                         .epochs = options.trainer.epochs,
+                                         .seed = options.trainer.seed});
+    for (int64_t epoch = 0; epoch < options.trainer.epochs; ++epoch) {
+      for (const auto& [rows, denominator] : plan.EpochBatches(0, plan.EpochPermutation(epoch))) {
+        ASSERT_TRUE((*worker)->Gradient(expected, {rows, denominator}, absl::MakeSpan(grad)).ok());
+        for (size_t j = 0; j < expected.size(); ++j) expected[j] -= kLr * grad[j];
+      }
+    }
+    for (Mode mode : kAllModes) {
+      SCOPED_TRACE(ModeName(mode));
+      options = Options(mode, 1, kBatch, kLr);
+      if (mode == Mode::kBackup) options.trainer.backup_workers = 0;
+      if (mode == Mode::kSsp) options.trainer.staleness_bound = 0;
+      absl::StatusOr<SimResult> r = SimulateWorkload(options, *workload);
+      ASSERT_TRUE(r.ok()) << r.status();
+      ASSERT_EQ(r->params.size(), expected.size());
+      int differ = 0;
+      for (size_t j = 0; j < expected.size(); ++j) differ += r->params[j] != expected[j];
+      EXPECT_EQ(differ, 0);
     }
   }
 }
