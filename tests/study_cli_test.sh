@@ -217,6 +217,11 @@ expect_error "--synthetic_examples applies to --workload=sparse_logreg or sparse
 expect_one_line_error "study real sparse momentum" \
   "--momentums has no effect on --workload=sparse_svm's real runs (the sparse trainers' plain SGD); add --simulate or leave it out" \
   "$study" --workload=sparse_svm --momentums=0.9 --out_dir="$tmp/bad_out" --plot=false
+expect_error "error: run async w=1 lr=0.05 m=0 seed 1: --weight_decay=-1 is out of range; it must be >= 0" \
+  --weight_decay=-1
+expect_one_line_error "study sparse weight decay" "--weight_decay=-1 is out of range [0, float32 max]" \
+  "$study" --workload=sparse_svm --weight_decay=-1 --synthetic_examples=100 \
+  --synthetic_test_examples=10 --out_dir="$tmp/bad_out" --plot=false
 expect_one_line_error "study mf rank" "--rank=0 is out of range [1, 1024]" \
   "$study" --workload=mf --rank=0 --out_dir="$tmp/bad_out" --plot=false
 expect_one_line_error "study real sparse ssp" \

@@ -1,6 +1,7 @@
 #include "trainer/workloads/dense_workload.h"
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -84,10 +85,15 @@ absl::StatusOr<EvalResult> DenseWorkload::Evaluate(absl::Span<const float> param
   if (data == nullptr || data->size() == 0) {
     return absl::FailedPreconditionError("DenseWorkload: no test set to evaluate on");
   }
-  CpuBackend backend;
-  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Evaluator> evaluator,
-                           Evaluator::Create(model_.get(), data, &backend));
-  return evaluator->Evaluate(params);
+  // One evaluator per split, made on first use: its buffers and the backend's convolution engine
+  // are reused by every later evaluation (the simulator's periodic ones).
+  std::lock_guard<std::mutex> lock(eval_mu_);
+  SplitEvaluator& e = evaluators_[split == Split::kTrain ? 0 : 1];
+  if (e.evaluator == nullptr) {
+    e.backend = std::make_unique<CpuBackend>();
+    HOGWILD_ASSIGN_OR_RETURN(e.evaluator, Evaluator::Create(model_.get(), data, e.backend.get()));
+  }
+  return e.evaluator->Evaluate(params);
 }
 
 CheckpointSignature DenseWorkload::Signature() const { return ModelSignature(*model_, *train_); }

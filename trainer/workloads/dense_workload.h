@@ -6,10 +6,13 @@
 #define HOGWILD_TRAINER_WORKLOADS_DENSE_WORKLOAD_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "trainer/data/dataset.h"
+#include "trainer/metrics/evaluator.h"
 #include "trainer/model/model.h"
 #include "trainer/workloads/workload.h"
 
@@ -45,6 +48,14 @@ class DenseWorkload final : public Workload {
   std::unique_ptr<Model> model_;
   const Dataset* train_;
   const Dataset* test_;
+  // Evaluate's evaluators, [train, test], created on first use; eval_mu_ makes Evaluate
+  // thread-safe (one evaluation at a time per workload).
+  struct SplitEvaluator {
+    std::unique_ptr<CpuBackend> backend;
+    std::unique_ptr<Evaluator> evaluator;
+  };
+  mutable std::mutex eval_mu_;
+  mutable SplitEvaluator evaluators_[2];
 };
 
 }  // namespace hogwild

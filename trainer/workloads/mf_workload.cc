@@ -66,14 +66,8 @@ absl::StatusOr<std::unique_ptr<MfWorkload>> MfWorkload::Create(int rank,
                                                                const sparse::Ratings* train,
                                                                const sparse::Ratings* test,
                                                                float weight_decay) {
-  if (rank < 1 || rank > 1024) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("MfWorkload: rank=%d is out of range [1, 1024]", rank));
-  }
-  if (!(weight_decay >= 0.0f) || !std::isfinite(weight_decay)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "MfWorkload: weight_decay=%g is out of range [0, float32 max]", weight_decay));
-  }
+  // The factorization trainer's ranges, checked by its own validator.
+  HOGWILD_RETURN_IF_ERROR(sparse::ValidateMfOptions({.rank = rank, .weight_decay = weight_decay}));
   if (train == nullptr) return absl::InvalidArgumentError("MfWorkload: no training ratings");
   HOGWILD_RETURN_IF_ERROR(sparse::ValidateMfRatings(*train, test));
   return std::unique_ptr<MfWorkload>(

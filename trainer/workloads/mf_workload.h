@@ -22,8 +22,9 @@ namespace hogwild {
 class MfWorkload final : public Workload {
  public:
   // `train` and `test` (may be null; the same U and I as train) must outlive the workload.
-  // Errors: kInvalidArgument for rank outside [1, 1024], weight_decay negative or not finite,
-  // no training ratings, ValidateRatings's errors, or a test set of other U or I.
+  // Errors: kInvalidArgument from sparse::ValidateMfOptions (rank outside [1, 1024], weight_decay
+  // negative or not finite) and sparse::ValidateMfRatings (no training ratings, a broken rating,
+  // a test set of other U or I).
   static absl::StatusOr<std::unique_ptr<MfWorkload>> Create(int rank, const sparse::Ratings* train,
                                                             const sparse::Ratings* test,
                                                             float weight_decay);

@@ -60,11 +60,10 @@ absl::StatusOr<std::unique_ptr<SparseLinearWorkload>> SparseLinearWorkload::Crea
     sparse::LinearModel model, const sparse::SparseDataset* train,
     const sparse::SparseDataset* test, float weight_decay) {
   if (train == nullptr) return absl::InvalidArgumentError("SparseLinearWorkload: no training set");
-  HOGWILD_RETURN_IF_ERROR(sparse::ValidateSparseData(*train, test));
-  if (!(weight_decay >= 0.0f) || !std::isfinite(weight_decay)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "SparseLinearWorkload: weight_decay=%g is out of range [0, float32 max]", weight_decay));
-  }
+  // The data and the weight decay by the sparse trainer's own checks (its other options are at
+  // their defaults).
+  HOGWILD_RETURN_IF_ERROR(
+      sparse::ValidateSparseOptions({.model = model, .weight_decay = weight_decay}, *train, test));
   return std::unique_ptr<SparseLinearWorkload>(
       new SparseLinearWorkload(model, train, test, weight_decay));
 }

@@ -28,8 +28,8 @@ namespace hogwild {
 class SparseLinearWorkload final : public Workload {
  public:
   // `train` and `test` (may be null) must outlive the workload. Errors: kInvalidArgument from
-  // ValidateSparseDataset (either set), a test set wider than the training set's D, or a
-  // weight_decay that is negative or not finite.
+  // sparse::ValidateSparseOptions (the data sets, a test set wider than the training set's D, a
+  // weight_decay that is negative or not finite).
   static absl::StatusOr<std::unique_ptr<SparseLinearWorkload>> Create(
       sparse::LinearModel model, const sparse::SparseDataset* train,
       const sparse::SparseDataset* test, float weight_decay);
