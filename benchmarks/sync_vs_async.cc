@@ -34,6 +34,7 @@
 #include "absl/flags/internal/parse.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -52,6 +53,7 @@
 #include "sparse/ratings.h"
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
+#include "sparse/synthetic_flags.h"
 #include "trainer/data/mnist.h"
 #include "trainer/model/model.h"
 #include "trainer/straggler.h"
@@ -64,11 +66,6 @@ ABSL_FLAG(std::string, workload, "dense",
           "sparse_svm (the RCV1-like synthetic set, --synthetic_*), mf (matrix factorization of "
           "--ratings, rank --rank)");
 ABSL_FLAG(std::string, dataset, "fashion_mnist", "dense workload: fashion_mnist or mnist");
-ABSL_FLAG(int64_t, synthetic_examples, 20000, "sparse workloads: training examples N");
-ABSL_FLAG(int64_t, synthetic_test_examples, 5000,
-          "sparse workloads: test examples (the rows after the training rows)");
-ABSL_FLAG(int64_t, synthetic_features, 47236, "sparse workloads: features D");
-ABSL_FLAG(int32_t, synthetic_nnz, 76, "sparse workloads: mean non-zeros per example");
 ABSL_FLAG(std::string, ratings, "movielens",
           "mf: 'movielens' (tools/setup.sh --movielens) or a user,item,rating CSV; 90/10 split");
 ABSL_FLAG(int32_t, rank, 16, "mf: factor rank k, in [1, 1024]");
@@ -445,10 +442,11 @@ absl::Status CheckWorkloadFlags() {
                {"data_dir", workload == StudyWorkload::kDense, "dense"},
                {"train_examples", workload == StudyWorkload::kDense, "dense"},
                {"hidden", workload == StudyWorkload::kDense, "dense"},
-               {"synthetic_examples", sparse, "sparse_logreg or sparse_svm"},
-               {"synthetic_test_examples", sparse, "sparse_logreg or sparse_svm"},
-               {"synthetic_features", sparse, "sparse_logreg or sparse_svm"},
-               {"synthetic_nnz", sparse, "sparse_logreg or sparse_svm"},
+               {sparse::kSyntheticFlagNames[0], sparse, "sparse_logreg or sparse_svm"},
+               {sparse::kSyntheticFlagNames[1], sparse, "sparse_logreg or sparse_svm"},
+               {sparse::kSyntheticFlagNames[2], sparse, "sparse_logreg or sparse_svm"},
+               {sparse::kSyntheticFlagNames[3], sparse, "sparse_logreg or sparse_svm"},
+               {sparse::kSyntheticFlagNames[4], sparse, "sparse_logreg or sparse_svm"},
                {"ratings", workload == StudyWorkload::kMf, "mf"},
                {"rank", workload == StudyWorkload::kMf, "mf"}};
   for (const auto& o : owned) {
@@ -456,6 +454,12 @@ absl::Status CheckWorkloadFlags() {
       return absl::InvalidArgumentError(
           absl::StrFormat("--%s applies to --workload=%s only", o.flag, o.to));
     }
+  }
+  if (sparse && absl::GetFlag(FLAGS_synthetic_test_examples) == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--workload=%s has no test set to compare the runs on: give --synthetic_test_examples "
+        "(e.g. 5000)",
+        absl::GetFlag(FLAGS_workload)));
   }
   if (workload != StudyWorkload::kDense && !absl::GetFlag(FLAGS_simulate)) {
     // The sparse trainers' real runs are plain SGD on their own threads.
@@ -538,10 +542,8 @@ std::string WorkloadSettings() {
     return absl::StrFormat(" workload=mf ratings=%s rank=%d%s", absl::GetFlag(FLAGS_ratings),
                            absl::GetFlag(FLAGS_rank), out);
   }
-  return absl::StrFormat(
-      " workload=%s synthetic=%d,%d,%d,%d%s", workload, absl::GetFlag(FLAGS_synthetic_examples),
-      absl::GetFlag(FLAGS_synthetic_test_examples), absl::GetFlag(FLAGS_synthetic_features),
-      absl::GetFlag(FLAGS_synthetic_nnz), out);
+  return absl::StrFormat(" workload=%s synthetic=%s%s", workload, sparse::SyntheticFlagsText(),
+                         out);
 }
 
 // The settings every run shares, hashed into each run's key so that a rerun with other
@@ -842,19 +844,9 @@ absl::Status LoadStudyData(StudyData& data) {
     }
     case StudyWorkload::kSparseLogreg:
     case StudyWorkload::kSparseSvm: {
-      const sparse::SyntheticOptions options{
-          .num_examples = absl::GetFlag(FLAGS_synthetic_examples),
-          .num_features = absl::GetFlag(FLAGS_synthetic_features),
-          .mean_nnz = absl::GetFlag(FLAGS_synthetic_nnz),
-          .seed = 1};  // one data set for every seed of the study: the seeds vary the runs
-      HOGWILD_ASSIGN_OR_RETURN(
-          data.sparse,
-          sparse::GenerateSyntheticSplit(options, absl::GetFlag(FLAGS_synthetic_test_examples),
-                                         {.num_examples = "--synthetic_examples",
-                                          .num_features = "--synthetic_features",
-                                          .mean_nnz = "--synthetic_nnz",
-                                          .first_example = "--synthetic_examples"},
-                                         "--synthetic_test_examples"));
+      // One data set for every seed of the study (//sparse:train's of seed 1): the seeds vary
+      // the runs.
+      HOGWILD_ASSIGN_OR_RETURN(data.sparse, sparse::SyntheticSplitFromFlags(/*seed=*/1));
       HOGWILD_ASSIGN_OR_RETURN(
           data.workload,
           SparseLinearWorkload::Create(
@@ -1189,6 +1181,15 @@ int main(int argc, char** argv) {
       "momentums x seeds, resumably, and writes the report over seeds and the figures.\n"
       "  bazel run //benchmarks:study -- --modes=async,sync,ssp,backup --workers=2 "
       "--seeds=1,2,3 --out_dir=/tmp/study");
+  // --help lists this file's flags and the synthetic set's (sparse/synthetic_flags.h), not only
+  // those of files named like the program.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view path) {
+    return absl::StrContains(path, "benchmarks/sync_vs_async.cc") ||
+           absl::StrContains(path, "sparse/synthetic_flags.cc");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.
   if (const absl::Status cwd = hogwild::EnterBuildWorkingDirectory(); !cwd.ok()) {

@@ -37,6 +37,7 @@
 #include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
+#include "sparse/synthetic_flags.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/argv_flags.h"
 #include "trainer/cli/flags_parse.h"
@@ -49,12 +50,6 @@ ABSL_FLAG(std::string, dataset, "synthetic",
 ABSL_FLAG(std::string, test, "", "a LIBSVM test file (plain or .gz); empty: none");
 ABSL_FLAG(int64_t, num_features, 0,
           "feature count D of LIBSVM files; 0: the largest index of the training and test files");
-ABSL_FLAG(int64_t, synthetic_examples, 100000, "synthetic set: examples N");
-ABSL_FLAG(int64_t, synthetic_test_examples, 0,
-          "synthetic set: test examples (the rows after the training rows; 0: no test set)");
-ABSL_FLAG(int64_t, synthetic_features, 47236, "synthetic set: features D");
-ABSL_FLAG(int32_t, synthetic_nnz, 76, "synthetic set: mean non-zeros per example");
-ABSL_FLAG(double, synthetic_noise, 0.1, "synthetic set: label noise (std of the margin's noise)");
 ABSL_FLAG(std::string, model, "logreg",
           "logreg (logistic regression), svm (hinge loss) or mf (matrix factorization)");
 ABSL_FLAG(int32_t, rank, 16, "mf only: factor rank k, in [1, 1024]");
@@ -116,27 +111,13 @@ absl::StatusOr<Data> Load(uint64_t seed) {
       return absl::InvalidArgumentError(
           "--test and --num_features apply to LIBSVM files, not --dataset=synthetic");
     }
-    SyntheticOptions synthetic{.num_examples = absl::GetFlag(FLAGS_synthetic_examples),
-                               .num_features = absl::GetFlag(FLAGS_synthetic_features),
-                               .mean_nnz = absl::GetFlag(FLAGS_synthetic_nnz),
-                               .noise_std = absl::GetFlag(FLAGS_synthetic_noise),
-                               .seed = seed};
-    SyntheticOptionNames names{.num_examples = "--synthetic_examples",
-                               .num_features = "--synthetic_features",
-                               .mean_nnz = "--synthetic_nnz",
-                               .noise_std = "--synthetic_noise",
-                               .first_example = "--synthetic_examples"};
-    HOGWILD_ASSIGN_OR_RETURN(
-        SyntheticSplit split,
-        GenerateSyntheticSplit(synthetic, absl::GetFlag(FLAGS_synthetic_test_examples), names,
-                               "--synthetic_test_examples"));
+    HOGWILD_ASSIGN_OR_RETURN(SyntheticSplit split, SyntheticSplitFromFlags(seed));
     out.train = std::move(split.train);
     out.test = std::move(split.test);
     out.name = "synthetic";
     return out;
   }
-  for (const char* flag : {"synthetic_examples", "synthetic_test_examples", "synthetic_features",
-                           "synthetic_nnz", "synthetic_noise"}) {
+  for (const char* flag : kSyntheticFlagNames) {
     if (absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--%s applies to --dataset=synthetic only", flag));
@@ -394,7 +375,7 @@ int main(int argc, char** argv) {
       "Trains a sparse linear model (logistic regression, linear SVM) with Hogwild! SGD.\n"
       "  bazel run //sparse:train -- --workers=2 [--dataset=FILE.svm[.gz] --test=FILE]");
   if (const std::optional<int> exit_code =
-          hogwild::ParseCommandLineFlags(argc, argv, "sparse/train", "sparse/train_main.cc")) {
+          hogwild::ParseCommandLineFlags(argc, argv, "sparse/train", "sparse/")) {
     return *exit_code;
   }
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.

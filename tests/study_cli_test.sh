@@ -214,9 +214,13 @@ expect_one_line_error "study dense flag with sparse" "--data_dir applies to --wo
   --plot=false
 expect_error "--synthetic_examples applies to --workload=sparse_logreg or sparse_svm only" \
   --synthetic_examples=100
+expect_one_line_error "study sparse without a test set" \
+  "--workload=sparse_svm has no test set to compare the runs on: give --synthetic_test_examples (e.g. 5000)" \
+  "$study" --workload=sparse_svm --out_dir="$tmp/bad_out" --plot=false
 expect_one_line_error "study real sparse momentum" \
   "--momentums has no effect on --workload=sparse_svm's real runs (the sparse trainers' plain SGD); add --simulate or leave it out" \
-  "$study" --workload=sparse_svm --momentums=0.9 --out_dir="$tmp/bad_out" --plot=false
+  "$study" --workload=sparse_svm --momentums=0.9 --synthetic_test_examples=10 \
+  --out_dir="$tmp/bad_out" --plot=false
 expect_error "error: run async w=1 lr=0.05 m=0 seed 1: --weight_decay=-1 is out of range; it must be >= 0" \
   --weight_decay=-1
 expect_one_line_error "study sparse weight decay" "--weight_decay=-1 is out of range [0, float32 max]" \
@@ -226,7 +230,8 @@ expect_one_line_error "study mf rank" "--rank=0 is out of range [1, 1024]" \
   "$study" --workload=mf --rank=0 --out_dir="$tmp/bad_out" --plot=false
 expect_one_line_error "study real sparse ssp" \
   "error: run ssp(bound=3) w=2 lr=0.05 m=0 seed 1: TrainerOptions::mode: ssp is not available for sparse linear models on threads: the sparse linear trainer does not implement it yet (sparse/sparse_train.h); use async, sync, locked or round_robin, or run ssp in the simulator, or train dense networks with ssp" \
-  "$study" --workload=sparse_svm --modes=ssp --workers=2 --out_dir="$tmp/bad_out" --plot=false
+  "$study" --workload=sparse_svm --modes=ssp --workers=2 --synthetic_test_examples=10 \
+  --out_dir="$tmp/bad_out" --plot=false
 sparse_flags=(--workload=sparse_svm --simulate --runs=async:1,async:4,ssp:4,backup:4,local_sgd:4
   --seeds=1,2 --synthetic_examples=800 --synthetic_test_examples=200 --synthetic_features=300
   --synthetic_nnz=10 --batch_size=2 --lrs=0.2 --epochs=2 --target_accuracy=0.6 --plot=false

@@ -33,14 +33,14 @@ absl::Status CheckArgvFlags(int argc, char** argv);
 
 // Every command's command line, read the same way: CheckArgvFlags, then Abseil's parser; --help
 // (and Abseil's other usage flags) prints the flags defined in files whose path contains
-// `flags_file` on standard output and ends the command with exit status 0 (1 when standard output
-// cannot be written); an argument that is not a flag (`--hidden 128 128`, anything after `--`)
-// is an error naming it and `command` ("predict takes flags only"). Returns the exit status
-// main() returns at once, after printing any error as one "error: ..." line on standard error,
-// or nullopt when the flags are parsed and the command goes on. It also makes a failed
-// allocation anywhere in the process (operator new, e.g. under `ulimit -v`) end the command with
-// one "error: <command>: out of memory ..." line and exit status 1 instead of std::bad_alloc's
-// abort. Call it once, first, in main().
+// `flags_file` (a file, or a folder such as "sparse/") on standard output and ends the command with
+// exit status 0 (1 when standard output cannot be written); an argument that is not a flag
+// (`--hidden 128 128`, anything after `--`) is an error naming it and `command` ("predict takes
+// flags only"). Returns the exit status main() returns at once, after printing any error as one
+// "error: ..." line on standard error, or nullopt when the flags are parsed and the command goes
+// on. It also makes a failed allocation anywhere in the process (operator new, e.g. under `ulimit
+// -v`) end the command with one "error: <command>: out of memory ..." line and exit status 1
+// instead of std::bad_alloc's abort. Call it once, first, in main().
 std::optional<int> ParseCommandLineFlags(int argc, char** argv, absl::string_view command,
                                          absl::string_view flags_file);
 
