@@ -11,7 +11,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/atomic_file.h"
 #include "core/capabilities.h"
+#include "core/output_path.h"
 
 namespace {
 
@@ -37,11 +39,9 @@ int Write() {
   }
   readme.replace(begin + std::strlen(kBegin), end - begin - std::strlen(kBegin),
                  hogwild::CapabilitiesMarkdown());
-  std::ofstream out(path, std::ios::trunc);
-  out << readme;
-  out.close();
-  if (!out) {
-    std::fprintf(stderr, "capabilities_markdown: cannot write %s\n", path.c_str());
+  // Atomically: a failed write (a full disk) leaves the README as it was.
+  if (const absl::Status written = hogwild::WriteFileAtomically(path, readme); !written.ok()) {
+    std::fprintf(stderr, "capabilities_markdown: %s\n", std::string(written.message()).c_str());
     return 1;
   }
   std::printf("capabilities_markdown: rewrote the table in %s\n", path.c_str());
@@ -57,5 +57,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::fputs(hogwild::CapabilitiesMarkdown().c_str(), stdout);
-  return 0;
+  return hogwild::CheckedExitCode(0);  // a failed write to standard output is not a success
 }
