@@ -1,8 +1,8 @@
 // The base of the policies that run Hogwild's updates (sync/hogwild.h) inside an ordering of
-// their own (locked: one lock over each step, sync/locked.h; round_robin: updates in turn,
-// sync/round_robin.h): it owns the Hogwild object and forwards to it what the ordering does not
-// change: the parameter reads, the optimizer state and its checkpoint form (as Hogwild's, so a
-// PolicyState moves between them unchanged).
+// their own (ssp: the staleness bound, sync/stale_synchronous.h; locked: one lock over each step,
+// sync/locked.h; round_robin: updates in turn, sync/round_robin.h): it owns the Hogwild object and
+// forwards to it what the ordering does not change: the parameter reads, the optimizer state and
+// its checkpoint form (as Hogwild's, so a PolicyState moves between them unchanged).
 //
 // Thread-safety: as Hogwild's.
 #ifndef HOGWILD_SYNC_HOGWILD_INSIDE_H_

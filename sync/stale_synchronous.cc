@@ -11,26 +11,12 @@ namespace hogwild {
 
 StaleSynchronous::StaleSynchronous(ParameterStore* store, int num_workers, SgdOptions options,
                                    int64_t staleness_bound)
-    : UpdatePolicy(Mode::kSsp, store, num_workers, options),
+    : HogwildInside(Mode::kSsp, store, num_workers, options, Hogwild::ReadPoint::kLatest),
       bound_(staleness_bound),
-      updates_(store, num_workers, options),
       clocks_(num_workers, 0),
       done_(num_workers, false),
       waiting_on_bound_(num_workers, false) {
   HOGWILD_CHECK(staleness_bound >= 0, "StaleSynchronous: staleness_bound must be >= 0");
-}
-
-int StaleSynchronous::num_optimizer_buffers() const { return updates_.num_optimizer_buffers(); }
-
-int StaleSynchronous::num_optimizer_steps() const { return updates_.num_optimizer_steps(); }
-
-std::vector<uint64_t> StaleSynchronous::DoSaveOptimizerSteps() const {
-  absl::StatusOr<PolicyState> state = updates_.SaveState();
-  return state.ok() ? state->optimizer_steps : std::vector<uint64_t>{};
-}
-
-void StaleSynchronous::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
-  restored_steps_ = steps;
 }
 
 void StaleSynchronous::DoRestoreWorkerSteps(const std::vector<int64_t>& steps) {
@@ -81,10 +67,6 @@ bool StaleSynchronous::MayBeginStepLocked(int worker) const {
   return clocks_[worker] - MinClockLocked() <= bound_;
 }
 
-absl::Status StaleSynchronous::DoReadParams(absl::Span<float> out) const {
-  return updates_.ReadParams(out);
-}
-
 absl::StatusOr<DeviceSpan<const float>> StaleSynchronous::DoBeginStep(int worker) {
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -98,12 +80,12 @@ absl::StatusOr<DeviceSpan<const float>> StaleSynchronous::DoBeginStep(int worker
     }
     if (cancelled_) return absl::CancelledError("training was cancelled");
   }
-  return updates_.BeginStep(worker);
+  return updates().BeginStep(worker);
 }
 
 absl::StatusOr<StepStats> StaleSynchronous::DoFinishStep(int worker, DeviceSpan<const float> grad,
                                                          float lr) {
-  HOGWILD_ASSIGN_OR_RETURN(StepStats stats, updates_.FinishStep(worker, grad, lr));
+  HOGWILD_ASSIGN_OR_RETURN(StepStats stats, updates().FinishStep(worker, grad, lr));
   bool was_slowest;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -130,24 +112,7 @@ void StaleSynchronous::DoCancel() {
     cancelled_ = true;
   }
   advanced_.notify_all();
-  updates_.Cancel();
-}
-
-absl::StatusOr<std::vector<std::vector<float>>> StaleSynchronous::DoSaveOptimizerState() const {
-  HOGWILD_ASSIGN_OR_RETURN(PolicyState state, updates_.SaveState());
-  return std::move(state.optimizer_state);
-}
-
-absl::Status StaleSynchronous::DoRestoreOptimizerState(
-    const std::vector<std::vector<float>>& momentum) {
-  // The base class has restored the store already; Hogwild restores it again (the same values)
-  // together with its per-worker momentum.
-  PolicyState state;
-  state.global_step = store()->version();
-  state.params.assign(store()->unsafe_values().begin(), store()->unsafe_values().end());
-  state.optimizer_state = momentum;
-  state.optimizer_steps = restored_steps_;
-  return updates_.RestoreState(state);
+  HogwildInside::DoCancel();
 }
 
 }  // namespace hogwild

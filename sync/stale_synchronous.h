@@ -43,20 +43,17 @@
 #include <vector>
 
 #include "sync/hogwild.h"
+#include "sync/hogwild_inside.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
 
 namespace hogwild {
 
-class StaleSynchronous final : public UpdatePolicy {
+class StaleSynchronous final : public HogwildInside {
  public:
   // `store` must outlive this object. num_workers >= 1, staleness_bound >= 0.
   StaleSynchronous(ParameterStore* store, int num_workers, SgdOptions options,
                    int64_t staleness_bound);
-
-  // As Hogwild's (the updates are Hogwild's): W with momentum, 0 without, ...
-  int num_optimizer_buffers() const override;
-  int num_optimizer_steps() const override;
 
   int64_t staleness_bound() const { return bound_; }
   // Steps worker w has completed. Thread-safe.
@@ -76,24 +73,17 @@ class StaleSynchronous final : public UpdatePolicy {
   int num_blocked_workers() const override;
 
  private:
-  absl::Status DoReadParams(absl::Span<float> out) const override;
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
   absl::Status DoWorkerDone(int worker) override;
   void DoCancel() override;
-  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
-  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
-  std::vector<uint64_t> DoSaveOptimizerSteps() const override;
-  void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
   void DoRestoreWorkerSteps(const std::vector<int64_t>& steps) override;
 
   int64_t MinClockLocked() const;             // requires mu_
   bool MayBeginStepLocked(int worker) const;  // requires mu_
 
   const int64_t bound_;
-  Hogwild updates_;  // the lock-free updates and per-worker snapshots and optimizer state
-  std::vector<uint64_t> restored_steps_;  // from DoRestoreOptimizerSteps to DoRestoreOptimizerState
 
   // std::mutex, as sync/step_barrier.h explains (ThreadSanitizer sees its edges).
   mutable std::mutex mu_;
