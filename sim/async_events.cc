@@ -20,12 +20,9 @@
 namespace hogwild {
 namespace {
 
-// One worker's state: its data position, the step in flight, its clock. Its parameter snapshot
+// One worker's state: the step in flight, its clock. Its parameter snapshot
 // and optimizer state are the policy's.
 struct AsyncWorker {
-  int64_t epoch = -1;  // the epoch of `batches`
-  size_t next = 0;     // index in `batches` of the next step's batch
-  EpochBatches batches;
   const std::pair<std::vector<int64_t>, int64_t>* pending = nullptr;  // taken, not started
   bool blocked = false;     // ssp: waiting for the slowest worker
   bool done = false;        // its data is used up
@@ -63,24 +60,7 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
   absl::Cleanup forget_policy = [&ctx] { ctx.policy = nullptr; };
   std::vector<AsyncWorker> workers(static_cast<size_t>(num_workers));
   for (AsyncWorker& w : workers) w.grad.resize(static_cast<size_t>(num_params));
-  // Each epoch's permutation, computed once, dropped when every worker has taken its shard.
-  std::map<int64_t, std::pair<std::vector<int64_t>, int>> permutations;
-  auto next_batch = [&](int w) -> const std::pair<std::vector<int64_t>, int64_t>* {
-    AsyncWorker& worker = workers[w];
-    while (worker.next >= worker.batches.size()) {
-      if (++worker.epoch >= t.epochs) return nullptr;
-      auto it = permutations.find(worker.epoch);
-      if (it == permutations.end()) {
-        it = permutations
-                 .emplace(worker.epoch, std::make_pair(ctx.plan->EpochPermutation(worker.epoch), 0))
-                 .first;
-      }
-      worker.batches = ctx.plan->EpochBatches(w, it->second.first);
-      worker.next = 0;
-      if (++it->second.second == num_workers) permutations.erase(it);
-    }
-    return &worker.batches[worker.next++];
-  };
+  ShardedBatches shards(&ctx);
   // The smallest clock of the workers that still have data (as StaleSynchronous::min_clock), for
   // the clock-gap statistic only: whether ssp lets a step start is the policy's MayBeginStep.
   auto min_clock = [&] {
@@ -111,7 +91,7 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
   // Takes worker w's next batch and starts it, unless ssp holds it back; without one, w is done.
   auto advance = [&](int w, double now) -> absl::Status {
     AsyncWorker& worker = workers[w];
-    worker.pending = next_batch(w);
+    worker.pending = shards.Next(w);
     if (worker.pending == nullptr) {
       worker.done = true;
       return policy->WorkerDone(w);

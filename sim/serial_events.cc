@@ -25,9 +25,6 @@ using Batch = std::pair<std::vector<int64_t>, int64_t>;
 
 // One worker's state: its data position, the step in flight.
 struct SerialWorker {
-  int64_t epoch = -1;  // the epoch of `batches`
-  size_t next = 0;     // index in `batches` of the next step's batch
-  EpochBatches batches;
   const Batch* pending = nullptr;  // the batch of the step in flight or asked for
   double loss_sum = 0.0;
   int64_t examples = 0;
@@ -42,7 +39,7 @@ struct SerialWorker {
 class SerialSteps {
  public:
   SerialSteps(SimContext& ctx, int64_t gradients)
-      : ctx_(ctx), workers_(static_cast<size_t>(ctx.trainer().num_workers)) {
+      : ctx_(ctx), workers_(static_cast<size_t>(ctx.trainer().num_workers)), shards_(&ctx) {
     grads_.assign(static_cast<size_t>(gradients),
                   std::vector<float>(static_cast<size_t>(ctx.num_params())));
   }
@@ -67,24 +64,8 @@ class SerialSteps {
 
   // Takes worker w's next batch into `pending`; false when its data is used up.
   bool TakeBatch(int w) {
-    SerialWorker& worker = workers_[w];
-    const TrainerOptions& t = ctx_.trainer();
-    worker.pending = nullptr;
-    while (worker.next >= worker.batches.size()) {
-      if (++worker.epoch >= t.epochs) return false;
-      auto it = permutations_.find(worker.epoch);
-      if (it == permutations_.end()) {
-        it =
-            permutations_
-                .emplace(worker.epoch, std::make_pair(ctx_.plan->EpochPermutation(worker.epoch), 0))
-                .first;
-      }
-      worker.batches = ctx_.plan->EpochBatches(w, it->second.first);
-      worker.next = 0;
-      if (++it->second.second == num_workers()) permutations_.erase(it);
-    }
-    worker.pending = &worker.batches[worker.next++];
-    return true;
+    workers_[w].pending = shards_.Next(w);
+    return workers_[w].pending != nullptr;
   }
 
   // Worker w's data is used up: it leaves the policy (round_robin's rotation).
@@ -124,8 +105,7 @@ class SerialSteps {
   std::unique_ptr<UpdatePolicy> policy_;
   std::vector<SerialWorker> workers_;
   std::vector<std::vector<float>> grads_;  // [gradients][P]
-  // epoch -> (its permutation, workers that took their shard of it)
-  std::map<int64_t, std::pair<std::vector<int64_t>, int>> permutations_;
+  ShardedBatches shards_;
 };
 
 }  // namespace

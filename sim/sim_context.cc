@@ -61,6 +61,25 @@ absl::Status SimContext::UpdateEma() {
   return absl::OkStatus();
 }
 
+ShardedBatches::ShardedBatches(const SimContext* ctx)
+    : ctx_(ctx), positions_(static_cast<size_t>(ctx->trainer().num_workers)) {}
+
+const std::pair<std::vector<int64_t>, int64_t>* ShardedBatches::Next(int w) {
+  Position& p = positions_[w];
+  while (p.next >= p.batches.size()) {
+    if (++p.epoch >= ctx_->trainer().epochs) return nullptr;
+    auto it = permutations_.find(p.epoch);
+    if (it == permutations_.end()) {
+      it = permutations_.emplace(p.epoch, std::make_pair(ctx_->plan->EpochPermutation(p.epoch), 0))
+               .first;
+    }
+    p.batches = ctx_->plan->EpochBatches(w, it->second.first);
+    p.next = 0;
+    if (++it->second.second == ctx_->trainer().num_workers) permutations_.erase(it);
+  }
+  return &p.batches[p.next++];
+}
+
 const std::pair<std::vector<int64_t>, int64_t>& SyncSplitBatches::Part(int w, int64_t step) {
   const int64_t steps_per_epoch = ctx_->plan->StepsPerEpoch(0);
   const int64_t epoch = step / steps_per_epoch;

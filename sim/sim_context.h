@@ -77,6 +77,28 @@ struct SimContext {
   absl::Status UpdateEma();
 };
 
+// Each worker's own shard of every epoch, batch by batch (the policies where each worker walks
+// its shard: async, ssp, locked, round_robin). Each epoch's permutation is computed once and
+// dropped when every worker has taken its shard of it.
+class ShardedBatches {
+ public:
+  explicit ShardedBatches(const SimContext* ctx);
+  // Worker w's next batch (rows, the gradient's denominator), valid until w's next call; null
+  // when w's data is used up.
+  const std::pair<std::vector<int64_t>, int64_t>* Next(int w);
+
+ private:
+  struct Position {
+    int64_t epoch = -1;  // the epoch of `batches`
+    size_t next = 0;     // index in `batches` of the next batch
+    EpochBatches batches;
+  };
+  const SimContext* ctx_;
+  std::vector<Position> positions_;  // [W]
+  // epoch -> (its permutation, workers that took their shard of it)
+  std::map<int64_t, std::pair<std::vector<int64_t>, int>> permutations_;
+};
+
 // The sync-split batches of every worker for any epoch, computed on first use and kept until
 // Release: the policies whose workers may be in different epochs (backup) or whose rounds
 // cross epochs (local_sgd) read them by global step.
