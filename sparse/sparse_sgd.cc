@@ -39,30 +39,14 @@ float SparseSgdStep(LinearModel model, const SgdMomentumFn& sgd_in, const Sparse
   return ls.loss;
 }
 
-SparseGradient::SparseGradient(int64_t num_features)
-    : sum_(num_features, 0.0f), marked_(num_features, 0) {}
-
-float SparseGradient::AddExample(LinearModel model, const SparseDataset& data, int64_t i,
-                                 float scale, const float* shared) {
+float AddExample(LinearModel model, const SparseDataset& data, int64_t i, float scale,
+                 const float* shared, SparseGradient& gradient) {
   const LossAndSlope ls = LinearLoss(model, Margin(data, i, shared), data.labels[i]);
   const float c = ls.slope * scale;
   const int64_t begin = data.row_offsets[i];
   const int64_t end = data.row_offsets[i + 1];
-  // Touched even when c is 0: with weight decay the support decays, as in SparseSgdStep().
-  for (int64_t k = begin; k < end; ++k) Accumulate(data.indices[k], c * data.values[k]);
+  for (int64_t k = begin; k < end; ++k) gradient.Accumulate(data.indices[k], c * data.values[k]);
   return ls.loss;
-}
-
-void SparseGradient::Add(const SparseGradient& other) {
-  for (int32_t j : other.touched_) Accumulate(j, other.sum_[j]);
-}
-
-void SparseGradient::Clear() {
-  for (int32_t j : touched_) {
-    sum_[j] = 0.0f;
-    marked_[j] = 0;
-  }
-  touched_.clear();
 }
 
 void ApplySparseGradient(const SgdMomentumFn& sgd, const SparseGradient& gradient, float* shared) {

@@ -16,12 +16,12 @@
 #define HOGWILD_SPARSE_SPARSE_SGD_H_
 
 #include <cstdint>
-#include <vector>
 
 #include "absl/types/span.h"
 #include "kernels/functors.h"
 #include "sparse/linear_loss.h"
 #include "sparse/sparse_dataset.h"
+#include "sync/sparse_gradient.h"
 
 namespace hogwild::sparse {
 
@@ -33,41 +33,12 @@ namespace hogwild::sparse {
 float SparseSgdStep(LinearModel model, const SgdMomentumFn& sgd, const SparseDataset& data,
                     int64_t i, float* shared);
 
-// A minibatch gradient on the union of its examples' supports: a dense accumulator [D] (so the
-// sum over examples costs one add per non-zero) and the list of coordinates touched, in the order
-// they were first touched. One per worker; not thread-safe.
-class SparseGradient {
- public:
-  // D >= 1. Allocates 8 D bytes (throws std::bad_alloc like std::vector).
-  explicit SparseGradient(int64_t num_features);
-
-  // Adds scale * slope_i * x_i, slope_i at the margin read from `shared` (SharedLoad), and
-  // returns the example's loss. Reads `shared` only: safe concurrently with other workers'
-  // updates.
-  float AddExample(LinearModel model, const SparseDataset& data, int64_t i, float scale,
-                   const float* shared);
-  // Adds another gradient into this one: value(j) += other.value(j) for j in other.touched(),
-  // in other's order (the sync mode's sum of tower gradients, in worker order).
-  void Add(const SparseGradient& other);
-
-  absl::Span<const int32_t> touched() const { return touched_; }
-  float value(int32_t j) const { return sum_[j]; }
-  // Back to zero, in O(touched) (not O(D)).
-  void Clear();
-
- private:
-  void Accumulate(int32_t j, float g) {
-    if (!marked_[j]) {
-      marked_[j] = 1;
-      touched_.push_back(j);
-    }
-    sum_[j] += g;
-  }
-
-  std::vector<float> sum_;        // [D], 0 outside touched_
-  std::vector<uint8_t> marked_;   // [D], 1 on touched_
-  std::vector<int32_t> touched_;  // coordinates with a contribution, first-touch order
-};
+// Adds example i's gradient scale * slope_i * x_i (slope_i at the margin read from `shared` with
+// SharedLoad) to `gradient` ([D]; every coordinate of the support touched, also when the slope is
+// 0, so that weight decay reaches the support as in SparseSgdStep()), and returns the example's
+// loss. Reads `shared` only: safe concurrently with other workers' updates.
+float AddExample(LinearModel model, const SparseDataset& data, int64_t i, float scale,
+                 const float* shared, SparseGradient& gradient);
 
 // w_j <- sgd(w_j, gradient.value(j)) for j in gradient.touched(), in that order, with
 // SharedSgdElement. sgd.momentum must be 0. Thread-safety: as SparseSgdStep().

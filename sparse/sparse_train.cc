@@ -127,7 +127,7 @@ void RunShard(const Epoch& e, int w) {
       if constexpr (kLocked) guard.lock();
       gradient.Clear();
       for (int64_t q = k; q < stop; ++q) {
-        gradient.AddExample(model, *e.data, order[q], scale, e.shared);
+        AddExample(model, *e.data, order[q], scale, e.shared, gradient);
       }
       ApplySparseGradient(e.sgd, gradient, e.shared);
       if constexpr (kLocked) guard.unlock();
@@ -152,7 +152,7 @@ void RunRoundRobin(const Epoch& e, int w) {
     const float scale = 1.0f / static_cast<float>(stop - k);
     gradient.Clear();
     for (int64_t q = k; q < stop; ++q) {
-      gradient.AddExample(e.options->model, *e.data, (*e.order)[q], scale, e.shared);
+      AddExample(e.options->model, *e.data, (*e.order)[q], scale, e.shared, gradient);
     }
     e.gate->Wait(w);
     ApplySparseGradient(e.sgd, gradient, e.shared);
@@ -176,7 +176,7 @@ void RunSync(const Epoch& e, int w) {
     mine.Clear();
     for (int64_t q = start + global * w / num_workers; q < start + global * (w + 1) / num_workers;
          ++q) {
-      mine.AddExample(e.options->model, *e.data, (*e.order)[q], scale, e.shared);
+      AddExample(e.options->model, *e.data, (*e.order)[q], scale, e.shared, mine);
     }
     // Nothing cancels this barrier: the workers have no failure to report.
     (void)e.barrier->ArriveAndWait();

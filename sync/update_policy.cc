@@ -57,6 +57,31 @@ absl::StatusOr<StepStats> UpdatePolicy::FinishStep(int worker, DeviceSpan<const 
   return DoFinishStep(worker, grad, lr);
 }
 
+absl::StatusOr<const float*> UpdatePolicy::BeginSparseStep(int worker) {
+  if (cancelled()) return Cancelled();
+  HOGWILD_RETURN_IF_ERROR(CheckWorker("BeginSparseStep", worker, num_workers_));
+  return DoBeginSparseStep(worker);
+}
+
+absl::StatusOr<StepStats> UpdatePolicy::FinishSparseStep(int worker, const SparseGradient& grad,
+                                                         float lr) {
+  if (cancelled()) return Cancelled();
+  HOGWILD_RETURN_IF_ERROR(CheckWorker("FinishSparseStep", worker, num_workers_));
+  HOGWILD_RETURN_IF_ERROR(CheckSize("FinishSparseStep", "the gradient", grad.size(), num_params()));
+  return DoFinishSparseStep(worker, grad, lr);
+}
+
+absl::StatusOr<const float*> UpdatePolicy::DoBeginSparseStep(int worker) {
+  HOGWILD_ASSIGN_OR_RETURN(DeviceSpan<const float> params, DoBeginStep(worker));
+  return params.data();
+}
+
+absl::StatusOr<StepStats> UpdatePolicy::DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                                           float lr) {
+  const absl::Span<const float> dense = grad.dense();
+  return DoFinishStep(worker, DeviceSpan<const float>(dense.data(), dense.size()), lr);
+}
+
 absl::Status UpdatePolicy::SetStepExamples(int worker, int64_t examples, int64_t step_examples) {
   HOGWILD_RETURN_IF_ERROR(CheckWorker("SetStepExamples", worker, num_workers_));
   if (examples < 0 || examples > step_examples) {

@@ -5,6 +5,9 @@
 //   ... compute grad ([P]) on its batch from `params` ...
 //   StatusOr<StepStats> stats = policy.FinishStep(w, grad, lr);
 //
+// or, for a gradient that is zero outside a few coordinates (sync/sparse_gradient.h), the same
+// step as BeginSparseStep / FinishSparseStep: one policy per mode for every gradient kind.
+//
 // with policy.SetStepExamples(w, examples, step_examples) before BeginStep, and, when its data
 // is used up, policy.WorkerDone(w).
 //
@@ -42,6 +45,7 @@
 #include "kernels/device_span.h"
 #include "kernels/optimizer.h"
 #include "sync/parameter_store.h"
+#include "sync/sparse_gradient.h"
 
 namespace hogwild {
 
@@ -192,6 +196,28 @@ class UpdatePolicy {
   // kInvalidArgument for a worker outside [0, W) or a gradient that is not [P].
   absl::StatusOr<StepStats> FinishStep(int worker, DeviceSpan<const float> grad, float lr);
 
+  // The same step with a sparse gradient (sync/sparse_gradient.h), for the workloads whose
+  // gradient is zero outside a few coordinates (sparse linear models, matrix factorization).
+  // Host-memory (CPU) policies only; the GPU policies return kUnimplemented.
+  //
+  // BeginSparseStep returns the parameters ([P] float32, host memory) worker `worker` reads this
+  // step. Unlike BeginStep's, they may be the live shared array, which peers update while it is
+  // read (async, locked, round_robin, ssp: no O(P) snapshot per step, the Hogwild! paper's
+  // Algorithm 1): read its elements with cpu::SharedLoad (kernels/cpu/shared_element.h) only,
+  // each a value some update wrote. The other policies return the view BeginStep does. Valid
+  // until FinishSparseStep. Errors: as BeginStep's.
+  absl::StatusOr<const float*> BeginSparseStep(int worker);
+
+  // Applies (or contributes) `grad` as FinishStep applies its dense form grad.dense(): the same
+  // rule, ordering and statistics. Where the rule leaves a coordinate with a zero gradient
+  // unchanged, the update writes the touched coordinates only (O(touched), not O(P)): plain SGD
+  // without momentum, clipping or moving statistics under async, locked, round_robin, ssp and
+  // sync. Weight decay (SgdOptions::weight_decay) then decays the touched coordinates only;
+  // elsewhere (the other optimizers, backup, local_sgd) the policy applies grad.dense() and
+  // weight decay reaches every parameter, as FinishStep's does. `grad` is owned by the caller
+  // and unchanged until this returns. Errors: as FinishStep's (a gradient of size != P).
+  absl::StatusOr<StepStats> FinishSparseStep(int worker, const SparseGradient& grad, float lr);
+
   // The examples behind worker `worker`'s next gradient: `examples` of its own and
   // `step_examples` in the step's whole batch (the gradient's divisor, see the top of this file).
   // Policies that weight gradients by the examples actually used read it (backup); the others
@@ -260,6 +286,13 @@ class UpdatePolicy {
   virtual absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) = 0;
   virtual absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                                  float lr) = 0;
+  // The sparse step's hooks (contracts as BeginSparseStep/FinishSparseStep). The defaults run
+  // the dense step: DoBeginStep's view (which must be host memory) and DoFinishStep on
+  // grad.dense(). A policy overrides them where it can read live or update the touched
+  // coordinates only; the GPU policies override them to return kUnimplemented.
+  virtual absl::StatusOr<const float*> DoBeginSparseStep(int worker);
+  virtual absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                                       float lr);
   virtual absl::Status DoWorkerDone(int /*worker*/) { return absl::OkStatus(); }
   virtual void DoSetStepExamples(int /*worker*/, int64_t /*examples*/, int64_t /*step_examples*/) {}
   // Called once by the first Cancel(), to release waiters (the sync barrier).

@@ -62,7 +62,7 @@ TEST(SparseGradient, MatchesDenseFiniteDifferencesForBothModels) {
     SparseGradient gradient(30);
     double loss = 0.0;
     for (int64_t i : rows)
-      loss += gradient.AddExample(model, data, i, 1.0f / rows.size(), w.data());
+      loss += AddExample(model, data, i, 1.0f / rows.size(), w.data(), gradient);
     std::vector<double> wd(w.begin(), w.end());
     EXPECT_NEAR(loss / rows.size(), MeanLoss(model, wd, data, rows), 1e-5);
     // Every coordinate of the dense gradient: the touched ones against central differences, the
@@ -107,7 +107,7 @@ TEST(SparseSgdStep, EqualsTheMinibatchPathOfOneExampleBitwiseAndTouchesOnlyItsSu
         const std::vector<float> before = a;
         SparseSgdStep(model, sgd, data, i, a.data());
         gradient.Clear();
-        gradient.AddExample(model, data, i, 1.0f, b.data());
+        AddExample(model, data, i, 1.0f, b.data(), gradient);
         ApplySparseGradient(sgd, gradient, b.data());
         ASSERT_EQ(a, b) << "example " << i;
         std::vector<bool> support(50, false);

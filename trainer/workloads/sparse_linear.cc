@@ -32,7 +32,7 @@ class SparseLinearWorker final : public WorkerGradient {
     const float scale = batch.denominator > 0 ? 1.0f / static_cast<float>(batch.denominator) : 0.0f;
     double loss_sum = 0.0;
     for (int64_t i : batch.rows) {
-      loss_sum += sum_.AddExample(model_, *train_, i, scale, params.data());
+      loss_sum += sparse::AddExample(model_, *train_, i, scale, params.data(), sum_);
       for (int32_t j : train_->row_indices(i)) ++count_[j];
     }
     std::fill(grad.begin(), grad.end(), 0.0f);
@@ -50,7 +50,7 @@ class SparseLinearWorker final : public WorkerGradient {
   const sparse::SparseDataset* train_;
   const float weight_decay_;
   const int64_t max_batch_;
-  sparse::SparseGradient sum_;  // [D] accumulator and the touched coordinates
+  SparseGradient sum_;          // [D] accumulator and the touched coordinates
   std::vector<int32_t> count_;  // [D] the batch's examples touching each coordinate
 };
 
