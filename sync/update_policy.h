@@ -95,6 +95,14 @@ struct SgdOptions {
   bool is_sgd_momentum() const {
     return optimizer == OptimizerKind::kSgd || optimizer == OptimizerKind::kMomentum;
   }
+  // Whether the update leaves a parameter whose gradient is 0 unchanged but for its weight decay
+  // (the SGD family with momentum 0, no clipping, no moving statistics), so that a sparse
+  // gradient's update may visit its touched coordinates only (ApplySparseSgd,
+  // sync/sparse_gradient.h). The one condition of every policy's fast sparse step. Pure.
+  bool updates_touched_only() const {
+    return is_sgd_momentum() && momentum == 0.0f && clip_global_norm <= 0.0f &&
+           moving_stats.empty();
+  }
 };
 
 struct StepStats {
