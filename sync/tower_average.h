@@ -27,7 +27,8 @@
 // coordinates only (ApplySparseSgd, sync/sparse_gradient.h; weight decay, outside the no_decay
 // ranges, reaches those coordinates only): O(W x touched) per step, not O(P). Otherwise the step
 // is FinishStep on each gradient's dense form. BeginSparseStep returns the shared array, as
-// BeginStep does.
+// BeginStep does. Every worker of a step takes a step of the same kind (all FinishStep or all
+// FinishSparseStep).
 //
 // Thread-safety: each of the W workers calls BeginStep/FinishStep once per step from its own
 // thread. Cancel() releases every waiter; the no-hang guarantee depends on it.
