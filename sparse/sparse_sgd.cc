@@ -50,10 +50,7 @@ float AddExample(LinearModel model, const SparseDataset& data, int64_t i, float 
 }
 
 void ApplySparseGradient(const SgdMomentumFn& sgd, const SparseGradient& gradient, float* shared) {
-  float unused_velocity = 0.0f;
-  for (int32_t j : gradient.touched()) {
-    cpu::SharedSgdElement(sgd, gradient.value(j), unused_velocity, shared + j);
-  }
+  ApplySparseSgd(sgd.lr, sgd.weight_decay, {}, gradient, shared);
 }
 
 LinearEvaluation EvaluateLinear(LinearModel model, absl::Span<const float> weights,

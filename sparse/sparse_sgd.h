@@ -41,7 +41,9 @@ float AddExample(LinearModel model, const SparseDataset& data, int64_t i, float 
                  const float* shared, SparseGradient& gradient);
 
 // w_j <- sgd(w_j, gradient.value(j)) for j in gradient.touched(), in that order, with
-// SharedSgdElement. sgd.momentum must be 0. Thread-safety: as SparseSgdStep().
+// SharedSgdElement: ApplySparseSgd (sync/sparse_gradient.h, the update policies' one
+// touched-coordinate update) with every coordinate decaying. sgd.momentum must be 0.
+// Thread-safety: as SparseSgdStep().
 void ApplySparseGradient(const SgdMomentumFn& sgd, const SparseGradient& gradient, float* shared);
 
 struct LinearEvaluation {

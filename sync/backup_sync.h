@@ -33,6 +33,9 @@
 // restart together (at 0 here, at T in the data plan). With backup_workers = 0 a resumed run is
 // bitwise the uninterrupted one (as sync mode's).
 //
+// Sparse gradients (UpdatePolicy::FinishSparseStep) take the dense step on their dense form
+// (UpdatePolicy's default): a sparse step costs O(P), and weight decay reaches every parameter.
+//
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. ReadParams waits for an update in progress. The reduction is done by one thread
 // (the closing contributor), not sliced across the workers as in sync mode.

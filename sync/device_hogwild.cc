@@ -242,4 +242,24 @@ absl::Status DeviceHogwild::DoRestoreParams() {
   return absl::OkStatus();
 }
 
+namespace {
+
+absl::Status SparseUnimplemented() {
+  return absl::UnimplementedError(
+      "DeviceHogwild (async on GPU workers) takes dense gradients only; train the sparse workloads "
+      "on CPU workers");
+}
+
+}  // namespace
+
+absl::StatusOr<const float*> DeviceHogwild::DoBeginSparseStep(int /*worker*/) {
+  return SparseUnimplemented();
+}
+
+absl::StatusOr<StepStats> DeviceHogwild::DoFinishSparseStep(int /*worker*/,
+                                                            const SparseGradient& /*grad*/,
+                                                            float /*lr*/) {
+  return SparseUnimplemented();
+}
+
 }  // namespace hogwild

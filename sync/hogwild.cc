@@ -4,6 +4,7 @@
 #include "kernels/optimizer.h"
 #include "sync/grad_clip.h"
 #include "sync/moving_stats.h"
+#include "sync/sparse_gradient.h"
 
 namespace hogwild {
 
@@ -92,7 +93,12 @@ void Hogwild::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
 absl::StatusOr<DeviceSpan<const float>> Hogwild::DoBeginStep(int worker) {
   PerWorker& w = workers_[worker];
   if (read_point_ == ReadPoint::kAfterOwnUpdate) {
-    // Left by the constructor, RestoreState or this worker's previous FinishStep.
+    // Left by the constructor, RestoreState or this worker's previous FinishStep; a touched-only
+    // sparse update since left it behind the store, which is then read afresh.
+    if (!w.snapshot_current) {
+      w.read_version = store()->Read(absl::MakeSpan(w.snapshot));
+      w.snapshot_current = true;
+    }
     return DeviceSpan<const float>(absl::MakeConstSpan(w.snapshot));
   }
   // The snapshot that the last FinishStep left is as fresh as a new Read() when no other update
@@ -162,6 +168,27 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
   const uint64_t version_after = store()->CompleteUpdate() + 1;
   w.snapshot_current = version_after == version_before + 1;
   w.read_version = version_after;
+  return stats;
+}
+
+absl::StatusOr<const float*> Hogwild::DoBeginSparseStep(int worker) {
+  // The live array, no O(P) copy: the staleness counts from the version the read began at.
+  PerWorker& w = workers_[worker];
+  w.read_version = store()->version();
+  w.snapshot_current = false;
+  return store()->unsafe_values().data();
+}
+
+absl::StatusOr<StepStats> Hogwild::DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                                      float lr) {
+  const SgdOptions& o = sgd_options();
+  if (!o.updates_touched_only()) return UpdatePolicy::DoFinishSparseStep(worker, grad, lr);
+  PerWorker& w = workers_[worker];
+  const StepStats stats =
+      AsyncStepStats(store()->version(), w.read_version, lr, o.staleness_aware_lr);
+  ApplySparseSgd(stats.applied_lr, o.weight_decay, o.no_decay, grad,
+                 store()->unsafe_values().data());
+  w.read_version = store()->CompleteUpdate() + 1;
   return stats;
 }
 

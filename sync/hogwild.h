@@ -28,6 +28,17 @@
 //   applied updates and, once the workers stop, t equals the number of updates applied (the
 //   store's version, counting from a restored checkpoint's), not one worker's count.
 //
+// Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep): BeginSparseStep returns the
+// live shared array (no snapshot; the caller reads it with cpu::SharedLoad) and remembers the
+// store's version. Where SgdOptions::updates_touched_only() holds (plain SGD without momentum,
+// clipping or moving statistics), FinishSparseStep updates the touched coordinates only
+// (ApplySparseSgd, sync/sparse_gradient.h: the paper's Algorithm 1, O(touched) per step; weight
+// decay, outside the no_decay ranges, reaches the touched coordinates only), with the staleness,
+// staleness_aware_lr and version count of FinishStep; otherwise it runs FinishStep on the dense
+// form (O(P)). The snapshot is not refreshed by a touched-only update, so a later BeginStep reads
+// the store afresh (with kAfterOwnUpdate: the store as it is then, not as this worker's update
+// left it).
+//
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. With one worker the result is exactly sequential minibatch SGD.
 #ifndef HOGWILD_SYNC_HOGWILD_H_
@@ -72,7 +83,8 @@ class Hogwild final : public UpdatePolicy {
     OptimizerSlots slots;         // this worker's optimizer state (per_worker), else empty
     std::vector<float> clipped;   // [P] the clipped gradient (clip_global_norm), else empty
     uint64_t read_version = 0;
-    // FinishStep left in `snapshot` the values it wrote, read at version `read_version`.
+    // FinishStep left in `snapshot` the values it wrote, read at version `read_version`
+    // (kAfterOwnUpdate: false only after a touched-only sparse update).
     bool snapshot_current = false;
   };
 
@@ -83,6 +95,9 @@ class Hogwild final : public UpdatePolicy {
   void PinSnapshots();
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
+  absl::StatusOr<const float*> DoBeginSparseStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                               float lr) override;
   absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
   absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
   std::vector<uint64_t> DoSaveOptimizerSteps() const override;

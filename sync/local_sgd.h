@@ -37,6 +37,10 @@
 // therefore lands at the end of the round (at most H steps later). A resumed run is bitwise the
 // uninterrupted one.
 //
+// Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep) take the dense step
+// (UpdatePolicy's default): the worker reads its replica and updates it from the gradient's dense
+// form, so a sparse step costs O(P) and weight decay reaches every parameter.
+//
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. With one worker the result is exactly sequential minibatch SGD (bitwise) for
 // H = 1, and for any H with a constant learning rate.

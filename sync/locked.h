@@ -20,6 +20,11 @@
 // (trainer/worker_group.h does), which releases every waiter with kCancelled and makes every
 // later BeginStep return kCancelled, so nobody waits for the failed worker.
 //
+// Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep) take the same lock over the
+// same span, BeginSparseStep to FinishSparseStep, around Hogwild's sparse step: the live array
+// (which nobody else updates while the lock is held) and, for plain SGD, the touched-coordinate
+// update (sync/hogwild.h).
+//
 // Memory ordering: taking and releasing the lock are a std::mutex's acquire and release, so the
 // holder sees every earlier holder's update completely (the parameters are still accessed
 // through the store's relaxed atomics, which other readers, ReadParams, use without the lock).
@@ -34,6 +39,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "absl/functional/function_ref.h"
 #include "sync/hogwild_inside.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
@@ -52,11 +58,22 @@ class Locked final : public HogwildInside {
  private:
   absl::Status DoReadParams(absl::Span<float> out) const override;
   // Errors: also kFailedPrecondition when `worker` holds the lock already (a BeginStep without
-  // its FinishStep).
+  // its FinishStep), and, for the Finish calls, when it does not hold it.
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
+  absl::StatusOr<const float*> DoBeginSparseStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                               float lr) override;
   void DoCancel() override;
+
+  // The ordering, once for both gradient kinds: TakeLock waits for the lock and takes it (the
+  // start of `call`, BeginStep or BeginSparseStep); UpdateAndRelease (`call`, the FinishStep or
+  // FinishSparseStep that ends a step begun by `begin_call`) runs `update`, Hogwild's update of
+  // the same kind, and releases the lock, also when the update fails.
+  absl::Status TakeLock(int worker, const char* call);
+  absl::StatusOr<StepStats> UpdateAndRelease(int worker, const char* call, const char* begin_call,
+                                             absl::FunctionRef<absl::StatusOr<StepStats>()> update);
 
   // std::mutex, as sync/step_barrier.h explains (ThreadSanitizer sees its edges).
   mutable std::mutex mu_;

@@ -36,13 +36,18 @@ absl::StatusOr<DeviceSpan<const float>> RoundRobin::DoBeginStep(int worker) {
   return updates().BeginStep(worker);
 }
 
-absl::StatusOr<StepStats> RoundRobin::DoFinishStep(int worker, DeviceSpan<const float> grad,
-                                                   float lr) {
+absl::StatusOr<const float*> RoundRobin::DoBeginSparseStep(int worker) {
+  // Never waits: the live array, read while the others apply their updates in turn.
+  return updates().BeginSparseStep(worker);
+}
+
+absl::StatusOr<StepStats> RoundRobin::UpdateInTurn(
+    int worker, const char* call, absl::FunctionRef<absl::StatusOr<StepStats>()> update) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (done_[worker]) {
       return absl::FailedPreconditionError(absl::StrFormat(
-          "RoundRobin::FinishStep(%d): the worker has left the rotation (WorkerDone)", worker));
+          "RoundRobin::%s(%d): the worker has left the rotation (WorkerDone)", call, worker));
     }
     const auto mine = [&] { return turn_ == worker || cancelled_; };
     if (!mine()) {
@@ -53,13 +58,24 @@ absl::StatusOr<StepStats> RoundRobin::DoFinishStep(int worker, DeviceSpan<const 
     if (cancelled_) return absl::CancelledError("training was cancelled");
   }
   // Only the worker whose turn it is gets here, so the updates never overlap.
-  absl::StatusOr<StepStats> stats = updates().FinishStep(worker, grad, lr);
+  absl::StatusOr<StepStats> stats = update();
   {
     std::lock_guard<std::mutex> lock(mu_);
     PassTurnLocked(worker);
   }
   turn_changed_.notify_all();
   return stats;
+}
+
+absl::StatusOr<StepStats> RoundRobin::DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                   float lr) {
+  return UpdateInTurn(worker, "FinishStep", [&] { return updates().FinishStep(worker, grad, lr); });
+}
+
+absl::StatusOr<StepStats> RoundRobin::DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                                         float lr) {
+  return UpdateInTurn(worker, "FinishSparseStep",
+                      [&] { return updates().FinishSparseStep(worker, grad, lr); });
 }
 
 absl::Status RoundRobin::DoWorkerDone(int worker) {

@@ -27,6 +27,14 @@
 // policy then, trainer/worker_group.h) never leaves the others waiting for a turn it will not
 // take.
 //
+// Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep): BeginSparseStep returns the
+// live shared array (the RR baseline of the Hogwild! paper: each worker computes its gradient
+// from the current weights while the others apply theirs), not the snapshot of the worker's own
+// previous update; FinishSparseStep waits for the same turn and applies Hogwild's sparse update
+// (sync/hogwild.h; for plain SGD the touched coordinates only). A sparse run is therefore not
+// reproducible for W > 1 (what a worker reads depends on when it reads), and its staleness
+// counts the updates applied since its read; with one worker it is bitwise the dense run.
+//
 // Memory ordering: the turn is handed on under a std::mutex (release) and taken under it
 // (acquire), so the worker whose turn it is sees every earlier update completely; the
 // parameters are accessed through the store's relaxed atomics, which ReadParams (a Hogwild
@@ -41,6 +49,7 @@
 #include <mutex>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "sync/hogwild_inside.h"
 #include "sync/parameter_store.h"
 #include "sync/update_policy.h"
@@ -64,8 +73,15 @@ class RoundRobin final : public HogwildInside {
   // Errors: also kFailedPrecondition when `worker` has left the rotation (WorkerDone).
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
+  absl::StatusOr<const float*> DoBeginSparseStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                               float lr) override;
   absl::Status DoWorkerDone(int worker) override;
   void DoCancel() override;
+  // The ordering, once for both gradient kinds: waits for `worker`'s turn, runs `update`
+  // (Hogwild's FinishStep or FinishSparseStep, named `call`) and hands the turn on.
+  absl::StatusOr<StepStats> UpdateInTurn(int worker, const char* call,
+                                         absl::FunctionRef<absl::StatusOr<StepStats>()> update);
   // Hands the turn from `worker` to the next worker still in the rotation. Requires mu_.
   void PassTurnLocked(int worker);
 

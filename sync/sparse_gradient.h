@@ -14,6 +14,7 @@
 #define HOGWILD_SYNC_SPARSE_GRADIENT_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -57,6 +58,22 @@ class SparseGradient {
   std::vector<uint8_t> marked_;   // [P], 1 on touched_
   std::vector<int32_t> touched_;  // coordinates with a contribution, first-touch order
 };
+
+// The touched-coordinate SGD update, the one place that applies a sparse gradient to a Hogwild!
+// shared array (the update policies' sparse steps, sync/update_policy.h, and the sparse models'
+// minibatch step): for j in grad.touched(), in that order,
+//   shared[j] <- SgdMomentumFn{lr, 0, wd_j}(shared[j], grad.value(j))   (kernels/functors.h)
+// with cpu::SharedSgdElement (kernels/cpu/shared_element.h: one relaxed load, at most one relaxed
+// store; a concurrent update of the same element may be lost, none is torn). wd_j is
+// weight_decay, or 0 where j lies in one of `no_decay`'s [begin, end) ranges (sorted, disjoint;
+// SgdOptions::no_decay): weight decay reaches the touched coordinates only, so the update stays
+// O(touched). Bitwise the dense rule (SgdMomentumFn with momentum 0 over all P) on the touched
+// coordinates; the dense rule leaves the others unchanged only when weight_decay is 0.
+//   shared: [P] float32, host memory, P = grad.size()
+// Thread-safety: safe concurrently with other workers' shared accesses of `shared`.
+void ApplySparseSgd(float lr, float weight_decay,
+                    absl::Span<const std::pair<int64_t, int64_t>> no_decay,
+                    const SparseGradient& grad, float* shared);
 
 }  // namespace hogwild
 

@@ -67,25 +67,23 @@ bool StaleSynchronous::MayBeginStepLocked(int worker) const {
   return clocks_[worker] - MinClockLocked() <= bound_;
 }
 
-absl::StatusOr<DeviceSpan<const float>> StaleSynchronous::DoBeginStep(int worker) {
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    auto may_start = [&] { return cancelled_ || MayBeginStepLocked(worker); };
-    if (!may_start()) {
-      ++waiting_;
-      waiting_on_bound_[worker] = true;
-      advanced_.wait(lock, may_start);
-      waiting_on_bound_[worker] = false;
-      --waiting_;
-    }
-    if (cancelled_) return absl::CancelledError("training was cancelled");
+absl::Status StaleSynchronous::WaitForBound(int worker) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto may_start = [&] { return cancelled_ || MayBeginStepLocked(worker); };
+  if (!may_start()) {
+    ++waiting_;
+    waiting_on_bound_[worker] = true;
+    advanced_.wait(lock, may_start);
+    waiting_on_bound_[worker] = false;
+    --waiting_;
   }
-  return updates().BeginStep(worker);
+  if (cancelled_) return absl::CancelledError("training was cancelled");
+  return absl::OkStatus();
 }
 
-absl::StatusOr<StepStats> StaleSynchronous::DoFinishStep(int worker, DeviceSpan<const float> grad,
-                                                         float lr) {
-  HOGWILD_ASSIGN_OR_RETURN(StepStats stats, updates().FinishStep(worker, grad, lr));
+absl::StatusOr<StepStats> StaleSynchronous::AdvanceClock(int worker,
+                                                         absl::StatusOr<StepStats> stats) {
+  if (!stats.ok()) return stats;
   bool was_slowest;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -95,6 +93,27 @@ absl::StatusOr<StepStats> StaleSynchronous::DoFinishStep(int worker, DeviceSpan<
   // Only the slowest worker's progress can let a waiting worker through.
   if (was_slowest) advanced_.notify_all();
   return stats;
+}
+
+absl::StatusOr<DeviceSpan<const float>> StaleSynchronous::DoBeginStep(int worker) {
+  HOGWILD_RETURN_IF_ERROR(WaitForBound(worker));
+  return updates().BeginStep(worker);
+}
+
+absl::StatusOr<const float*> StaleSynchronous::DoBeginSparseStep(int worker) {
+  HOGWILD_RETURN_IF_ERROR(WaitForBound(worker));
+  return updates().BeginSparseStep(worker);
+}
+
+absl::StatusOr<StepStats> StaleSynchronous::DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                         float lr) {
+  return AdvanceClock(worker, updates().FinishStep(worker, grad, lr));
+}
+
+absl::StatusOr<StepStats> StaleSynchronous::DoFinishSparseStep(int worker,
+                                                               const SparseGradient& grad,
+                                                               float lr) {
+  return AdvanceClock(worker, updates().FinishSparseStep(worker, grad, lr));
 }
 
 absl::Status StaleSynchronous::DoWorkerDone(int worker) {

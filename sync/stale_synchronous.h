@@ -20,6 +20,10 @@
 // partially. StepStats::staleness counts the updates of others between its read and its update,
 // as in async mode.
 //
+// Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep): the same bound and clocks
+// around Hogwild's sparse step (sync/hogwild.h: the live array, and for plain SGD the
+// touched-coordinate update).
+//
 // Cancellation: Cancel() wakes every worker waiting on the bound with kCancelled (the no-hang
 // guarantee of the trainer rests on it, as on the sync barrier's).
 //
@@ -76,9 +80,18 @@ class StaleSynchronous final : public HogwildInside {
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
+  absl::StatusOr<const float*> DoBeginSparseStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                               float lr) override;
   absl::Status DoWorkerDone(int worker) override;
   void DoCancel() override;
   void DoRestoreWorkerSteps(const std::vector<int64_t>& steps) override;
+
+  // The ordering, once for both gradient kinds: WaitForBound blocks until the bound lets
+  // `worker` start a step (kCancelled on Cancel()); AdvanceClock counts a step whose update
+  // (Hogwild's FinishStep or FinishSparseStep) succeeded and wakes the waiters it may release.
+  absl::Status WaitForBound(int worker);
+  absl::StatusOr<StepStats> AdvanceClock(int worker, absl::StatusOr<StepStats> stats);
 
   int64_t MinClockLocked() const;             // requires mu_
   bool MayBeginStepLocked(int worker) const;  // requires mu_

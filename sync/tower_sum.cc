@@ -27,6 +27,11 @@ void SumTowers(absl::Span<const float* const> towers, int64_t lo, int64_t n, flo
   }
 }
 
+void SumSparseTowers(absl::Span<const SparseGradient* const> towers, SparseGradient& sum) {
+  sum.Clear();
+  for (const SparseGradient* tower : towers) sum.Add(*tower);
+}
+
 void AddTower(int k, absl::Span<const float> tower, absl::Span<float> sum) {
   if (k == 0) {
     std::copy(tower.begin(), tower.end(), sum.begin());

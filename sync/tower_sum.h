@@ -12,6 +12,9 @@
 // the same towers in the same order, for callers that never hold all towers at once (the
 // simulator computes one tower at a time).
 //
+// Sparse gradients (the sparse workloads' towers) are summed by SumSparseTowers in the same
+// worker order, bitwise the dense sum on every coordinate.
+//
 // Thread-safety: none inside; the functions are pure apart from their output, and the sync
 // policies call them concurrently on disjoint slices [lo, lo + n) of the same arrays.
 #ifndef HOGWILD_SYNC_TOWER_SUM_H_
@@ -20,6 +23,7 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
+#include "sync/sparse_gradient.h"
 
 namespace hogwild {
 
@@ -28,6 +32,14 @@ namespace hogwild {
 //   towers: [K] pointers (K >= 1), each to a [>= lo + n] float32 array in host memory
 //   out:    [n] float32; may be towers[0] + lo itself (an in-place running sum)
 void SumTowers(absl::Span<const float* const> towers, int64_t lo, int64_t n, float* out);
+
+// The sparse form (sync/sparse_gradient.h): sum <- towers[0] + towers[1] + ... + towers[K - 1],
+// added with SparseGradient::Add into the cleared `sum` in the order given, so that every
+// coordinate is bitwise SumTowers of the towers' dense forms (a tower that did not touch it
+// adds +0 there), but for the sign of a zero, and sum.touched() is the union of the towers'.
+// O(sum of the towers' touched), not O(P).
+//   towers: [K] (K >= 1), each of sum's size P
+void SumSparseTowers(absl::Span<const SparseGradient* const> towers, SparseGradient& sum);
 
 // The running form: sum = tower when k == 0, else sum += tower (one SumTowers of {sum, tower}).
 // Calling it for k = 0, 1, ..., K - 1 leaves in sum bitwise SumTowers of the K towers.

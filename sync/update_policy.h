@@ -95,6 +95,14 @@ struct SgdOptions {
   bool is_sgd_momentum() const {
     return optimizer == OptimizerKind::kSgd || optimizer == OptimizerKind::kMomentum;
   }
+  // Whether the update leaves a parameter whose gradient is 0 unchanged but for its weight decay
+  // (the SGD family with momentum 0, no clipping, no moving statistics), so that a sparse
+  // gradient's update may visit its touched coordinates only (ApplySparseSgd,
+  // sync/sparse_gradient.h). The one condition of every policy's fast sparse step. Pure.
+  bool updates_touched_only() const {
+    return is_sgd_momentum() && momentum == 0.0f && clip_global_norm <= 0.0f &&
+           moving_stats.empty();
+  }
 };
 
 struct StepStats {
@@ -211,8 +219,9 @@ class UpdatePolicy {
   // Applies (or contributes) `grad` as FinishStep applies its dense form grad.dense(): the same
   // rule, ordering and statistics. Where the rule leaves a coordinate with a zero gradient
   // unchanged, the update writes the touched coordinates only (O(touched), not O(P)): plain SGD
-  // without momentum, clipping or moving statistics under async, locked, round_robin, ssp and
-  // sync. Weight decay (SgdOptions::weight_decay) then decays the touched coordinates only;
+  // without momentum, clipping or moving statistics (SgdOptions::updates_touched_only, through
+  // ApplySparseSgd of sync/sparse_gradient.h) under async, locked, round_robin, ssp and sync.
+  // Weight decay (SgdOptions::weight_decay) then decays the touched coordinates only;
   // elsewhere (the other optimizers, backup, local_sgd) the policy applies grad.dense() and
   // weight decay reaches every parameter, as FinishStep's does. `grad` is owned by the caller
   // and unchanged until this returns. Errors: as FinishStep's (a gradient of size != P).

@@ -3,12 +3,14 @@
 // NcclTowerAverage (sync, three workers on GPU 0) against TowerAverage, on the same parameters
 // and gradients, with weight decay, a bias range exempt from it (SgdOptions::no_decay) and a
 // range of batch-norm moving statistics (SgdOptions::moving_stats). Then a checkpoint taken
-// mid-run on the GPU (optimizer state and Adam's step count) resumes bitwise.
+// mid-run on the GPU (optimizer state and Adam's step count) resumes bitwise. Sparse steps are
+// refused by both, naming the policy.
 // Skips with "no CUDA device: <reason>" where there is no GPU.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -18,6 +20,7 @@
 #include "sync/hogwild.h"
 #include "sync/nccl_tower_average.h"
 #include "sync/parameter_store.h"
+#include "sync/sparse_gradient.h"
 #include "sync/tower_average.h"
 #include "tests/gpu_vs_cpu_fixture.h"
 
@@ -213,6 +216,34 @@ INSTANTIATE_TEST_SUITE_P(Optimizers, GpuPolicyOptimizerTest, ::testing::ValuesIn
                          [](const ::testing::TestParamInfo<OptimizerKind>& info) {
                            return std::string(OptimizerName(info.param));
                          });
+
+using GpuPolicySparseTest = testing::GpuVsCpuTest;
+
+TEST_F(GpuPolicySparseTest, SparseStepsAreRefusedNamingThePolicy) {
+  auto store = std::make_unique<ParameterStore>(kParams);
+  SparseGradient grad(kParams);
+  grad.Accumulate(3, 1.0f);
+  auto device_hogwild = DeviceHogwild::Create(store.get(), {0}, SgdOptions{});
+  ASSERT_TRUE(device_hogwild.ok()) << device_hogwild.status();
+  auto nccl = NcclTowerAverage::Create(store.get(), {0}, SgdOptions{});
+  ASSERT_TRUE(nccl.ok()) << nccl.status();
+  const std::pair<UpdatePolicy*, std::string> policies[] = {
+      {device_hogwild->get(),
+       "DeviceHogwild (async on GPU workers) takes dense gradients only; train the sparse "
+       "workloads on CPU workers"},
+      {nccl->get(),
+       "NcclTowerAverage (sync on GPU workers) takes dense gradients only; train the sparse "
+       "workloads on CPU workers"}};
+  for (const auto& [policy, message] : policies) {
+    const absl::Status begin = policy->BeginSparseStep(0).status();
+    EXPECT_EQ(begin.code(), absl::StatusCode::kUnimplemented);
+    EXPECT_EQ(begin.message(), message);
+    const absl::Status finish = policy->FinishSparseStep(0, grad, 0.1f).status();
+    EXPECT_EQ(finish.code(), absl::StatusCode::kUnimplemented);
+    EXPECT_EQ(finish.message(), message);
+  }
+  EXPECT_EQ(store->version(), 0u);
+}
 
 }  // namespace
 }  // namespace hogwild

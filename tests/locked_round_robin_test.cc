@@ -349,7 +349,8 @@ TEST(Locked, AStepWithoutItsFinishIsRefusedNotADeadlock) {
   const absl::Status again = policy.BeginStep(0).status();
   EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(again.message(),
-            "Locked::BeginStep(0): the worker is inside a step already; call FinishStep first");
+            "Locked::BeginStep(0): the worker is inside a step already; call FinishStep or "
+            "FinishSparseStep first");
   EXPECT_TRUE(policy.FinishStep(0, grad, 0.1f).ok());
 }
 

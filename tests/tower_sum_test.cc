@@ -3,6 +3,7 @@
 // rescale.
 #include "sync/tower_sum.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -58,6 +59,50 @@ TEST(TowerSum, IsTheLeftToRightWorkerOrderSumAndTheRunningFormIsBitwiseTheSame) 
     AddTower(k, towers[w], absl::MakeSpan(reversed));
   }
   EXPECT_GT(CountBitwiseDifferences(reversed, reference), 0);
+}
+
+TEST(TowerSum, TheSparseSumIsBitwiseTheDenseSumOfTheDenseForms) {
+  constexpr int64_t kN = 257;
+  const auto values = Towers(4, kN);
+  std::mt19937 rng(11);
+  std::bernoulli_distribution touches(0.4);
+  // Each tower touches its own random coordinates, in a random order, some of them twice; the
+  // coordinates no tower touches stay 0 in both sums.
+  std::vector<SparseGradient> towers(values.size(), SparseGradient(kN));
+  for (size_t w = 0; w < values.size(); ++w) {
+    std::vector<int32_t> order(kN);
+    for (int32_t j = 0; j < kN; ++j) order[j] = j;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int32_t j : order) {
+      if (!touches(rng)) continue;
+      towers[w].Accumulate(j, values[w][j]);
+      if (j % 5 == 0) towers[w].Accumulate(j, values[(w + 1) % values.size()][j]);
+    }
+  }
+  std::vector<const float*> dense;
+  std::vector<const SparseGradient*> sparse;
+  for (const SparseGradient& t : towers) {
+    dense.push_back(t.dense().data());
+    sparse.push_back(&t);
+  }
+  std::vector<float> reference(kN);
+  SumTowers(dense, 0, kN, reference.data());
+  SparseGradient sum(kN);
+  sum.Accumulate(3, 1.0f);  // a stale sum: SumSparseTowers starts from a cleared one
+  SumSparseTowers(sparse, sum);
+  EXPECT_EQ(CountBitwiseDifferences(sum.dense(), reference), 0);
+  // Its touched coordinates are the union of the towers'.
+  int64_t in_union = 0;
+  for (int64_t j = 0; j < kN; ++j) {
+    bool touched = false;
+    for (const SparseGradient& t : towers) touched |= t.dense()[j] != 0.0f;
+    in_union += touched;
+  }
+  EXPECT_EQ(static_cast<int64_t>(sum.touched().size()), in_union);
+  // Not vacuous: the reverse worker order rounds differently somewhere.
+  std::vector<const SparseGradient*> reversed(sparse.rbegin(), sparse.rend());
+  SumSparseTowers(reversed, sum);
+  EXPECT_GT(CountBitwiseDifferences(sum.dense(), reference), 0);
 }
 
 TEST(TowerSum, AveragesAreTheSumDividedByTheCountEitherWay) {
