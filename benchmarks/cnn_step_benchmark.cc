@@ -41,7 +41,7 @@ std::vector<float> Random(size_t n, uint32_t seed) {
   return v;
 }
 
-// The CNN of the README with initialized parameters and a random batch of `batch` examples.
+// The CNN of docs/workloads.md with initialized parameters and a random batch of `batch` examples.
 struct CnnStep {
   CnnStep(int64_t batch, CpuConvKernel conv) : batch(batch), backend(conv) {
     auto created = Model::Create(ModelSpec{.name = "cnn", .input_shape = {1, 28, 28}});

@@ -181,7 +181,8 @@ def main():
           f"{sh([PYTHON, os.path.join(HERE, 'pytorch_compare.py'), '--mode', 'single', '--show_blas'], env=TORCH_ENV).strip()}",
           flush=True)
     # OpenBLAS picks its kernels from OPENBLAS_CORETYPE when set (both sides inherit it), else
-    # from the CPU: on an AVX-512 machine that is 1.6-1.8x in GEMM rate (benchmarks/README.md).
+    # from the CPU: on an AVX-512 machine that is 1.6-1.8x in GEMM rate
+    # (benchmarks/results/2026-12-02-targets.md, "Which OpenBLAS kernels").
     core = sh(["bash", "-c", f'OPENBLAS_VERBOSE=2 "{bins("benchmarks/train_step_benchmark")}" '
                              '--benchmark_filter=none 2>&1 | grep -m1 "^Core" || true']).strip()
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, the same for both "

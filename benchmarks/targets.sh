@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The targets table of issue 16 in one run: every figure side by side with its reference, sides
 # alternating, medians, spreads and ratios, the quiet probe before and after each block (BUSY
-# when the machine was not idle), printed as a markdown table (benchmarks/README.md, "Targets").
+# when the machine was not idle), printed as a markdown table (benchmarks/README.md, "Targets in
+# one command").
 #
 #   bazel build //benchmarks:targets && benchmarks/targets.sh            # ~10 min, idle 2 cores
 #   benchmarks/targets.sh --reps=2 --tta_reps=1 --blocks=gemm,mlp        # a quick check

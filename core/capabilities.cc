@@ -12,7 +12,7 @@ namespace hogwild {
 namespace {
 
 // What a cell is: kRuns, or the reason it is refused. Each reason is one clause of the refusal's
-// sentence (Why) and one letter of the README's legend.
+// sentence (Why) and one letter of the legend in docs/design.md.
 enum class Cell {
   kRuns,
   kNotAcrossProcesses,

@@ -2,7 +2,8 @@
 // one that does not, the one sentence that says why and what to use instead. Every engine and
 // front end asks this table (CheckSupported) instead of keeping its own list of refusals, so a
 // refusal reads the same wherever it is met and a new capability is one edited line in
-// capabilities.cc. The README's capabilities section is rendered from it (CapabilitiesMarkdown).
+// capabilities.cc. The capabilities table of docs/design.md is rendered from it
+// (CapabilitiesMarkdown).
 //
 //   Workload   what is trained: dense networks (trainer/: mlp, cnn, cnn_bn, dense logreg), the
 //              sparse linear models (sparse/sparse_train.h: logreg, svm), matrix factorization
@@ -64,7 +65,8 @@ absl::Status CheckCheckpointsSupported(WorkloadKind workload, Mode mode, absl::s
 
 // The whole table as Markdown: one row per workload and mode, a column per substrate and one for
 // checkpoints, each refused cell marked with the letter of its reason, the reasons below. The
-// README's capabilities section holds this text (tests/capabilities_matrix_test.cc checks it).
+// capabilities table of docs/design.md holds this text (tests/capabilities_matrix_test.cc checks
+// it).
 std::string CapabilitiesMarkdown();
 
 }  // namespace hogwild

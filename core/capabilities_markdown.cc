@@ -1,8 +1,8 @@
 // Prints the capabilities table as Markdown (core/capabilities.h CapabilitiesMarkdown), or with
-// --write replaces the README's copy between its two markers:
+// --write replaces the copy in docs/design.md between its two markers:
 //
 //   bazel run //core:capabilities_markdown             (print)
-//   bazel run //core:capabilities_markdown -- --write  (rewrite README.md in the workspace)
+//   bazel run //core:capabilities_markdown -- --write  (rewrite docs/design.md in the workspace)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,13 +22,13 @@ constexpr char kEnd[] = "<!-- capabilities table: end -->\n";
 
 int Write() {
   const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  const std::string path = absl::StrCat(workspace != nullptr ? workspace : ".", "/README.md");
+  const std::string path = absl::StrCat(workspace != nullptr ? workspace : ".", "/docs/design.md");
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  std::string readme = text.str();
-  const size_t begin = readme.find(kBegin);
-  const size_t end = readme.find(kEnd);
+  std::string doc = text.str();
+  const size_t begin = doc.find(kBegin);
+  const size_t end = doc.find(kEnd);
   if (!in || begin == std::string::npos || end == std::string::npos || end < begin) {
     std::fprintf(stderr,
                  "capabilities_markdown: %s has no '%s' ... '%s' section; add the two "
@@ -37,10 +37,10 @@ int Write() {
                  "<!-- capabilities table: end -->");
     return 1;
   }
-  readme.replace(begin + std::strlen(kBegin), end - begin - std::strlen(kBegin),
-                 hogwild::CapabilitiesMarkdown());
-  // Atomically: a failed write (a full disk) leaves the README as it was.
-  if (const absl::Status written = hogwild::WriteFileAtomically(path, readme); !written.ok()) {
+  doc.replace(begin + std::strlen(kBegin), end - begin - std::strlen(kBegin),
+              hogwild::CapabilitiesMarkdown());
+  // Atomically: a failed write (a full disk) leaves the file as it was.
+  if (const absl::Status written = hogwild::WriteFileAtomically(path, doc); !written.ok()) {
     std::fprintf(stderr, "capabilities_markdown: %s\n", std::string(written.message()).c_str());
     return 1;
   }

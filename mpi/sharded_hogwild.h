@@ -43,7 +43,7 @@
 // - At the end (Finish(), collective): every rank pushes what is left, all meet at MPI_Barrier,
 //   and each pulls, so every rank ends with the same parameters: x = x0 + every pushed update.
 //
-// Checkpoints of the job (the trainer's StepBoundary drives them; README "Across processes"):
+// Checkpoints of the job (the trainer's StepBoundary drives them; docs/mpi.md):
 // - The ranks decide together in rounds of a non-blocking bitwise OR (StartRound, TestRound,
 //   WaitRound), polled at step boundaries without waiting: round k+1 starts only after every
 //   rank saw round k complete, so every rank acts on the same rounds, in the same order, whatever

@@ -54,8 +54,8 @@ class PythonBridge {
   PythonBridge(const PythonBridge&) = delete;
   PythonBridge& operator=(const PythonBridge&) = delete;
 
-  // Calls on_log_row with the row as a dict (the README's columns as keys; test_loss and
-  // test_accuracy None on train rows). Empty when on_log_row is None.
+  // Calls on_log_row with the row as a dict (docs/convergence_log.md's columns as keys; test_loss
+  // and test_accuracy None on train rows). Empty when on_log_row is None.
   LogRowSink RowSink();
 
   // Runs Python's signal handlers (see the file comment); ignores the report itself.

@@ -127,8 +127,9 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
   const StepStats stats =
       AsyncStepStats(store()->version(), w.read_version, lr, o.staleness_aware_lr);
   // The update also refreshes this worker's snapshot: one pass over P instead of two (an update
-  // and the next step's Read()), see benchmarks/README.md. The snapshot counts
-  // as a fresh read only if no other update completed during the pass.
+  // and the next step's Read()), see "What the profile showed" in
+  // benchmarks/results/2026-12-02-throughput-and-pytorch.md. The snapshot counts as a fresh read
+  // only if no other update completed during the pass.
   const uint64_t version_before = store()->version();
   // The step of this update: shared, its rank among all applied updates (one atomic
   // increment per update, so no two updates share a t and none is lost; see the header);

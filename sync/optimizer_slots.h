@@ -109,8 +109,8 @@ inline double TrainedSumOfSquares(const SgdOptions& options, int64_t lo,
 // ClipScale(TrainedSumOfSquares(...), options.clip_global_norm). Without clipping
 // (clip_global_norm <= 0) it is 1 and grad is not read at all: the sum of squares is a pass over
 // P in double whose additions form one dependency chain (10% of the 1-worker W1 run's worker
-// thread for its 269,322 parameters; benchmarks/README.md "Where the 1-worker run lost its step
-// rate"), and its value would be thrown away. Pure.
+// thread for its 269,322 parameters; benchmarks/results/2026-12-02-one-worker-step-rate.md), and
+// its value would be thrown away. Pure.
 inline float TrainedClipScale(const SgdOptions& options, int64_t lo, absl::Span<const float> grad) {
   if (options.clip_global_norm <= 0.0f) return 1.0f;
   return ClipScale(TrainedSumOfSquares(options, lo, grad), options.clip_global_norm);

@@ -252,7 +252,7 @@ TEST(BatchNormLayer, RefusesOtherShapes) {
   EXPECT_EQ(BatchNorm::Create({4}, 0.0f).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// The cnn_bn layout of README.md's Models table and the ranges the policies use.
+// The cnn_bn layout of docs/workloads.md's Models table and the ranges the policies use.
 TEST(CnnBnModel, LayoutBiasAndStatisticsRanges) {
   auto model = Model::Create(ModelSpec{.name = "cnn_bn", .input_shape = {1, 28, 28}});
   ASSERT_TRUE(model.ok()) << model.status();

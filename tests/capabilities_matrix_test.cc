@@ -1,8 +1,8 @@
 // The capabilities table (core/capabilities.h) against the engines: every cell of workload x mode
 // on threads and in the simulator either trains (a few steps on a tiny set lower the training
 // loss) or is refused with exactly the table's status; the processes and GPU cells are refused or
-// accepted by the front ends' checks exactly as the table says. The README's copy of the table
-// is the table's rendering.
+// accepted by the front ends' checks exactly as the table says. The copy of the table in
+// docs/design.md is the table's rendering.
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -280,9 +280,9 @@ TEST(CapabilitiesMatrix, NamesParseBack) {
                                        "simulated, processes and gpu"));
 }
 
-TEST(CapabilitiesMatrix, TheReadmeHoldsTheTable) {
-  std::ifstream in("README.md");
-  ASSERT_TRUE(in) << "README.md is not in the test's runfiles";
+TEST(CapabilitiesMatrix, TheDesignDocHoldsTheTable) {
+  std::ifstream in("docs/design.md");
+  ASSERT_TRUE(in) << "docs/design.md is not in the test's runfiles";
   std::stringstream text;
   text << in.rdbuf();
   const std::string readme = text.str();
@@ -290,10 +290,10 @@ TEST(CapabilitiesMatrix, TheReadmeHoldsTheTable) {
   const std::string end = "<!-- capabilities table: end -->\n";
   const size_t from = readme.find(begin);
   const size_t to = readme.find(end);
-  ASSERT_NE(from, std::string::npos) << "README.md has no '" << begin << "' marker";
-  ASSERT_NE(to, std::string::npos) << "README.md has no '" << end << "' marker";
+  ASSERT_NE(from, std::string::npos) << "docs/design.md has no '" << begin << "' marker";
+  ASSERT_NE(to, std::string::npos) << "docs/design.md has no '" << end << "' marker";
   EXPECT_EQ(readme.substr(from + begin.size(), to - from - begin.size()), CapabilitiesMarkdown())
-      << "README.md's capabilities table is stale; regenerate it with "
+      << "docs/design.md's capabilities table is stale; regenerate it with "
          "`bazel run //core:capabilities_markdown -- --write`";
 }
 

@@ -231,8 +231,8 @@ TEST(Simulator, SameSeedReproducesParametersStalenessAndLogBitwise) {
   EXPECT_GT(CountBitwiseDifferences(a.params, c.params), 0);
 }
 
-// The README promises that `step` never decreases down a log; the last evaluation, at a step
-// that is no evaluation point, is the one most easily stamped wrong.
+// docs/convergence_log.md promises that `step` never decreases down a log; the last evaluation, at
+// a step that is no evaluation point, is the one most easily stamped wrong.
 TEST(Simulator, TheLogsStepNeverDecreasesAndTheLastEvalRowIsAtTheLastStep) {
   const Dataset train = testing::SyntheticDataset(203, 8, 4, 3);
   const Dataset test = testing::SyntheticDataset(40, 8, 4, 4);

@@ -90,16 +90,16 @@ struct TrainerOptions {
   bool overwrite_log = false;
   int prefetch = 4;  // batches queued per worker, [1, kMaxPrefetch]
 
-  // Receives every convergence-log row (trainer/metrics/convergence_log.h: LogRow, the README's
-  // schema), whether or not there is a log_path: the same rows, in the same order, each once,
-  // after the log got it. Empty: none. Thread-safety: called from the worker threads (train
-  // rows, periodic evaluations), the evaluator thread (periodic evaluations and the rows held
-  // behind them) and from the thread that called Train() (the last rows), one
-  // call at a time: calls are serialized under the lock that orders the rows, so `step` never
-  // decreases from one call to the next. Every worker that finishes a step meanwhile waits for
-  // the call, so keep it short, and never call into this run from it. A non-OK status stops
-  // the run like a log write error: Train() returns that status once every worker has
-  // stopped, and the sink is not called again.
+  // Receives every convergence-log row (trainer/metrics/convergence_log.h: LogRow, the schema
+  // of docs/convergence_log.md), whether or not there is a log_path: the same rows, in the same
+  // order, each once, after the log got it. Empty: none. Thread-safety: called from the worker
+  // threads (train rows, periodic evaluations), the evaluator thread (periodic evaluations and the
+  // rows held behind them) and from the thread that called Train() (the last rows), one call at a
+  // time: calls are serialized under the lock that orders the rows, so `step` never decreases from
+  // one call to the next. Every worker that finishes a step meanwhile waits for the call, so keep
+  // it short, and never call into this run from it. A non-OK status stops the run like a log write
+  // error: Train() returns that status once every worker has stopped, and the sink is not called
+  // again.
   LogRowSink log_row_sink;
 
   // Called with a progress report every `progress_period` while training and once at the end

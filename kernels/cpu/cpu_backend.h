@@ -24,7 +24,7 @@ class OnednnConv2d;
 // Which kernels the CPU backend's convolutions use.
 enum class CpuConvKernel {
   kOnednn,  // oneDNN's direct convolution over the whole batch (default; faster, see
-            // benchmarks/README.md "CNN step: oneDNN vs im2col")
+            // benchmarks/results/2026-12-02-cnn.md "CNN step: oneDNN vs im2col")
   kIm2col,  // im2col + one OpenBLAS sgemm per example
 };
 

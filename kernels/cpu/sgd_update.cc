@@ -112,7 +112,8 @@ void SharedLoop(const SgdMomentumFn& sgd, int64_t n, const float* grad, float* v
   for (const int64_t head = ElementsBeforeAlignment(shared, n); i < head; ++i) {
     SharedElement(sgd, grad[i], kMomentum ? velocity[i] : unused, shared + i, out + i);
   }
-  // Four elements per instruction instead of one (the effect is in benchmarks/README.md).
+  // Four elements per instruction instead of one (the effect: "What the profile showed" in
+  // benchmarks/results/2026-12-02-throughput-and-pytorch.md).
   // Plain locals (a struct of them was kept in memory and reloaded every iteration).
   const __m128 lr = _mm_set1_ps(sgd.lr);
   const __m128 momentum = _mm_set1_ps(sgd.momentum);

@@ -7,7 +7,7 @@
 
 train() runs the C++ trainer (the library behind `bazel run //trainer:train`) in this process,
 with the GIL released while it trains; Ctrl-C stops it cleanly. Its keyword arguments are the
-command line's flags, with the same defaults (README.md, "Options of //trainer:train").
+command line's flags, with the same defaults (docs/options.md).
 """
 
 import os as _os
@@ -40,7 +40,8 @@ class TrainResult:
       staleness_mean, staleness_max: staleness of the updates (0 in sync mode).
       staleness_histogram: uint64 [65]; bucket s counts updates of staleness s, the last one
         those of staleness >= 64.
-      params: float32 [P], the trained parameters, all layers in order (README, "Models").
+      params: float32 [P], the trained parameters, all layers in order (docs/workloads.md,
+        "Models").
       ema_params, final_ema_test_accuracy, final_ema_test_loss: with ema_decay, the moving
         average of the weights and its test accuracy and loss (empty and 0 without; the two
         figures None without a test set).
@@ -150,7 +151,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
       num_classes: default: the largest label of y and test_y + 1.
 
     Every other keyword is the `//trainer:train` flag of that name, with its default
-    (README.md, "Options of //trainer:train"): mode ("async", "sync", "ssp", "backup",
+    (docs/options.md): mode ("async", "sync", "ssp", "backup",
     "local_sgd", "locked": async with one lock over each step, or "round_robin": the workers'
     updates applied in turn; chosen per call; the build flag --//sync:mode of the command line),
     model ("logreg", "mlp", "cnn", "cnn_bn": cnn with batch norm), hidden (mlp only; default (256, 256)), workers (CPU worker
@@ -184,8 +185,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     only by a job of several processes (mpirun), and this module trains in the calling process
     alone (it is not an MPI program); use the train binary under mpirun for that.
 
-    on_log_row: called with every convergence-log row as a dict (README.md, "Convergence
-      log": wall_time_s, kind "train"/"eval", epoch, step, examples_seen, worker, train_loss,
+    on_log_row: called with every convergence-log row as a dict (docs/convergence_log.md:
+      wall_time_s, kind "train"/"eval", epoch, step, examples_seen, worker, train_loss,
       test_loss and test_accuracy (None on train rows), staleness_mean, staleness_max, lr,
       delay_s, remote_staleness_mean and remote_staleness_max (None: runs across processes
       only), ema_test_accuracy (eval rows with ema_decay, else None), eval_seconds),
@@ -396,7 +397,7 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
                  batch_size=1, epochs=5, lr=0.5, lr_decay=1.0, weight_decay=0.0, seed=1,
                  shuffle=True, checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
     """Trains sparse logistic regression (model="logreg") or a linear SVM ("svm") with Hogwild!
-    SGD, the library behind `bazel run //sparse:train` (README, "Sparse workloads").
+    SGD, the library behind `bazel run //sparse:train` (docs/workloads.md, "Sparse workloads").
 
     x, test_x: CSR matrices [N, D] (scipy.sparse.csr_matrix or any object with indptr, indices,
       data and shape), column indices increasing within a row; y, test_y: [N] labels, > 0 the
@@ -481,7 +482,7 @@ def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers
              epochs=20, lr=0.02, lr_decay=1.0, weight_decay=0.05, seed=1, shuffle=True,
              checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
     """Low-rank matrix factorization by per-rating Hogwild! SGD, the library behind
-    `bazel run //sparse:train -- --model=mf` (README, "Sparse workloads").
+    `bazel run //sparse:train -- --model=mf` (docs/workloads.md, "Sparse workloads").
 
     users, items: integer arrays [R], indices from 0 (U = the largest user index + 1 of the
       training and test ratings, I likewise); ratings: [R] numbers. test: None or a tuple

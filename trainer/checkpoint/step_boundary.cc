@@ -258,7 +258,7 @@ absl::StatusOr<bool> StepBoundary::AgreedAsyncBoundary(std::unique_lock<std::mut
                                                        int64_t global_step) {
   if (!round_pending_) return false;
   // At most one poll per poll_period: an MPI_Test at every boundary cost a job of 35 us steps
-  // 9% of its wall time (benchmarks/README.md).
+  // 9% of its wall time (benchmarks/results/2026-12-02-mpi.md).
   const auto now = std::chrono::steady_clock::now();
   if (now - last_poll_ < options_.poll_period) return false;
   last_poll_ = now;

@@ -182,7 +182,8 @@ ABSL_FLAG(bool, eval_in_background, true,
           "point only copies the parameters; every point keeps its row); "
           "--noeval_in_background: inline on that worker, which stalls for each");
 ABSL_FLAG(std::string, log, "",
-          "convergence log path: CSV, or JSON Lines when it ends in .jsonl (schema: README)");
+          "convergence log path: CSV, or JSON Lines when it ends in .jsonl (schema: "
+          "docs/convergence_log.md)");
 ABSL_FLAG(std::string, stragglers, "",
           "slowed workers, WORKER:FACTOR[,...]: e.g. 1:3 makes worker 1's steps take 3 times "
           "their compute time (it waits twice its step time after each step)");

@@ -1,6 +1,6 @@
 // The convergence log: one row per evaluation and per `log_every` steps of each worker, as CSV
 // (any path not ending in .jsonl) or JSON Lines (path ending in .jsonl, in any case; a path
-// ending in .json is refused by ValidateOptions). Schema (README.md):
+// ending in .json is refused by ValidateOptions). Schema (docs/convergence_log.md):
 //
 //   wall_time_s     seconds since training started (float)
 //   kind            "train" (a worker's window of steps) or "eval" (a test-set evaluation)
@@ -31,7 +31,7 @@
 //
 // Write errors are never ignored: each row is one write(2), checked, so once Write() returns OK
 // the row is in the kernel's hands and a crash of this process keeps it; Close() checks the
-// fsync (regular files) and the close. The choice (README "Convergence log"): a failing log
+// fsync (regular files) and the close. The choice (docs/convergence_log.md): a failing log
 // stops the run. The log is part of the run's result (the convergence study is read from it),
 // so a run that cannot write it reports an error naming the path and the OS reason instead of
 // exiting 0 with a truncated log. Nothing already written is lost: the rows before the failure

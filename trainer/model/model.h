@@ -4,7 +4,7 @@
 //   mlp      dense D->H1, ReLU, ..., dense Hn->K (hidden sizes from ModelSpec::hidden)
 //   cnn      LeNet-style for [C, H, W] images: conv5x5-32 pad 2, ReLU, maxpool 2x2,
 //            conv5x5-64 pad 2, ReLU, maxpool 2x2, flatten, dense 256, ReLU, dense K
-//            (input [1, 28, 28]: 857,738 parameters; table in README.md, Models); each
+//            (input [1, 28, 28]: 857,738 parameters; table in docs/workloads.md, Models); each
 //            ReLU + maxpool runs as maxpool + ReLU, the same function and gradient bit for bit
 //   cnn_bn   cnn with batch norm (trainer/layers/batch_norm.h) after each conv and after the
 //            dense 256, before its ReLU (input [1, 28, 28]: 859,146 parameters, 704 of them
