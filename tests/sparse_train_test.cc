@@ -79,22 +79,24 @@ TEST(SparseTrain, OneWorkerIsSequentialSgdBitwiseInEveryMode) {
   for (Mode mode : {Mode::kAsync, Mode::kLocked, Mode::kSync, Mode::kRoundRobin}) {
     for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
       for (int batch : {1, 7}) {
-        SCOPED_TRACE(::testing::Message()
-                     << ModeName(mode) << " " << LinearModelName(model) << " batch " << batch);
-        const SparseTrainOptions options{.model = model,
-                                         .mode = mode,
-                                         .num_workers = 1,
-                                         .batch_size = batch,
-                                         .epochs = 3,
-                                         .lr = 0.5f,
-                                         .lr_decay = 0.8f,
-                                         .weight_decay = 0.001f,
-                                         .seed = 5};
-        absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
-        ASSERT_TRUE(result.ok()) << result.status();
-        EXPECT_EQ(result->weights, SequentialSgd(options, data));
-        EXPECT_EQ(result->examples, 3 * 600);
-        EXPECT_EQ(result->updates, 3 * ((600 + batch - 1) / batch));
+        for (float weight_decay : {0.0f, 0.001f}) {
+          SCOPED_TRACE(::testing::Message() << ModeName(mode) << " " << LinearModelName(model)
+                                            << " batch " << batch << " decay " << weight_decay);
+          const SparseTrainOptions options{.model = model,
+                                           .mode = mode,
+                                           .num_workers = 1,
+                                           .batch_size = batch,
+                                           .epochs = 3,
+                                           .lr = 0.5f,
+                                           .lr_decay = 0.8f,
+                                           .weight_decay = weight_decay,
+                                           .seed = 5};
+          absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
+          ASSERT_TRUE(result.ok()) << result.status();
+          EXPECT_EQ(result->weights, SequentialSgd(options, data));
+          EXPECT_EQ(result->examples, 3 * 600);
+          EXPECT_EQ(result->updates, 3 * ((600 + batch - 1) / batch));
+        }
       }
     }
   }
