@@ -72,7 +72,17 @@ expect_one_line_error "huge LIBSVM values diverge" "error: training diverged: pa
 
 expect_one_line_error "mf sync" "--mode: sync is not available for matrix factorization on threads: the matrix factorization trainer does not implement it yet (sparse/matrix_factorization.h); use async or locked, or run sync in the simulator, or train dense networks or sparse linear models with sync" "$train" --model=mf \
   --dataset="$dir/ratings.csv" --mode=sync
-expect_one_line_error "mf batch" "--batch_size has no effect" "$train" --model=mf --batch_size=2
+# --batch_size reaches matrix factorization: a batch per worker of 4 ratings, one update each.
+out=$("$train" --model=mf --dataset="$dir/ratings.csv" --rank=4 --workers=1 --epochs=1 \
+  --batch_size=4 2>&1) || fail "mf batch: exit $?: $out"
+ratings=$(sed -n 's/.* \([0-9]*\) train \/ [0-9]* test ratings)$/\1/p' <<<"$out")
+grep -q "^sparse: mf rank 4, async mode, 1 worker, batch 4, " <<<"$out" &&
+  grep -q "^done: 1 epoch, $(((ratings + 3) / 4)) updates in " <<<"$out" ||
+  fail "mf batch: not $ratings ratings in batches of 4: $out"
+echo "ok:   mf trains in batches of --batch_size"
+expect_one_line_error "mf batch too large" \
+  "error: --batch_size=5000 is out of range [1, $ratings] (the training set's ratings)" "$train" \
+  --model=mf --dataset="$dir/ratings.csv" --workers=1 --batch_size=5000
 expect_one_line_error "rank without mf" "--rank applies to --model=mf" "$train" --rank=3
 printf 'u,i,r\n1,2,3\n1,x,3\n' >"$dir/bad.csv"
 expect_one_line_error "bad ratings line" "bad.csv:3: item id 'x'" "$train" --model=mf \
