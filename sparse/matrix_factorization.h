@@ -96,7 +96,7 @@ double GlobalMeanRmse(float mean, const Ratings& ratings);
 // Trains from the seeded initialization, or from the checkpoint in options.checkpoint.dir with
 // options.checkpoint.resume (continuing with its next epoch; bitwise as the uninterrupted run
 // wherever the mode is deterministic: one worker, sync, backup with 0 backup workers,
-// local_sgd, round_robin). `test` may be null (its U and I must equal train's: SplitRatings).
+// local_sgd). `test` may be null (its U and I must equal train's: SplitRatings).
 // Errors: kInvalidArgument naming the option out of range or mismatched sets, a policy's error,
 // or
 // CheckSparseEpochFinite's divergence error (the epoch is neither checkpointed nor reported);

@@ -156,8 +156,8 @@ absl::Status RunSparseEpochs(
 
 // Trains from zero weights, or from the checkpoint in options.checkpoint.dir with
 // options.checkpoint.resume (continuing with its next epoch; bitwise as the uninterrupted run
-// wherever the mode is deterministic: one worker, sync, backup with 0 backup workers, local_sgd,
-// round_robin). `test` may be null. Errors:
+// wherever the mode is deterministic: one worker, sync, backup with 0 backup workers,
+// local_sgd). `test` may be null. Errors:
 // ValidateSparseOptions's; CheckSparseEpochFinite's (training diverged: the epoch is neither
 // checkpointed nor reported); PrepareSparseCheckpoint's and WriteSparseCheckpoint's;
 // kResourceExhausted when the weights ([D] floats) or the per-worker gradients (5 D bytes each,

@@ -13,6 +13,7 @@
 // one line naming the flag (or the file and line), exit status 1.
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -319,18 +320,20 @@ absl::Status Run(const StopOnSignals& stop) {
   HOGWILD_RETURN_IF_ERROR(CheckRunFiles());
   HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
   const std::string log_path = absl::GetFlag(FLAGS_log);
-  // The option ranges first, on a one-example stand-in, so that a typo fails before the data
-  // is read (the batch size is checked against the real data below).
+  // The option ranges first, on a stand-in of one empty example per worker (a batch every mode
+  // accepts: one example per worker, the whole set in the global-batch modes), so that a typo
+  // fails before the data is read (the batch size is checked against the real data below).
   {
-    SparseDataset one;
-    one.num_features = 1;
-    one.row_offsets = {0, 0};
-    one.labels = {1.0f};
+    const int examples = std::clamp(options.num_workers, 1, 256);
+    SparseDataset stand_in;
+    stand_in.num_features = 1;
+    stand_in.row_offsets.assign(examples + 1, 0);
+    stand_in.labels.assign(examples, 1.0f);
     SparseTrainOptions ranges = options;
-    ranges.batch_size = 1;
-    HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(ranges, one, nullptr));
+    ranges.batch_size = SplitsGlobalBatch(options.mode) ? examples : 1;
+    HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(ranges, stand_in, nullptr));
     if (options.batch_size < 1) {
-      HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, one, nullptr));
+      HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, stand_in, nullptr));
     }
   }
   HOGWILD_ASSIGN_OR_RETURN(Data data, Load(options.seed));
