@@ -920,6 +920,12 @@ absl::StatusOr<TrainResult> TrainSparseRun(const TrainerOptions& options, const 
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   };
   const auto wd = static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
+  // The option of the run's mode; the others keep their defaults (the sparse trainers refuse a
+  // value a mode does not read).
+  ModeOptions mode_options;
+  if (options.mode == Mode::kSsp) mode_options.staleness_bound = options.staleness_bound;
+  if (options.mode == Mode::kBackup) mode_options.backup_workers = options.backup_workers;
+  if (options.mode == Mode::kLocalSgd) mode_options.average_every = options.average_every;
   TrainResult result;
   result.mode = options.mode;
   result.num_workers = options.num_workers;
@@ -929,6 +935,7 @@ absl::StatusOr<TrainResult> TrainSparseRun(const TrainerOptions& options, const 
                                                      {.rank = absl::GetFlag(FLAGS_rank),
                                                       .mode = options.mode,
                                                       .num_workers = options.num_workers,
+                                                      .mode_options = mode_options,
                                                       .epochs = static_cast<int>(options.epochs),
                                                       .lr = options.lr.base_lr,
                                                       .weight_decay = wd,
@@ -947,6 +954,7 @@ absl::StatusOr<TrainResult> TrainSparseRun(const TrainerOptions& options, const 
                              .mode = options.mode,
                              .num_workers = options.num_workers,
                              .batch_size = static_cast<int>(options.batch_size),
+                             .mode_options = mode_options,
                              .epochs = static_cast<int>(options.epochs),
                              .lr = options.lr.base_lr,
                              .weight_decay = wd,

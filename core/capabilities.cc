@@ -17,8 +17,6 @@ enum class Cell {
   kRuns,
   kNotAcrossProcesses,
   kNoGpuPolicy,
-  kNotInSparseTrainer,
-  kNotInMfTrainer,
   kOneProcess,
   kCpuOnly,
   kNoSuchCell,  // a value cast from an integer that names no workload, mode or substrate
@@ -33,11 +31,6 @@ const char* Why(Cell cell) {
       return "it has no policy across MPI ranks yet (mpi/mpi_cluster.h)";
     case Cell::kNoGpuPolicy:
       return "it has no GPU update policy yet (sync/gpu_policy_factory.h)";
-    case Cell::kNotInSparseTrainer:
-      return "the sparse linear trainer does not implement it yet (sparse/sparse_train.h)";
-    case Cell::kNotInMfTrainer:
-      return "the matrix factorization trainer does not implement it yet "
-             "(sparse/matrix_factorization.h)";
     case Cell::kOneProcess:
       return "the sparse trainers run in one process";
     case Cell::kCpuOnly:
@@ -62,8 +55,6 @@ constexpr WorkloadKind kMf = WorkloadKind::kMatrixFactorization;
 constexpr Cell kRuns = Cell::kRuns;
 constexpr Cell kNoMpi = Cell::kNotAcrossProcesses;
 constexpr Cell kNoGpu = Cell::kNoGpuPolicy;
-constexpr Cell kNoSparse = Cell::kNotInSparseTrainer;
-constexpr Cell kNoMf = Cell::kNotInMfTrainer;
 constexpr Cell kOneProc = Cell::kOneProcess;
 constexpr Cell kCpuOnly = Cell::kCpuOnly;
 
@@ -81,18 +72,18 @@ constexpr Row kTable[] = {
     {kDense,  Mode::kRoundRobin, false, {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
     {kSparse, Mode::kAsync,      true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kSync,       true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
-    {kSparse, Mode::kSsp,        false, {kNoSparse,  kRuns,     kOneProc,  kCpuOnly}},
-    {kSparse, Mode::kBackup,     false, {kNoSparse,  kRuns,     kOneProc,  kCpuOnly}},
-    {kSparse, Mode::kLocalSgd,   false, {kNoSparse,  kRuns,     kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kSsp,        true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kBackup,     true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kLocalSgd,   true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kLocked,     true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kRoundRobin, true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kAsync,      true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
-    {kMf,     Mode::kSync,       false, {kNoMf,      kRuns,     kOneProc,  kCpuOnly}},
-    {kMf,     Mode::kSsp,        false, {kNoMf,      kRuns,     kOneProc,  kCpuOnly}},
-    {kMf,     Mode::kBackup,     false, {kNoMf,      kRuns,     kOneProc,  kCpuOnly}},
-    {kMf,     Mode::kLocalSgd,   false, {kNoMf,      kRuns,     kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kSync,       true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kSsp,        true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kBackup,     true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kLocalSgd,   true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kLocked,     true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
-    {kMf,     Mode::kRoundRobin, false, {kNoMf,      kRuns,     kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kRoundRobin, true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
 };
 // clang-format on
 

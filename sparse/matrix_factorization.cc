@@ -1,14 +1,11 @@
 #include "sparse/matrix_factorization.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <random>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,7 +15,9 @@
 #include "core/status_macros.h"
 #include "kernels/cpu/shared_element.h"
 #include "kernels/functors.h"
+#include "sparse/policy_workers.h"
 #include "sync/parameter_store.h"
+#include "sync/sparse_gradient.h"
 
 namespace hogwild::sparse {
 namespace {
@@ -36,6 +35,7 @@ absl::Status ValidateMfOptions(const MfOptions& o) {
       CheckSupported(WorkloadKind::kMatrixFactorization, o.mode, Substrate::kThreads, "--mode"));
   if (o.num_workers < 1 || o.num_workers > 256)
     return OutOfRange("workers", o.num_workers, "[1, 256]");
+  HOGWILD_RETURN_IF_ERROR(ValidateSparseModeOptions(o.mode, o.mode_options, o.num_workers));
   if (o.epochs < 1 || o.epochs > 100000) return OutOfRange("epochs", o.epochs, "[1, 100000]");
   if (!(o.lr > 0.0f) || !std::isfinite(o.lr)) return OutOfRange("lr", o.lr, "(0, float32 max]");
   if (!(o.lr_decay > 0.0f && o.lr_decay <= 1.0f))
@@ -65,7 +65,8 @@ namespace {
 
 absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
   HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(o));
-  return ValidateMfRatings(train, test);
+  HOGWILD_RETURN_IF_ERROR(ValidateMfRatings(train, test));
+  return ValidateSparseBatch(o.mode, o.batch_size, train.size(), o.num_workers, "ratings");
 }
 
 // One rating's step on the shared factors; `scratch` [2k] is the worker's. `sgd` by value: the
@@ -88,6 +89,48 @@ inline void MfStep(const SgdMomentumFn sgd, int k, float mean, float* p, float* 
   }
 }
 
+// Matrix factorization's ratings for the worker loop (policy_workers.h): a rating's gradient on
+// p_u and q_i (MfStep's arithmetic: e * q_i and e * p_u of the values read, here times the
+// batch's scale) and, for async batch 1, MfStep itself. Each worker's copy has its own scratch.
+class MfExamples {
+ public:
+  MfExamples(const Ratings* train, int rank, float mean)
+      : train_(train), k_(rank), mean_(mean), scratch_(2 * static_cast<size_t>(rank)) {}
+
+  void AddExample(int64_t r, float scale, const float* params, SparseGradient& grad) {
+    const int64_t p = UserRow(r);
+    const int64_t q = ItemRow(r);
+    float* pv = scratch_.data();
+    float* qv = pv + k_;
+    float prediction = mean_;
+    for (int f = 0; f < k_; ++f) {
+      pv[f] = cpu::SharedLoad(params + p + f);
+      qv[f] = cpu::SharedLoad(params + q + f);
+    }
+    for (int f = 0; f < k_; ++f) prediction += pv[f] * qv[f];
+    // Scale 1 (batch 1) leaves e, and so MfStep's gradients, bitwise as they are.
+    const float c = (prediction - train_->values[r]) * scale;
+    for (int f = 0; f < k_; ++f) {
+      grad.Accumulate(static_cast<int32_t>(p + f), c * qv[f]);
+      grad.Accumulate(static_cast<int32_t>(q + f), c * pv[f]);
+    }
+  }
+  void FusedStep(const SgdMomentumFn& sgd, int64_t r, float* shared) {
+    MfStep(sgd, k_, mean_, shared + UserRow(r), shared + ItemRow(r), train_->values[r],
+           scratch_.data());
+  }
+  void Prefetch(const int64_t* /*order*/, int64_t /*k*/, int64_t /*end*/) const {}
+
+ private:
+  int64_t UserRow(int64_t r) const { return static_cast<int64_t>(train_->users[r]) * k_; }
+  int64_t ItemRow(int64_t r) const { return (train_->num_users + train_->items[r]) * k_; }
+
+  const Ratings* train_;
+  int k_;
+  float mean_;
+  std::vector<float> scratch_;  // [2k]: p_u then q_i as read
+};
+
 // The run's identity in a checkpoint (sparse_checkpoint.h's table).
 CheckpointSignature MfSignature(const MfOptions& o, const Ratings& train) {
   CheckpointSignature s;
@@ -96,10 +139,13 @@ CheckpointSignature MfSignature(const MfOptions& o, const Ratings& train) {
   s.num_classes = 0;
   s.layers = {absl::StrCat("mode=", ModeName(o.mode)), absl::StrCat("shuffle=", o.shuffle ? 1 : 0),
               absl::StrCat("rank=", o.rank)};
+  if (std::string layer = ModeOptionsLayer(o.mode, o.mode_options); !layer.empty()) {
+    s.layers.push_back(std::move(layer));
+  }
   s.num_params = (train.num_users + train.num_items) * o.rank;
   s.mode = Mode::kAsync;
   s.num_workers = o.num_workers;
-  s.batch_size = 1;
+  s.batch_size = o.batch_size;
   s.seed = o.seed;
   s.train_examples = train.size();
   s.dataset = RatingsDatasetId(train);
@@ -159,6 +205,13 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
                            ParameterStore::Create(num_params));
   float* shared = store->unsafe_values().data();
   InitMfFactors(options.seed, store->unsafe_values());
+  const SparseWorkerPlan plan{.mode = options.mode,
+                              .num_workers = options.num_workers,
+                              .batch_size = options.batch_size,
+                              .mode_options = options.mode_options,
+                              .weight_decay = options.weight_decay};
+  HOGWILD_ASSIGN_OR_RETURN(const std::vector<std::unique_ptr<SparseGradient>> gradients,
+                           AllocateSparseGradients(plan, num_params));
   const std::string& checkpoint_dir = options.checkpoint.dir;
   const CheckpointSignature signature =
       checkpoint_dir.empty() ? CheckpointSignature{} : MfSignature(options, train);
@@ -170,11 +223,11 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
     // CheckSignature matched num_params, so the sizes agree.
     std::copy(resume->params.begin(), resume->params.end(), shared);
     result.resumed_epochs = static_cast<int>(resume->epochs_done);
-    totals.examples = totals.updates = totals.resumed_updates = resume->updates;
+    totals.examples = resume->epochs_done * train.size();
+    totals.updates = totals.resumed_updates = resume->updates;
   }
   result.mean = MeanRating(train);
   const float mean = result.mean;
-  std::mutex lock;
   std::vector<float> view;
   const SparseEpochLoop loop{.epochs = options.epochs,
                              .lr = options.lr,
@@ -186,29 +239,13 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
                              .signature = signature,
                              .loss_name = "RMSE",
                              .on_epoch = options.on_epoch};
-  auto run_epoch = [&](const std::vector<int64_t>& order, float lr) {
-    const SgdMomentumFn sgd{.lr = lr, .momentum = 0.0f, .weight_decay = options.weight_decay};
-    const int num_workers = options.num_workers;
-    const bool locked = options.mode == Mode::kLocked;
-    {
-      std::vector<std::jthread> workers;
-      for (int w = 0; w < num_workers; ++w) {
-        workers.emplace_back([&, w] {
-          std::vector<float> scratch(2 * k);
-          const int64_t n = train.size();
-          for (int64_t x = n * w / num_workers; x < n * (w + 1) / num_workers; ++x) {
-            const int64_t r = order[x];
-            float* p = shared + static_cast<int64_t>(train.users[r]) * k;
-            float* q = shared + (train.num_users + train.items[r]) * k;
-            std::unique_lock<std::mutex> guard(lock, std::defer_lock);
-            if (locked) guard.lock();
-            MfStep(sgd, k, mean, p, q, train.values[r], scratch.data());
-          }
-        });
-      }
-    }  // joined: every write is ordered before the evaluation's plain reads
-    return totals.updates + train.size();  // one update per rating
+  const MfExamples ratings(&train, k, mean);
+  const int64_t epoch_updates = SparseEpochUpdates(plan, train.size());
+  auto run_epoch = [&](const std::vector<int64_t>& order, float lr) -> absl::StatusOr<int64_t> {
+    HOGWILD_RETURN_IF_ERROR(RunSparseEpoch(plan, ratings, *store, order, lr, gradients));
+    return totals.updates + epoch_updates;
   };
+  // The join ordered every worker's writes before the evaluation's plain reads.
   auto evaluate = [&](SparseEpochReport& report) {
     view.assign(shared, shared + num_params);
     report.train_loss = MfRmse(mean, view, k, train.num_users, train);

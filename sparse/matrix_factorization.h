@@ -11,9 +11,12 @@
 // gradients e * q_i and e * p_u of the values it read (SharedSgdElement): the contract of
 // sync/parameter_store.h, and only the two rows the rating touches (the paper's Algorithm 1).
 //
-// Modes: async (Hogwild!) and locked (one mutex around every step), as in sparse_train.h, with
-// the same data order (a permutation of the ratings per epoch, contiguous shards) and the same
-// step schedule (lr * lr_decay^epoch). Sync is not offered for this model.
+// Modes: every mode, as in sparse_train.h (the update policies of sync/ run by the worker loop
+// of sparse/policy_workers.h), with the same data order (a permutation of the ratings per epoch;
+// contiguous shards per worker, or global batches cut into the workers' parts in sync, backup
+// and local_sgd) and the same step schedule (lr * lr_decay^epoch). A batch of b ratings is one
+// update with the mean of their gradients, each computed from the factors as the step read
+// them. Async with batch 1 is the step above on the live factors, as the paper's.
 #ifndef HOGWILD_SPARSE_MATRIX_FACTORIZATION_H_
 #define HOGWILD_SPARSE_MATRIX_FACTORIZATION_H_
 
@@ -26,13 +29,20 @@
 #include "sparse/ratings.h"
 #include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_train.h"
+#include "sync/policy_factory.h"
 
 namespace hogwild::sparse {
 
 struct MfOptions {
-  int rank = 16;               // k, in [1, 1024]
-  Mode mode = Mode::kAsync;    // async or locked
-  int num_workers = 1;         // in [1, 256]
+  int rank = 16;             // k, in [1, 1024]
+  Mode mode = Mode::kAsync;  // any mode of the capabilities table (core/capabilities.h)
+  int num_workers = 1;       // in [1, 256]
+  // Ratings per update: per worker (async, locked, round_robin, ssp; in [1, ceil(R / W)]) or
+  // global (sync, backup; in [1, R]; local_sgd: in [W, R]): ValidateSparseBatch. 1 is the
+  // paper's.
+  int batch_size = 1;
+  // The options of ssp, backup and local_sgd, as SparseTrainOptions::mode_options.
+  ModeOptions mode_options;
   int epochs = 20;             // in [1, 100000]
   float lr = 0.02f;            // > 0, finite
   float lr_decay = 1.0f;       // in (0, 1]
@@ -52,12 +62,12 @@ struct MfResult {
   std::vector<SparseEpochReport> epochs;  // the epochs this call ran (after a resume: the rest)
   int resumed_epochs = 0;     // epochs done by the checkpoint this call resumed from, or 0
   double train_time_s = 0.0;  // SGD time of this call's epochs
-  int64_t updates = 0;        // ratings processed (one update each), the resumed epochs' included
+  int64_t updates = 0;  // updates applied (batch 1: one per rating), the resumed epochs' included
 };
 
-// Checks the option ranges above (the data are checked by TrainMatrixFactorization): the
-// command calls it before reading the ratings. Errors: kInvalidArgument naming the flag, its
-// value and the range (or the modes offered). Pure.
+// Checks the option ranges above but the batch's upper bound, which needs the ratings (checked
+// by TrainMatrixFactorization with the data): the command calls it before reading the ratings.
+// Errors: kInvalidArgument naming the flag, its value and the range (or the modes offered). Pure.
 absl::Status ValidateMfOptions(const MfOptions& options);
 
 // Checks the training and test ratings (test may be null): at least one training rating,
@@ -85,8 +95,10 @@ double GlobalMeanRmse(float mean, const Ratings& ratings);
 
 // Trains from the seeded initialization, or from the checkpoint in options.checkpoint.dir with
 // options.checkpoint.resume (continuing with its next epoch; bitwise as the uninterrupted run
-// with one worker). `test` may be null (its U and I must equal train's: SplitRatings). Errors:
-// kInvalidArgument naming the option out of range (sync mode included) or mismatched sets, or
+// wherever the mode is deterministic: one worker, sync, backup with 0 backup workers,
+// local_sgd). `test` may be null (its U and I must equal train's: SplitRatings).
+// Errors: kInvalidArgument naming the option out of range or mismatched sets, a policy's error,
+// or
 // CheckSparseEpochFinite's divergence error (the epoch is neither checkpointed nor reported);
 // PrepareSparseCheckpoint's and WriteSparseCheckpoint's; kResourceExhausted when the factors
 // cannot be allocated; an on_epoch error.

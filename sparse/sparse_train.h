@@ -2,32 +2,30 @@
 // worker threads, in the Hogwild! paper's setting (Niu, Recht, Ré, Wright, NIPS 2011): weights
 // in a ParameterStore, examples touching only their non-zeros (sparse/sparse_sgd.h).
 //
-// Modes:
+// Modes: every mode of core/mode.h, each the update policy of sync/ (sync/update_policy.h) run
+// by the worker loop of sparse/policy_workers.h, which says how each mode splits the data:
 //   async  (Hogwild!): each worker takes its contiguous shard of the epoch's order and, per
 //          batch of `batch_size` examples, reads the weights on the batch's support, computes the
-//          gradient and updates those coordinates, with no lock (batch 1: SparseSgdStep, the
-//          paper's Algorithm 1). Lost updates allowed, never a torn value.
-//   sync   (tower averaging): the epoch's order is cut into global batches of `batch_size`;
-//          each worker computes the gradient of its contiguous shard of the batch (scale
-//          1 / global batch), they meet at a barrier, worker 0 sums the tower gradients in
-//          worker order and applies one update, and a second barrier releases the next step.
-//   locked (baseline): async's data split, but every step (read, gradient, write) holds one
-//          mutex shared by all workers, so updates are serial: the "single lock around every
-//          update" that Hogwild! removes.
-//   round_robin (baseline, the paper's RR): async's data split; the workers compute their
-//          gradients concurrently but apply them in turn, worker 0, 1, ..., W - 1, 0, ...
-//          (a worker whose shard is exhausted leaves the rotation).
-// With one worker every mode is sequential (minibatch) SGD, bitwise.
-//
-// The step schedule is the paper's: lr constant within an epoch, multiplied by `lr_decay`
-// after each (epoch e uses lr * lr_decay^e, computed in double, then rounded to float).
+//          gradient and updates those coordinates, with no lock (batch 1: SparseSgdStep on the
+//          live weights, the paper's Algorithm 1). Lost updates allowed, never a torn value.
+//   locked, round_robin (the paper's baselines), ssp: async's data split under the policies of
+//          sync/locked.h (one lock around every step), sync/round_robin.h (updates applied in
+//          turn) and sync/stale_synchronous.h (a worker at most staleness_bound steps ahead).
+//   sync   (tower averaging), backup (sync without the slowest backup_workers gradients of each
+//          step): the epoch's order is cut into global batches of `batch_size`, each worker
+//          the gradient of its contiguous part (scale 1 / global batch), summed in worker order
+//          and applied once per step (sync/tower_average.h, sync/backup_sync.h).
+//   local_sgd: sync's split, each worker stepping its own replica with the mean gradient of its
+//          part, the replicas averaged every average_every steps (sync/local_sgd.h).
+// With one worker every mode is sequential (minibatch) SGD, bitwise. Weight decay reaches the
+// touched coordinates only, except under backup and local_sgd, whose policies decay every
+// weight (sync/update_policy.h FinishSparseStep).
 //
 // Data order: epoch e visits a permutation of [0, N) drawn by std::shuffle with
 // std::mt19937_64 seeded from SplitMix64(seed) + e (the identity when shuffle is false). The
 // workers run in threads started for each epoch and joined at its end, where the model is
-// evaluated (not counted in the training time). The store's version counter is not advanced and
-// no staleness is recorded: one shared counter bumped per update would be the single contended
-// cache line of a workload whose updates otherwise rarely meet.
+// evaluated (not counted in the training time) and checkpointed: every policy is fresh per
+// epoch, so an epoch's end is a consistent cut in every mode. No staleness is recorded.
 #ifndef HOGWILD_SPARSE_SPARSE_TRAIN_H_
 #define HOGWILD_SPARSE_SPARSE_TRAIN_H_
 
@@ -45,6 +43,7 @@
 #include "sparse/linear_loss.h"
 #include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_dataset.h"
+#include "sync/policy_factory.h"
 
 namespace hogwild::sparse {
 
@@ -74,9 +73,14 @@ struct SparseEpochReport {
 struct SparseTrainOptions {
   LinearModel model = LinearModel::kLogistic;
   Mode mode = Mode::kAsync;
-  int num_workers = 1;        // W, in [1, 256]
-  int batch_size = 1;         // per worker (async, locked, round_robin; in [1, ceil(N / W)]) or
-                              // global (sync; in [1, N])
+  int num_workers = 1;  // W, in [1, 256]
+  int batch_size = 1;   // per worker (async, locked, round_robin, ssp; in
+                        // [1, ceil(N / W)]) or global (sync, backup; in [1, N];
+                        // local_sgd: in [W, N]): ValidateSparseBatch
+  // The options of ssp, backup and local_sgd (sync/policy_factory.h, the dense trainer's
+  // defaults and ranges: ValidateSparseModeOptions); a non-default value in another mode is
+  // refused.
+  ModeOptions mode_options;
   int epochs = 5;             // in [1, 100000]
   float lr = 0.5f;            // > 0, finite
   float lr_decay = 1.0f;      // in (0, 1]: the paper's per-epoch decay
@@ -103,9 +107,9 @@ struct SparseTrainResult {
 // set's features fit the training set's D. Errors: kInvalidArgument naming the broken rule.
 absl::Status ValidateSparseData(const SparseDataset& train, const SparseDataset* test);
 
-// Checks `options` against the data (the ranges above); kInvalidArgument naming the option,
-// its value and the range. Also checks the data sets (ValidateSparseDataset) and that the test
-// set's features fit the training set's D.
+// Checks `options` against the data (the ranges above; the mode against the capabilities table,
+// core/capabilities.h); kInvalidArgument naming the option, its value and the range. Also checks
+// the data sets (ValidateSparseDataset) and that the test set's features fit the training set's D.
 absl::Status ValidateSparseOptions(const SparseTrainOptions& options, const SparseDataset& train,
                                    const SparseDataset* test);
 
@@ -120,7 +124,8 @@ absl::Status CheckSparseEpochFinite(absl::Span<const float> params, const Sparse
 // first_epoch .. loop.epochs - 1, each with its order of [0, loop.examples) (the identity,
 // shuffled by std::shuffle with std::mt19937_64(SplitMix64(seed) + epoch) when shuffle) and its
 // learning rate (lr * lr_decay^epoch in double, rounded to float). For each: `run_epoch(order,
-// lr)` starts and joins the workers (timed as training) and returns the updates applied so far;
+// lr)` starts and joins the workers (timed as training) and returns the updates applied so far
+// (or an error, which ends the loop and is returned);
 // then the report (examples and updates so far, `evaluate` fills its losses from `params` ([P],
 // read after the join)), CheckSparseEpochFinite, the checkpoint (with loop.checkpoint_dir) and
 // on_epoch. `totals` holds the run so far (a resumed run's counts) and receives each epoch's.
@@ -145,17 +150,19 @@ struct SparseRunTotals {
 };
 absl::Status RunSparseEpochs(
     const SparseEpochLoop& loop, int first_epoch, absl::Span<const float> params,
-    const std::function<int64_t(const std::vector<int64_t>& order, float lr)>& run_epoch,
+    const std::function<absl::StatusOr<int64_t>(const std::vector<int64_t>& order, float lr)>&
+        run_epoch,
     const std::function<void(SparseEpochReport& report)>& evaluate, SparseRunTotals& totals);
 
 // Trains from zero weights, or from the checkpoint in options.checkpoint.dir with
 // options.checkpoint.resume (continuing with its next epoch; bitwise as the uninterrupted run
-// wherever the mode is deterministic: one worker, or sync). `test` may be null. Errors:
+// wherever the mode is deterministic: one worker, sync, backup with 0 backup workers,
+// local_sgd). `test` may be null. Errors:
 // ValidateSparseOptions's; CheckSparseEpochFinite's (training diverged: the epoch is neither
 // checkpointed nor reported); PrepareSparseCheckpoint's and WriteSparseCheckpoint's;
-// kResourceExhausted when the weights ([D] floats) or the per-worker gradients (8 D bytes each,
-// batch > 1, sync or round_robin only) cannot be allocated; an on_epoch error. Thread-compatible:
-// the data sets are only read, by the workers, for the duration of the call.
+// kResourceExhausted when the weights ([D] floats) or the per-worker gradients (5 D bytes each,
+// all but async batch 1) cannot be allocated; a policy's error; an on_epoch error.
+// Thread-compatible: the data sets are only read, by the workers, for the duration of the call.
 absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
                                               const SparseDataset& train,
                                               const SparseDataset* test);

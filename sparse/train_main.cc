@@ -1,6 +1,7 @@
 // The `//sparse:train` command: sparse logistic regression or linear SVM on a LIBSVM file or the
-// RCV1-like synthetic set, Hogwild! (async), tower averaging (sync) or the single-lock baseline
-// (locked), chosen at run time:
+// RCV1-like synthetic set, or matrix factorization of ratings (--model=mf), under any mode of
+// core/mode.h (Hogwild! async, tower averaging sync, ssp, backup, local_sgd and the paper's
+// locked and round_robin baselines), chosen at run time:
 //   bazel run //sparse:train -- --workers=2                       (synthetic, logreg, 5 epochs)
 //   bazel run //sparse:train -- --dataset=/data/rcv1_train.binary.gz
 //     --test=/data/rcv1_test.binary.gz --model=svm --lr=0.1 --lr_decay=0.9 --epochs=20 (one line)
@@ -12,6 +13,7 @@
 // one line naming the flag (or the file and line), exit status 1.
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -41,6 +43,7 @@
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/argv_flags.h"
 #include "trainer/cli/flags_parse.h"
+#include "trainer/cli/mode_flags.h"
 #include "trainer/cli/stop_signal.h"
 #include "trainer/metrics/convergence_log.h"
 
@@ -54,12 +57,14 @@ ABSL_FLAG(std::string, model, "logreg",
           "logreg (logistic regression), svm (hinge loss) or mf (matrix factorization)");
 ABSL_FLAG(int32_t, rank, 16, "mf only: factor rank k, in [1, 1024]");
 ABSL_FLAG(std::string, mode, "async",
-          "async (Hogwild!), sync (tower averaging), locked (one lock around every update) or "
-          "round_robin (updates applied in the workers' turn)");
+          "async (Hogwild!), sync (tower averaging), ssp (async within a staleness bound), backup "
+          "(sync without the slowest workers), local_sgd (periodic averaging), locked (one lock "
+          "around every update) or round_robin (updates applied in the workers' turn)");
 ABSL_FLAG(int32_t, workers, static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())),
           "worker threads, in [1, 256]; default: one per hardware thread");
 ABSL_FLAG(int32_t, batch_size, 1,
-          "examples per update: per worker (async, locked) or global (sync); 1 is the paper's");
+          "examples (mf: ratings) per update: per worker (async, locked, round_robin, ssp) or "
+          "global (sync, backup, local_sgd); 1 is the paper's");
 ABSL_FLAG(int32_t, epochs, 5, "passes over the training set (mf: 20 unless given)");
 ABSL_FLAG(double, lr, 0.5, "step size of the first epoch, > 0 (mf: 0.02 unless given)");
 ABSL_FLAG(double, lr_decay, 1.0,
@@ -137,6 +142,14 @@ absl::StatusOr<Data> Load(uint64_t seed) {
 }
 
 bool Given(const char* flag) { return absl::flags_internal::WasPresentOnCommandLine(flag); }
+
+// --staleness_bound, --backup_workers and --average_every (trainer/cli/mode_flags.h); the
+// trainers refuse one given in a mode that does not read it (ValidateSparseModeOptions).
+ModeOptions ModeOptionsFlags() {
+  return ModeOptions{.staleness_bound = absl::GetFlag(FLAGS_staleness_bound),
+                     .backup_workers = absl::GetFlag(FLAGS_backup_workers),
+                     .average_every = absl::GetFlag(FLAGS_average_every)};
+}
 
 // The checkpoint flags, with what can be checked before any data is read: the combination and a
 // writable directory (the checkpoint itself is checked against the run by the trainer).
@@ -229,9 +242,10 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
                              ToFloat32("weight_decay", FlagText("weight_decay")));
   }
   HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
-  for (const char* flag :
-       {"batch_size", "test", "num_features", "synthetic_examples", "synthetic_test_examples",
-        "synthetic_features", "synthetic_nnz", "synthetic_noise"}) {
+  options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  options.mode_options = ModeOptionsFlags();
+  for (const char* flag : {"test", "num_features", "synthetic_examples", "synthetic_test_examples",
+                           "synthetic_features", "synthetic_nnz", "synthetic_noise"}) {
     if (Given(flag)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--%s has no effect with --model=mf", flag));
@@ -246,11 +260,11 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   HOGWILD_ASSIGN_OR_RETURN(Ratings all, ReadRatingsFile(path));
   const RatingsSplit split = SplitRatings(all, options.seed);
   absl::PrintF(
-      "sparse: mf rank %d, %s mode, %d worker%s, %s (%d users x %d items, %d train / %d "
-      "test ratings)\n",
+      "sparse: mf rank %d, %s mode, %d worker%s, batch %d, %s (%d users x %d items, %d train / "
+      "%d test ratings)\n",
       options.rank, ModeName(options.mode), options.num_workers,
-      options.num_workers == 1 ? "" : "s", path, all.num_users, all.num_items, split.train.size(),
-      split.test.size());
+      options.num_workers == 1 ? "" : "s", options.batch_size, path, all.num_users, all.num_items,
+      split.train.size(), split.test.size());
   std::fflush(stdout);
   std::unique_ptr<ConvergenceLog> log;
   if (const std::string log_path = absl::GetFlag(FLAGS_log); !log_path.empty()) {
@@ -295,6 +309,7 @@ absl::Status Run(const StopOnSignals& stop) {
   HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseModeFlag());
   options.num_workers = absl::GetFlag(FLAGS_workers);
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  options.mode_options = ModeOptionsFlags();
   options.epochs = absl::GetFlag(FLAGS_epochs);
   HOGWILD_ASSIGN_OR_RETURN(options.lr, ToFloat32("lr", FlagText("lr")));
   HOGWILD_ASSIGN_OR_RETURN(options.lr_decay, ToFloat32("lr_decay", FlagText("lr_decay")));
@@ -305,18 +320,20 @@ absl::Status Run(const StopOnSignals& stop) {
   HOGWILD_RETURN_IF_ERROR(CheckRunFiles());
   HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
   const std::string log_path = absl::GetFlag(FLAGS_log);
-  // The option ranges first, on a one-example stand-in, so that a typo fails before the data
-  // is read (the batch size is checked against the real data below).
+  // The option ranges first, on a stand-in of one empty example per worker (a batch every mode
+  // accepts: one example per worker, the whole set in the global-batch modes), so that a typo
+  // fails before the data is read (the batch size is checked against the real data below).
   {
-    SparseDataset one;
-    one.num_features = 1;
-    one.row_offsets = {0, 0};
-    one.labels = {1.0f};
+    const int examples = std::clamp(options.num_workers, 1, 256);
+    SparseDataset stand_in;
+    stand_in.num_features = 1;
+    stand_in.row_offsets.assign(examples + 1, 0);
+    stand_in.labels.assign(examples, 1.0f);
     SparseTrainOptions ranges = options;
-    ranges.batch_size = 1;
-    HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(ranges, one, nullptr));
+    ranges.batch_size = SplitsGlobalBatch(options.mode) ? examples : 1;
+    HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(ranges, stand_in, nullptr));
     if (options.batch_size < 1) {
-      HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, one, nullptr));
+      HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, stand_in, nullptr));
     }
   }
   HOGWILD_ASSIGN_OR_RETURN(Data data, Load(options.seed));
@@ -374,8 +391,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Trains a sparse linear model (logistic regression, linear SVM) with Hogwild! SGD.\n"
       "  bazel run //sparse:train -- --workers=2 [--dataset=FILE.svm[.gz] --test=FILE]");
-  if (const std::optional<int> exit_code =
-          hogwild::ParseCommandLineFlags(argc, argv, "sparse/train", "sparse/")) {
+  if (const std::optional<int> exit_code = hogwild::ParseCommandLineFlags(
+          argc, argv, "sparse/train", {"sparse/", "trainer/cli/mode_flags.cc"})) {
     return *exit_code;
   }
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.

@@ -81,7 +81,7 @@ absl::StatusOr<double> TrainSparseLinear(Mode mode, float lr) {
   absl::StatusOr<sparse::SparseTrainResult> result =
       sparse::TrainSparse({.mode = mode,
                            .num_workers = 2,
-                           .batch_size = mode == Mode::kSync ? 8 : 1,
+                           .batch_size = SplitsGlobalBatch(mode) ? 8 : 1,
                            .epochs = 2,
                            .lr = lr},
                           *data, nullptr);
@@ -112,9 +112,15 @@ const sparse::Ratings& Ratings() {
 }
 
 absl::StatusOr<double> TrainMf(Mode mode, float lr) {
-  absl::StatusOr<sparse::MfResult> result = sparse::TrainMatrixFactorization(
-      {.rank = 4, .mode = mode, .num_workers = 2, .epochs = 2, .lr = lr, .weight_decay = 0.0f},
-      Ratings(), nullptr);
+  absl::StatusOr<sparse::MfResult> result =
+      sparse::TrainMatrixFactorization({.rank = 4,
+                                        .mode = mode,
+                                        .num_workers = 2,
+                                        .batch_size = SplitsGlobalBatch(mode) ? 4 : 1,
+                                        .epochs = 2,
+                                        .lr = lr,
+                                        .weight_decay = 0.0f},
+                                       Ratings(), nullptr);
   if (!result.ok()) return result.status();
   return result->epochs.back().train_loss;
 }
@@ -246,23 +252,26 @@ TEST(CapabilitiesMatrix, ARefusalSaysWhyAndWhatRunsInstead) {
                 "--mode: ssp is not available for dense networks across processes: it has no "
                 "policy across MPI ranks yet (mpi/mpi_cluster.h); use async or sync, or run ssp "
                 "on threads or in the simulator"));
-  EXPECT_EQ(CheckSupported(WorkloadKind::kSparseLinear, Mode::kSsp, Substrate::kThreads),
+  EXPECT_EQ(CheckSupported(WorkloadKind::kSparseLinear, Mode::kSsp, Substrate::kProcesses),
             absl::InvalidArgumentError(
-                "ssp is not available for sparse linear models on threads: the sparse linear "
-                "trainer does not implement it yet (sparse/sparse_train.h); use async, sync, "
-                "locked or round_robin, or run ssp in the simulator, or train dense networks "
-                "with ssp"));
+                "ssp is not available for sparse linear models across processes: the sparse "
+                "trainers run in one process; run ssp on threads or in the simulator"));
   EXPECT_EQ(CheckSupported(WorkloadKind::kMatrixFactorization, Mode::kSync, Substrate::kGpu),
             absl::InvalidArgumentError(
                 "sync is not available for matrix factorization on GPUs: the sparse trainers run "
-                "on CPU threads only; run sync in the simulator, or train dense networks with "
-                "sync"));
+                "on CPU threads only; run sync on threads or in the simulator, or train dense "
+                "networks with sync"));
   EXPECT_EQ(CheckCheckpointsSupported(WorkloadKind::kDense, Mode::kRoundRobin),
             absl::InvalidArgumentError(
                 "round_robin writes no checkpoints for dense networks yet (its state has no "
                 "checkpoint format); checkpoints are for async, sync, ssp, backup, local_sgd and "
                 "locked"));
-  EXPECT_TRUE(SupportsCheckpoints(WorkloadKind::kSparseLinear, Mode::kRoundRobin));
+  // The sparse trainers checkpoint at epoch ends, where every worker has joined and each epoch's
+  // policy has finished: a consistent cut in every mode.
+  for (Mode mode : kAllModes) {
+    EXPECT_TRUE(SupportsCheckpoints(WorkloadKind::kSparseLinear, mode)) << ModeName(mode);
+    EXPECT_TRUE(SupportsCheckpoints(WorkloadKind::kMatrixFactorization, mode)) << ModeName(mode);
+  }
 }
 
 TEST(CapabilitiesMatrix, NamesParseBack) {

@@ -3,6 +3,7 @@
 // planted low-rank matrix, MovieLens test RMSE falls below the global-mean predictor's.
 #include "sparse/matrix_factorization.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -97,69 +98,172 @@ Ratings Planted(int users, int items, double density, uint64_t seed) {
   return r;
 }
 
-TEST(MatrixFactorization, OneWorkerIsSequentialSgdBitwise) {
-  const Ratings ratings = Planted(40, 30, 0.3, 1);
-  MfOptions options{.rank = 5,
-                    .num_workers = 1,
-                    .epochs = 3,
-                    .lr = 0.03f,
-                    .lr_decay = 0.9f,
-                    .weight_decay = 0.02f,
-                    .seed = 9};
-  for (Mode mode : {Mode::kAsync, Mode::kLocked}) {
-    options.mode = mode;
-    absl::StatusOr<MfResult> result = TrainMatrixFactorization(options, ratings, nullptr);
-    ASSERT_TRUE(result.ok()) << result.status();
-    // The definition, from the header: init, mean, order, step.
-    const int k = options.rank;
-    std::vector<float> w((ratings.num_users + ratings.num_items) * k);
-    for (size_t j = 0; j < w.size(); ++j) {
-      const uint64_t bits = SplitMix64(SplitMix64(options.seed) ^ j);
-      w[j] = static_cast<float>((static_cast<double>(bits >> 11) * 0x1.0p-53 * 2.0 - 1.0) * 0.1);
-    }
-    double sum = 0.0;
-    for (float v : ratings.values) sum += v;
-    const float mean = static_cast<float>(sum / ratings.size());
-    EXPECT_EQ(result->mean, mean);
-    std::vector<int64_t> order(ratings.size());
-    for (int epoch = 0; epoch < options.epochs; ++epoch) {
-      std::iota(order.begin(), order.end(), int64_t{0});
-      std::mt19937_64 rng(SplitMix64(options.seed) + static_cast<uint64_t>(epoch));
-      std::shuffle(order.begin(), order.end(), rng);
-      const SgdMomentumFn exact{
-          .lr = static_cast<float>(static_cast<double>(0.03f) *
-                                   std::pow(static_cast<double>(0.9f), epoch)),
-          .momentum = 0.0f,
-          .weight_decay = 0.02f};
-      for (int64_t r : order) {
-        float* p = w.data() + ratings.users[r] * k;
-        float* q = w.data() + (ratings.num_users + ratings.items[r]) * k;
-        const std::vector<float> pv(p, p + k), qv(q, q + k);
+// Sequential minibatch SGD on the factors written from the header's definitions (init, mean,
+// order, step) with none of the trainer's code: batches of `batch` ratings in the epoch's order,
+// each rating's gradient (e / batch) q_i and (e / batch) p_u from the factors as the batch began,
+// summed rating by rating in float, then w_j <- sgd(w_j, g_j) on the touched coordinates
+// (weight decay on them only when `decay_untouched` is false). Batch 1: the paper's step.
+std::vector<float> SequentialMf(const MfOptions& o, const Ratings& ratings, int batch,
+                                bool decay_untouched = false) {
+  const int k = o.rank;
+  std::vector<float> w((ratings.num_users + ratings.num_items) * k);
+  for (size_t j = 0; j < w.size(); ++j) {
+    const uint64_t bits = SplitMix64(SplitMix64(o.seed) ^ j);
+    w[j] = static_cast<float>((static_cast<double>(bits >> 11) * 0x1.0p-53 * 2.0 - 1.0) * 0.1);
+  }
+  double sum = 0.0;
+  for (float v : ratings.values) sum += v;
+  const float mean = static_cast<float>(sum / ratings.size());
+  std::vector<int64_t> order(ratings.size());
+  std::vector<float> g(w.size(), 0.0f);
+  std::vector<bool> touched(w.size(), false);
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::mt19937_64 rng(SplitMix64(o.seed) + static_cast<uint64_t>(epoch));
+    std::shuffle(order.begin(), order.end(), rng);
+    const SgdMomentumFn exact{
+        .lr = static_cast<float>(static_cast<double>(o.lr) *
+                                 std::pow(static_cast<double>(o.lr_decay), epoch)),
+        .momentum = 0.0f,
+        .weight_decay = o.weight_decay};
+    for (int64_t start = 0; start < ratings.size(); start += batch) {
+      const int64_t stop = std::min<int64_t>(ratings.size(), start + batch);
+      const float scale = 1.0f / static_cast<float>(stop - start);
+      for (int64_t x = start; x < stop; ++x) {
+        const int64_t r = order[x];
+        const int64_t p = int64_t{ratings.users[r]} * k;
+        const int64_t q = (ratings.num_users + ratings.items[r]) * k;
         float prediction = mean;
-        for (int f = 0; f < k; ++f) prediction += pv[f] * qv[f];
-        const float e = prediction - ratings.values[r];
-        float unused = 0.0f;
+        for (int f = 0; f < k; ++f) prediction += w[p + f] * w[q + f];
+        const float c = (prediction - ratings.values[r]) * scale;
         for (int f = 0; f < k; ++f) {
-          p[f] = exact(p[f], e * qv[f], unused);
-          q[f] = exact(q[f], e * pv[f], unused);
+          g[p + f] += c * w[q + f];
+          g[q + f] += c * w[p + f];
+          touched[p + f] = touched[q + f] = true;
         }
       }
+      float unused = 0.0f;
+      for (size_t j = 0; j < w.size(); ++j) {
+        if (touched[j] || decay_untouched) w[j] = exact(w[j], g[j], unused);
+        g[j] = 0.0f;
+        touched[j] = false;
+      }
     }
-    EXPECT_EQ(result->factors, w) << ModeName(mode);
-    EXPECT_EQ(result->updates, 3 * ratings.size());
+  }
+  return w;
+}
+
+// Whether the mode's policy applies a sparse gradient's dense form, decaying every factor
+// (sync/update_policy.h FinishSparseStep).
+bool DecaysEveryWeight(Mode mode) { return mode == Mode::kBackup || mode == Mode::kLocalSgd; }
+
+TEST(MatrixFactorization, OneWorkerIsSequentialSgdBitwise) {
+  const Ratings ratings = Planted(40, 30, 0.3, 1);
+  for (Mode mode : kAllModes) {
+    for (int batch : {1, 5}) {
+      SCOPED_TRACE(::testing::Message() << ModeName(mode) << " batch " << batch);
+      const MfOptions options{.rank = 5,
+                              .mode = mode,
+                              .num_workers = 1,
+                              .batch_size = batch,
+                              .epochs = 3,
+                              .lr = 0.03f,
+                              .lr_decay = 0.9f,
+                              .weight_decay = 0.02f,
+                              .seed = 9};
+      absl::StatusOr<MfResult> result = TrainMatrixFactorization(options, ratings, nullptr);
+      ASSERT_TRUE(result.ok()) << result.status();
+      double sum = 0.0;
+      for (float v : ratings.values) sum += v;
+      EXPECT_EQ(result->mean, static_cast<float>(sum / ratings.size()));
+      EXPECT_EQ(result->factors, SequentialMf(options, ratings, batch, DecaysEveryWeight(mode)));
+      EXPECT_EQ(result->updates, 3 * ((ratings.size() + batch - 1) / batch));
+    }
   }
 }
 
-TEST(MatrixFactorization, HogwildRecoversAPlantedLowRankMatrix) {
+// The largest difference between two factor vectors, relative to the largest factor of `b`.
+double RelativeDifference(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0.0, norm = 0.0;
+  for (size_t j = 0; j < b.size(); ++j) {
+    diff = std::max(diff, std::fabs(double{a[j]} - b[j]));
+    norm = std::max(norm, std::fabs(double{b[j]}));
+  }
+  return diff / norm;
+}
+
+// The first multiple of 12 ratings of a planted matrix: global batches of 12 split evenly over
+// 1, 2, 3 or 4 workers.
+Ratings EvenRatings() {
+  Ratings r = Planted(40, 30, 0.3, 4);
+  const size_t n = r.values.size() / 12 * 12;
+  r.users.resize(n);
+  r.items.resize(n);
+  r.values.resize(n);
+  return r;
+}
+
+TEST(MatrixFactorization, SyncWithThreeWorkersIsOneWorkerUpToFloatRounding) {
+  const Ratings ratings = EvenRatings();
+  MfOptions options{
+      .rank = 4, .mode = Mode::kSync, .num_workers = 1, .batch_size = 12, .epochs = 3};
+  absl::StatusOr<MfResult> one = TrainMatrixFactorization(options, ratings, nullptr);
+  ASSERT_TRUE(one.ok()) << one.status();
+  options.num_workers = 3;
+  absl::StatusOr<MfResult> three = TrainMatrixFactorization(options, ratings, nullptr);
+  ASSERT_TRUE(three.ok()) << three.status();
+  EXPECT_LT(RelativeDifference(three->factors, one->factors), 1e-5);
+  EXPECT_EQ(three->updates, one->updates);
+}
+
+TEST(MatrixFactorization, BackupWithoutBackupWorkersIsSyncBitwise) {
+  const Ratings ratings = EvenRatings();
+  // No weight decay: sync decays the touched factors only, backup every factor.
+  MfOptions options{.rank = 4,
+                    .mode = Mode::kSync,
+                    .num_workers = 3,
+                    .batch_size = 12,
+                    .epochs = 3,
+                    .weight_decay = 0.0f};
+  absl::StatusOr<MfResult> sync = TrainMatrixFactorization(options, ratings, nullptr);
+  ASSERT_TRUE(sync.ok()) << sync.status();
+  options.mode = Mode::kBackup;
+  absl::StatusOr<MfResult> backup = TrainMatrixFactorization(options, ratings, nullptr);
+  ASSERT_TRUE(backup.ok()) << backup.status();
+  EXPECT_EQ(backup->factors, sync->factors);
+}
+
+TEST(MatrixFactorization, LocalSgdAveragingEveryStepIsSyncUpToFloatRounding) {
+  const Ratings ratings = EvenRatings();
+  MfOptions options{.rank = 4,
+                    .mode = Mode::kSync,
+                    .num_workers = 3,
+                    .batch_size = 12,
+                    .epochs = 3,
+                    .weight_decay = 0.0f};
+  absl::StatusOr<MfResult> sync = TrainMatrixFactorization(options, ratings, nullptr);
+  ASSERT_TRUE(sync.ok()) << sync.status();
+  options.mode = Mode::kLocalSgd;
+  options.mode_options.average_every = 1;
+  absl::StatusOr<MfResult> local = TrainMatrixFactorization(options, ratings, nullptr);
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_LT(RelativeDifference(local->factors, sync->factors), 1e-5);
+}
+
+TEST(MatrixFactorization, EveryModeRecoversAPlantedLowRankMatrix) {
   const RatingsSplit split = SplitRatings(Planted(300, 200, 0.3, 2), 1);
   ASSERT_GT(split.test.size(), 1000);
-  for (Mode mode : {Mode::kAsync, Mode::kLocked}) {
+  for (Mode mode : kAllModes) {
+    // The global-batch modes take one rating per worker per step, at twice the rate (the step
+    // is the mean of two ratings' gradients).
+    const bool global = SplitsGlobalBatch(mode);
     const MfOptions options{.rank = 8,
                             .mode = mode,
                             .num_workers = 2,
+                            .batch_size = global ? 2 : 1,
                             .epochs = 30,
-                            .lr = 0.02f,
-                            .weight_decay = 0.02f};
+                            .lr = global ? 0.04f : 0.02f,
+                            .weight_decay = DecaysEveryWeight(mode) ? 0.0f : 0.02f};
     absl::StatusOr<MfResult> result = TrainMatrixFactorization(options, split.train, &split.test);
     ASSERT_TRUE(result.ok()) << result.status();
     const double baseline = GlobalMeanRmse(result->mean, split.test);
@@ -190,12 +294,30 @@ TEST(MatrixFactorization, BadOptionsAreRefusedByName) {
   const Ratings ratings = Planted(10, 10, 0.5, 3);
   ExpectError(TrainMatrixFactorization({.rank = 0}, ratings, nullptr).status(),
               absl::StatusCode::kInvalidArgument, {"--rank=0"});
-  ExpectError(TrainMatrixFactorization({.mode = Mode::kSync}, ratings, nullptr).status(),
+  // The batch and the modes' options: the sparse linear trainer's rules (policy_workers.h).
+  ExpectError(
+      TrainMatrixFactorization({.batch_size = 0}, ratings, nullptr).status(),
+      absl::StatusCode::kInvalidArgument,
+      {absl::StrFormat("--batch_size=0 is out of range [1, %d] (the training set's ratings)",
+                       ratings.size())});
+  ExpectError(
+      TrainMatrixFactorization({.mode = Mode::kLocked, .num_workers = 2, .batch_size = 30}, ratings,
+                               nullptr)
+          .status(),
+      absl::StatusCode::kInvalidArgument,
+      {absl::StrFormat("--batch_size=30 is larger than a worker's share of the training set (%d "
+                       "ratings = %d ratings / 2 workers); in locked mode it is the batch per "
+                       "worker, so it must be in [1, %d]",
+                       (ratings.size() + 1) / 2, ratings.size(), (ratings.size() + 1) / 2)});
+  ExpectError(TrainMatrixFactorization(
+                  {.mode = Mode::kBackup, .num_workers = 2, .mode_options = {.backup_workers = 2}},
+                  ratings, nullptr)
+                  .status(),
               absl::StatusCode::kInvalidArgument,
-              {"--mode: sync is not available for matrix factorization on threads: the matrix "
-               "factorization trainer does not implement it yet (sparse/matrix_factorization.h); "
-               "use async or locked, or run sync in the simulator, or train dense networks or "
-               "sparse linear models with sync"});
+              {"--backup_workers=2 is out of range [0, 1] (fewer than the workers)"});
+  // Every mode runs: the table (core/capabilities.h) has no refusal for matrix factorization on
+  // threads.
+  EXPECT_TRUE(TrainMatrixFactorization({.mode = Mode::kSync, .epochs = 1}, ratings, nullptr).ok());
   ExpectError(TrainMatrixFactorization({.lr = -1.0f}, ratings, nullptr).status(),
               absl::StatusCode::kInvalidArgument, {"--lr=-1"});
   Ratings other = ratings;

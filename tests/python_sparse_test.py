@@ -222,12 +222,9 @@ class TrainMf(unittest.TestCase):
                 with self.assertRaises(ValueError) as caught:
                     hogwild.train_mf(u, i, r, test=(u, i, r2), epochs=1, workers=1)
                 self.assertIn("test ratings: rating 3", str(caught.exception))
-        for keywords, needle in (({"mode": "sync"},
-                                  "mode: sync is not available for matrix factorization on "
-                                  "threads: the matrix factorization trainer does not implement "
-                                  "it yet (sparse/matrix_factorization.h); use async or locked, "
-                                  "or run sync in the simulator, or train dense networks or "
-                                  "sparse linear models with sync"),
+        for keywords, needle in (({"mode": "hogwild"},
+                                  'unknown mode "hogwild"; the modes are async, sync, ssp, '
+                                  "backup, local_sgd, locked and round_robin"),
                                  ({"rank": 0}, "rank=0"), ({"lr": 0.0}, "lr=0")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:

@@ -1,6 +1,7 @@
 // Checkpoints of sparse runs (sparse/sparse_checkpoint.h): a run stopped after an epoch and
-// resumed from its checkpoint ends bitwise where the uninterrupted run ends (sync with 2 workers,
-// every mode with 1 worker, logistic regression, SVM and matrix factorization), and a checkpoint
+// resumed from its checkpoint ends bitwise where the uninterrupted run ends (the deterministic
+// modes with 2 workers: sync, backup, local_sgd; the others with 1; logistic
+// regression, SVM and matrix factorization), and a checkpoint
 // that does not belong to the run is refused with one line naming what differs.
 #include "sparse/sparse_checkpoint.h"
 
@@ -56,7 +57,10 @@ TEST(SparseCheckpoint, ResumedLinearRunEqualsUninterruptedBitwise) {
                         Case{Mode::kSync, 2, 1, LinearModel::kHinge},
                         Case{Mode::kAsync, 1, 1, LinearModel::kLogistic},
                         Case{Mode::kLocked, 1, 3, LinearModel::kHinge},
-                        Case{Mode::kRoundRobin, 1, 1, LinearModel::kLogistic}}) {
+                        Case{Mode::kRoundRobin, 1, 1, LinearModel::kLogistic},
+                        Case{Mode::kSsp, 1, 2, LinearModel::kHinge},
+                        Case{Mode::kBackup, 2, 8, LinearModel::kLogistic},
+                        Case{Mode::kLocalSgd, 2, 8, LinearModel::kHinge}}) {
     SCOPED_TRACE(absl::StrFormat("%s, %d workers, batch %d, %s", ModeName(c.mode), c.workers,
                                  c.batch, LinearModelName(c.model)));
     SparseTrainOptions options{.model = c.model,
@@ -104,9 +108,20 @@ Ratings SmallRatings() {
 
 TEST(SparseCheckpoint, ResumedMatrixFactorizationEqualsUninterruptedBitwise) {
   const Ratings ratings = SmallRatings();
-  for (Mode mode : {Mode::kAsync, Mode::kLocked}) {
-    SCOPED_TRACE(ModeName(mode));
-    MfOptions options{.rank = 4, .mode = mode, .num_workers = 1, .epochs = 5, .lr_decay = 0.9f};
+  struct Case {
+    Mode mode;
+    int workers;
+    int batch;
+  };
+  for (const Case& c : {Case{Mode::kAsync, 1, 1}, Case{Mode::kLocked, 1, 3},
+                        Case{Mode::kSync, 2, 4}, Case{Mode::kLocalSgd, 2, 4}}) {
+    SCOPED_TRACE(absl::StrFormat("%s, %d workers, batch %d", ModeName(c.mode), c.workers, c.batch));
+    MfOptions options{.rank = 4,
+                      .mode = c.mode,
+                      .num_workers = c.workers,
+                      .batch_size = c.batch,
+                      .epochs = 5,
+                      .lr_decay = 0.9f};
     absl::StatusOr<MfResult> whole = TrainMatrixFactorization(options, ratings, nullptr);
     ASSERT_TRUE(whole.ok()) << whole.status();
 

@@ -24,9 +24,13 @@ small=(--examples=3000 --features=2000 --nnz=20)
 "$make_synthetic" "${small[@]}" --first_example=3000 --examples=500 --out="$dir/test.svm" >/dev/null ||
   fail "make_synthetic test"
 
-for mode in async sync locked; do
+for mode in async sync ssp backup local_sgd locked round_robin; do
+  # local_sgd splits each global batch into the workers' local batches: one example each.
+  batch=1
+  [[ $mode == local_sgd ]] && batch=2
   out=$("$train" --dataset="$dir/train.svm.gz" --test="$dir/test.svm" --mode=$mode --workers=2 \
-    --epochs=3 --lr_decay=0.9 --log="$dir/$mode.csv" 2>&1) || fail "$mode: exit $?: $out"
+    --batch_size=$batch --epochs=3 --lr_decay=0.9 --log="$dir/$mode.csv" 2>&1) ||
+    fail "$mode: exit $?: $out"
   [[ $(grep -c '^epoch [0-9]/3 | lr' <<<"$out") -eq 3 ]] || fail "$mode: not 3 epoch lines: $out"
   grep -q "^done: 3 epochs" <<<"$out" || fail "$mode: no summary: $out"
   # A learned model: the held-out accuracy is far above chance (0.79 here).
@@ -70,9 +74,32 @@ printf '1 1:1e38 2:1e38\n-1 1:1e38 2:1e38\n1 2:1e38 3:-1e38\n-1 1:-1e38 3:1e38\n
 expect_one_line_error "huge LIBSVM values diverge" "error: training diverged: parameter 1 is nan at global step 4 (learning rate 0.5); lower --lr (or --weight_decay)" \
   "$train" --dataset="$dir/huge.svm" --workers=1 --epochs=3
 
-expect_one_line_error "mf sync" "--mode: sync is not available for matrix factorization on threads: the matrix factorization trainer does not implement it yet (sparse/matrix_factorization.h); use async or locked, or run sync in the simulator, or train dense networks or sparse linear models with sync" "$train" --model=mf \
-  --dataset="$dir/ratings.csv" --mode=sync
-expect_one_line_error "mf batch" "--batch_size has no effect" "$train" --model=mf --batch_size=2
+# Every mode trains matrix factorization, with the modes' own flags.
+for run in "--mode=sync --batch_size=8" "--mode=ssp --staleness_bound=1" \
+  "--mode=backup --batch_size=8 --backup_workers=1" "--mode=local_sgd --batch_size=8 --average_every=2"; do
+  # shellcheck disable=SC2086
+  out=$("$train" --model=mf --dataset="$dir/ratings.csv" --rank=4 --workers=2 --epochs=2 $run 2>&1) ||
+    fail "mf $run: exit $?: $out"
+  grep -q "^done: 2 epochs" <<<"$out" || fail "mf $run: no summary: $out"
+done
+echo "ok:   mf trains with sync, ssp, backup and local_sgd"
+expect_one_line_error "staleness bound in async mode" \
+  "error: --staleness_bound=1 has no effect in async mode; it is for ssp mode (--mode=ssp)" \
+  "$train" --staleness_bound=1
+expect_one_line_error "mf backup workers" \
+  "error: --backup_workers=2 is out of range [0, 1] (fewer than the workers)" "$train" \
+  --model=mf --mode=backup --workers=2 --backup_workers=2
+# --batch_size reaches matrix factorization: a batch per worker of 4 ratings, one update each.
+out=$("$train" --model=mf --dataset="$dir/ratings.csv" --rank=4 --workers=1 --epochs=1 \
+  --batch_size=4 2>&1) || fail "mf batch: exit $?: $out"
+ratings=$(sed -n 's/.* \([0-9]*\) train \/ [0-9]* test ratings)$/\1/p' <<<"$out")
+grep -q "^sparse: mf rank 4, async mode, 1 worker, batch 4, " <<<"$out" &&
+  grep -q "^done: 1 epoch, $(((ratings + 3) / 4)) updates in " <<<"$out" ||
+  fail "mf batch: not $ratings ratings in batches of 4: $out"
+echo "ok:   mf trains in batches of --batch_size"
+expect_one_line_error "mf batch too large" \
+  "error: --batch_size=5000 is out of range [1, $ratings] (the training set's ratings)" "$train" \
+  --model=mf --dataset="$dir/ratings.csv" --workers=1 --batch_size=5000
 expect_one_line_error "rank without mf" "--rank applies to --model=mf" "$train" --rank=3
 printf 'u,i,r\n1,2,3\n1,x,3\n' >"$dir/bad.csv"
 expect_one_line_error "bad ratings line" "bad.csv:3: item id 'x'" "$train" --model=mf \
@@ -126,8 +153,9 @@ expect_no_stdout() {
 }
 expect_one_line_error "mf rank" "--rank=0" "$train" --model=mf --dataset="$dir/ratings.csv" --rank=0
 expect_no_stdout "mf rank before loading" "$train" --model=mf --dataset="$dir/ratings.csv" --rank=0
-expect_no_stdout "mf sync before loading" "$train" --model=mf --dataset="$dir/ratings.csv" \
-  --mode=sync
+expect_no_stdout "mf backup workers before loading" "$train" --model=mf \
+  --dataset="$dir/ratings.csv" --mode=backup --workers=2 --backup_workers=2
+expect_no_stdout "staleness bound before loading" "$train" --mode=ssp --staleness_bound=-1
 expect_one_line_error "model list" "logreg, svm or mf" "$train" --model=foo
 expect_one_line_error "synthetic flag name" "--synthetic_nnz=0" "$train" --synthetic_nnz=0
 expect_one_line_error "synthetic test flag name" "--synthetic_test_examples=-1" "$train" \

@@ -1,6 +1,7 @@
 // The sparse trainer (sparse/sparse_train.h): one worker is sequential SGD bitwise in every
 // mode, Hogwild! on disjoint supports is sequential SGD bitwise, sync averages tower gradients,
-// every mode learns the synthetic set, bad options are refused by name.
+// backup without backup workers is sync bitwise and local_sgd averaging every step is sync up to
+// float rounding, every mode learns the synthetic set, bad options are refused by name.
 #include "sparse/sparse_train.h"
 
 #include <algorithm>
@@ -31,8 +32,11 @@ SparseDataset Synthetic(int64_t n, int64_t d, int nnz, uint64_t seed = 1) {
 // Sequential minibatch SGD written from the definitions (linear_loss.h, SgdMomentumFn, the data
 // order of sparse_train.h), with none of the trainer's code: batches of `batch` examples in
 // the epoch's order, gradient sum_i (slope_i / batch) x_i accumulated example by example in
-// float, then w_j <- sgd(w_j, g_j) on the touched coordinates.
-std::vector<float> SequentialSgd(const SparseTrainOptions& o, const SparseDataset& data) {
+// float, then w_j <- sgd(w_j, g_j) on the touched coordinates (on every coordinate with
+// `decay_every_weight`: the rule of the policies that apply the dense form, backup and local_sgd,
+// whose weight decay reaches every weight).
+std::vector<float> SequentialSgd(const SparseTrainOptions& o, const SparseDataset& data,
+                                 bool decay_every_weight = false) {
   const int64_t n = data.num_examples();
   std::vector<float> w(data.num_features, 0.0f);
   std::vector<float> g(data.num_features, 0.0f);
@@ -65,36 +69,44 @@ std::vector<float> SequentialSgd(const SparseTrainOptions& o, const SparseDatase
         }
       }
       float unused = 0.0f;
-      for (int32_t j : touched) {
-        w[j] = sgd(w[j], g[j], unused);
-        g[j] = 0.0f;
+      if (decay_every_weight) {
+        for (int64_t j = 0; j < data.num_features; ++j) w[j] = sgd(w[j], g[j], unused);
+      } else {
+        for (int32_t j : touched) w[j] = sgd(w[j], g[j], unused);
       }
+      for (int32_t j : touched) g[j] = 0.0f;
     }
   }
   return w;
 }
 
+// Whether the mode's policy applies a sparse gradient's dense form, decaying every weight
+// (sync/update_policy.h FinishSparseStep).
+bool DecaysEveryWeight(Mode mode) { return mode == Mode::kBackup || mode == Mode::kLocalSgd; }
+
 TEST(SparseTrain, OneWorkerIsSequentialSgdBitwiseInEveryMode) {
   const SparseDataset data = Synthetic(600, 400, 12);
-  for (Mode mode : {Mode::kAsync, Mode::kLocked, Mode::kSync, Mode::kRoundRobin}) {
+  for (Mode mode : kAllModes) {
     for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
       for (int batch : {1, 7}) {
-        SCOPED_TRACE(::testing::Message()
-                     << ModeName(mode) << " " << LinearModelName(model) << " batch " << batch);
-        const SparseTrainOptions options{.model = model,
-                                         .mode = mode,
-                                         .num_workers = 1,
-                                         .batch_size = batch,
-                                         .epochs = 3,
-                                         .lr = 0.5f,
-                                         .lr_decay = 0.8f,
-                                         .weight_decay = 0.001f,
-                                         .seed = 5};
-        absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
-        ASSERT_TRUE(result.ok()) << result.status();
-        EXPECT_EQ(result->weights, SequentialSgd(options, data));
-        EXPECT_EQ(result->examples, 3 * 600);
-        EXPECT_EQ(result->updates, 3 * ((600 + batch - 1) / batch));
+        for (float weight_decay : {0.0f, 0.001f}) {
+          SCOPED_TRACE(::testing::Message() << ModeName(mode) << " " << LinearModelName(model)
+                                            << " batch " << batch << " decay " << weight_decay);
+          const SparseTrainOptions options{.model = model,
+                                           .mode = mode,
+                                           .num_workers = 1,
+                                           .batch_size = batch,
+                                           .epochs = 3,
+                                           .lr = 0.5f,
+                                           .lr_decay = 0.8f,
+                                           .weight_decay = weight_decay,
+                                           .seed = 5};
+          absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
+          ASSERT_TRUE(result.ok()) << result.status();
+          EXPECT_EQ(result->weights, SequentialSgd(options, data, DecaysEveryWeight(mode)));
+          EXPECT_EQ(result->examples, 3 * 600);
+          EXPECT_EQ(result->updates, 3 * ((600 + batch - 1) / batch));
+        }
       }
     }
   }
@@ -150,16 +162,74 @@ TEST(SparseTrain, SyncAveragesTheTowerGradientsOfTheGlobalBatch) {
   }
 }
 
+// The largest difference between two weight vectors, relative to the largest weight of `b`.
+double RelativeDifference(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0.0, norm = 0.0;
+  for (size_t j = 0; j < b.size(); ++j) {
+    diff = std::max(diff, std::fabs(double{a[j]} - b[j]));
+    norm = std::max(norm, std::fabs(double{b[j]}));
+  }
+  return diff / norm;
+}
+
+TEST(SparseTrain, BackupWithoutBackupWorkersIsSyncBitwise) {
+  const SparseDataset data = Synthetic(900, 300, 10);
+  for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
+    SparseTrainOptions options{
+        .model = model, .mode = Mode::kSync, .num_workers = 3, .batch_size = 16, .epochs = 2};
+    absl::StatusOr<SparseTrainResult> sync = TrainSparse(options, data, nullptr);
+    ASSERT_TRUE(sync.ok()) << sync.status();
+    options.mode = Mode::kBackup;
+    options.mode_options.backup_workers = 0;
+    absl::StatusOr<SparseTrainResult> backup = TrainSparse(options, data, nullptr);
+    ASSERT_TRUE(backup.ok()) << backup.status();
+    EXPECT_EQ(backup->weights, sync->weights) << LinearModelName(model);
+    EXPECT_EQ(backup->updates, sync->updates);
+  }
+}
+
+TEST(SparseTrain, LocalSgdAveragingEveryStepIsSyncUpToFloatRounding) {
+  // Equal parts (600 examples, global batches of 12, 4 per worker): the average of the three
+  // replicas' local steps is the sync step, the gradient sums associated differently.
+  const SparseDataset data = Synthetic(600, 300, 10);
+  SparseTrainOptions options{
+      .mode = Mode::kSync, .num_workers = 3, .batch_size = 12, .epochs = 2, .lr = 0.5f};
+  absl::StatusOr<SparseTrainResult> sync = TrainSparse(options, data, nullptr);
+  ASSERT_TRUE(sync.ok()) << sync.status();
+  options.mode = Mode::kLocalSgd;
+  options.mode_options.average_every = 1;
+  absl::StatusOr<SparseTrainResult> local = TrainSparse(options, data, nullptr);
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_LT(RelativeDifference(local->weights, sync->weights), 1e-5);
+  EXPECT_EQ(local->updates, sync->updates);
+  // Averaging less often is another algorithm: the replicas drift apart between averagings.
+  options.mode_options.average_every = 4;
+  absl::StatusOr<SparseTrainResult> rarely = TrainSparse(options, data, nullptr);
+  ASSERT_TRUE(rarely.ok()) << rarely.status();
+  EXPECT_GT(RelativeDifference(rarely->weights, sync->weights), 1e-3);
+}
+
+TEST(SparseTrain, SspWithBoundZeroAndTwoWorkersTrainsEveryExampleOnce) {
+  // Uneven shards (7 examples over 2 workers): the worker that finishes first leaves the bound
+  // (WorkerDone), so the other is never stranded.
+  const SparseDataset data = Synthetic(7, 30, 3);
+  SparseTrainOptions options{.mode = Mode::kSsp, .num_workers = 2, .epochs = 20};
+  options.mode_options.staleness_bound = 0;
+  absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->updates, 20 * 7);
+}
+
 TEST(SparseTrain, EveryModeLearnsTheSyntheticSetWithTwoWorkers) {
   const SparseDataset train = Synthetic(4000, 2000, 20, 1);
-  for (Mode mode : {Mode::kAsync, Mode::kLocked, Mode::kSync, Mode::kRoundRobin}) {
+  for (Mode mode : kAllModes) {
     for (LinearModel model : {LinearModel::kLogistic, LinearModel::kHinge}) {
       SCOPED_TRACE(::testing::Message() << ModeName(mode) << " " << LinearModelName(model));
       std::vector<int> epochs_seen;
       const SparseTrainOptions options{.model = model,
                                        .mode = mode,
                                        .num_workers = 2,
-                                       .batch_size = mode == Mode::kSync ? 4 : 1,
+                                       .batch_size = SplitsGlobalBatch(mode) ? 4 : 1,
                                        .epochs = 5,
                                        .lr = 0.5f,
                                        .lr_decay = 0.9f,
@@ -222,10 +292,11 @@ TEST(SparseTrain, BadOptionsAreRefusedByName) {
   refused({.num_workers = 0}, "--workers=0");
   refused({.num_workers = 257}, "--workers=257");
   refused({.batch_size = 0}, "--batch_size=0");
-  refused({.batch_size = 101}, "--batch_size=101");
+  refused({.batch_size = 101},
+          "--batch_size=101 is out of range [1, 100] (the training set's examples)");
   // A batch per worker larger than every worker's shard (34 of 100 examples over 3 workers) is
   // refused, not cut to the shard; in sync mode it is the global batch.
-  for (Mode mode : {Mode::kAsync, Mode::kLocked, Mode::kRoundRobin}) {
+  for (Mode mode : {Mode::kAsync, Mode::kLocked, Mode::kRoundRobin, Mode::kSsp}) {
     testing::ExpectError(
         TrainSparse({.mode = mode, .num_workers = 3, .batch_size = 35}, data, nullptr).status(),
         absl::StatusCode::kInvalidArgument,
@@ -237,9 +308,11 @@ TEST(SparseTrain, BadOptionsAreRefusedByName) {
         TrainSparse({.mode = mode, .num_workers = 3, .batch_size = 34, .epochs = 1}, data, nullptr)
             .ok());
   }
-  EXPECT_TRUE(TrainSparse({.mode = Mode::kSync, .num_workers = 3, .batch_size = 35, .epochs = 1},
-                          data, nullptr)
-                  .ok());
+  for (Mode mode : {Mode::kSync, Mode::kBackup, Mode::kLocalSgd}) {
+    EXPECT_TRUE(
+        TrainSparse({.mode = mode, .num_workers = 3, .batch_size = 35, .epochs = 1}, data, nullptr)
+            .ok());
+  }
   refused({.epochs = 0}, "--epochs=0");
   refused({.lr = 0.0f}, "--lr=0");
   refused({.lr = NAN}, "--lr");
@@ -248,17 +321,34 @@ TEST(SparseTrain, BadOptionsAreRefusedByName) {
   SparseDataset wide = Synthetic(10, 60, 5);
   testing::ExpectError(TrainSparse({}, data, &wide).status(), absl::StatusCode::kInvalidArgument,
                        {"test set has 60 features", "50"});
-  for (Mode mode : {Mode::kSsp, Mode::kBackup, Mode::kLocalSgd}) {
-    testing::ExpectError(
-        TrainSparse({.mode = mode}, data, nullptr).status(), absl::StatusCode::kInvalidArgument,
-        {absl::StrCat("--mode: ", ModeName(mode),
-                      " is not available for sparse linear models on threads: "
-                      "the sparse linear trainer does not implement it yet "
-                      "(sparse/sparse_train.h); use async, sync, locked or "
-                      "round_robin, or run ",
-                      ModeName(mode), " in the simulator, or train dense networks with ",
-                      ModeName(mode))});
-  }
+  // The modes' options: the dense trainer's ranges, and only in the mode that reads them.
+  const auto mode_refused = [&](Mode mode, ModeOptions mode_options, const std::string& why) {
+    SparseTrainOptions o{.mode = mode, .num_workers = 2, .batch_size = 2};
+    o.mode_options = mode_options;
+    testing::ExpectError(TrainSparse(o, data, nullptr).status(), absl::StatusCode::kInvalidArgument,
+                         {why});
+  };
+  mode_refused(Mode::kSsp, {.staleness_bound = -1},
+               "--staleness_bound=-1 is out of range [0, 1099511627776]");
+  mode_refused(Mode::kBackup, {.backup_workers = 2},
+               "--backup_workers=2 is out of range [0, 1] (fewer than the workers)");
+  mode_refused(Mode::kLocalSgd, {.average_every = 0},
+               "--average_every=0 is out of range [1, 1099511627776]");
+  mode_refused(Mode::kAsync, {.staleness_bound = 5},
+               "--staleness_bound=5 has no effect in async mode; it is for ssp mode (--mode=ssp)");
+  mode_refused(Mode::kSync, {.backup_workers = 1},
+               "--backup_workers=1 has no effect in sync mode; it is for backup mode "
+               "(--mode=backup)");
+  mode_refused(Mode::kSsp, {.average_every = 2},
+               "--average_every=2 has no effect in ssp mode; it is for local_sgd mode "
+               "(--mode=local_sgd)");
+  // local_sgd splits each global batch into the workers' local batches: at least one each.
+  testing::ExpectError(
+      TrainSparse({.mode = Mode::kLocalSgd, .num_workers = 3, .batch_size = 2}, data, nullptr)
+          .status(),
+      absl::StatusCode::kInvalidArgument,
+      {"--batch_size=2 is out of range [3, 100] in local_sgd mode (at least one example per "
+       "worker: the global batch is split into the workers' local batches)"});
   EXPECT_EQ(*ParseMode("locked"), Mode::kLocked);
   EXPECT_EQ(*ParseMode("round_robin"), Mode::kRoundRobin);
   EXPECT_EQ(*ParseLinearModel("svm"), LinearModel::kHinge);

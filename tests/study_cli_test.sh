@@ -228,10 +228,17 @@ expect_one_line_error "study sparse weight decay" "--weight_decay=-1 is out of r
   --synthetic_test_examples=10 --out_dir="$tmp/bad_out" --plot=false
 expect_one_line_error "study mf rank" "--rank=0 is out of range [1, 1024]" \
   "$study" --workload=mf --rank=0 --out_dir="$tmp/bad_out" --plot=false
-expect_one_line_error "study real sparse ssp" \
-  "error: run ssp(bound=3) w=2 lr=0.05 m=0 seed 1: TrainerOptions::mode: ssp is not available for sparse linear models on threads: the sparse linear trainer does not implement it yet (sparse/sparse_train.h); use async, sync, locked or round_robin, or run ssp in the simulator, or train dense networks with ssp" \
-  "$study" --workload=sparse_svm --modes=ssp --workers=2 --synthetic_test_examples=10 \
-  --out_dir="$tmp/bad_out" --plot=false
+# Real sparse runs take every mode (the sparse trainers run the policies of sync/).
+"$study" --workload=sparse_svm --modes=ssp,backup,local_sgd --workers=2 --batch_size=2 \
+  --synthetic_examples=400 --synthetic_test_examples=50 --synthetic_features=200 --synthetic_nnz=8 \
+  --epochs=1 --out_dir="$tmp/sparse_real" --plot=false >"$tmp/sparse_real.txt" 2>&1
+if [[ $? -ne 0 ]]; then
+  echo "FAIL: study real sparse ssp, backup, local_sgd:"
+  sed 's/^/    /' "$tmp/sparse_real.txt"
+  failures=$((failures + 1))
+else
+  echo "ok:   study real sparse ssp, backup, local_sgd"
+fi
 sparse_flags=(--workload=sparse_svm --simulate --runs=async:1,async:4,ssp:4,backup:4,local_sgd:4
   --seeds=1,2 --synthetic_examples=800 --synthetic_test_examples=200 --synthetic_features=300
   --synthetic_nnz=10 --batch_size=2 --lrs=0.2 --epochs=2 --target_accuracy=0.6 --plot=false

@@ -402,8 +402,10 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
     x, test_x: CSR matrices [N, D] (scipy.sparse.csr_matrix or any object with indptr, indices,
       data and shape), column indices increasing within a row; y, test_y: [N] labels, > 0 the
       positive class, anything else the negative one.
-    mode: "async" (Hogwild!), "sync", "locked" or "round_robin"; workers: threads (default: one
-      per core); batch_size: examples per update (per worker; global in sync); lr: the first
+    mode: "async" (Hogwild!), "sync", "ssp", "backup", "local_sgd", "locked" or "round_robin"
+      (ssp, backup and local_sgd with their options' defaults); workers: threads (default: one
+      per core); batch_size: examples per update (per worker; global in sync, backup and
+      local_sgd); lr: the first
       epoch's step, times lr_decay after each; weight_decay: L2 on the touched coordinates.
     checkpoint_dir, resume, overwrite_checkpoint: a checkpoint after every epoch, as the
       command's flags. The GIL is released while training; Ctrl-C stops the run after the
@@ -487,8 +489,8 @@ def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers
     users, items: integer arrays [R], indices from 0 (U = the largest user index + 1 of the
       training and test ratings, I likewise); ratings: [R] numbers. test: None or a tuple
       (users, items, ratings) of held-out ratings in the same index space.
-    mode: "async" (Hogwild!) or "locked"; the other keywords are the command's flags, with its
-      defaults for mf. The GIL is released while training; Ctrl-C stops the run after the current
+    mode: any mode of the command (as train_sparse's; ssp, backup and local_sgd with their
+      options' defaults); the other keywords are the command's flags, with its defaults for mf. The GIL is released while training; Ctrl-C stops the run after the current
       epoch (and its checkpoint) and raises KeyboardInterrupt.
     Errors: TypeError (non-integer indices), ValueError (bad arrays or options, a checkpoint that
       does not match), RuntimeError (the rest).

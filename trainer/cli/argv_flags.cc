@@ -176,6 +176,11 @@ absl::Status CheckArgvFlags(int argc, char** argv) {
 
 std::optional<int> ParseCommandLineFlags(int argc, char** argv, absl::string_view command,
                                          absl::string_view flags_file) {
+  return ParseCommandLineFlags(argc, argv, command, {flags_file});
+}
+
+std::optional<int> ParseCommandLineFlags(int argc, char** argv, absl::string_view command,
+                                         std::initializer_list<absl::string_view> flags_files) {
   OutOfMemoryLine() = absl::StrFormat(
       "error: %s: out of memory: an allocation failed (the machine's memory, a container limit "
       "or `ulimit -v` is reached); give the run less to hold (a smaller model, batch, data set "
@@ -184,9 +189,14 @@ std::optional<int> ParseCommandLineFlags(int argc, char** argv, absl::string_vie
   std::set_new_handler([] { OutOfMemory(); });
   // Abseil's --help lists only the flags of files named like the program; name the file instead.
   absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [file = std::string(flags_file)](absl::string_view path) {
-    return absl::StrContains(path, file);
-  };
+  usage_config.contains_help_flags =
+      [files = std::vector<std::string>(flags_files.begin(), flags_files.end())](
+          absl::string_view path) {
+        for (const std::string& file : files) {
+          if (absl::StrContains(path, file)) return true;
+        }
+        return false;
+      };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);
   if (const absl::Status ok = CheckArgvFlags(argc, argv); !ok.ok()) {

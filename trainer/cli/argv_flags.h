@@ -5,6 +5,7 @@
 #ifndef HOGWILD_TRAINER_CLI_ARGV_FLAGS_H_
 #define HOGWILD_TRAINER_CLI_ARGV_FLAGS_H_
 
+#include <initializer_list>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -43,6 +44,10 @@ absl::Status CheckArgvFlags(int argc, char** argv);
 // instead of std::bad_alloc's abort. Call it once, first, in main().
 std::optional<int> ParseCommandLineFlags(int argc, char** argv, absl::string_view command,
                                          absl::string_view flags_file);
+// The same, --help listing the flags of files whose path contains any of `flags_files` (a
+// command's own flags and shared ones, e.g. trainer/cli/mode_flags.h's).
+std::optional<int> ParseCommandLineFlags(int argc, char** argv, absl::string_view command,
+                                         std::initializer_list<absl::string_view> flags_files);
 
 }  // namespace hogwild
 

@@ -37,6 +37,7 @@
 #include "trainer/cli/argv_flags.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/gpu_handoff.h"
+#include "trainer/cli/mode_flags.h"
 #include "trainer/cli/option_flags.h"
 #include "trainer/cli/progress_line.h"
 #include "trainer/cli/quiet_stderr.h"
@@ -163,15 +164,6 @@ ABSL_FLAG(double, eps, 0.0,
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
 ABSL_FLAG(bool, staleness_aware_lr, false,
           "async only: divide the learning rate by the update's staleness (Zhang et al. 2016)");
-ABSL_FLAG(int64_t, staleness_bound, 3,
-          "ssp only (--//sync:mode=ssp): a worker starts a step at most this many of its steps "
-          "ahead of the slowest worker, >= 0 (0: bulk-synchronous)");
-ABSL_FLAG(int32_t, backup_workers, 0,
-          "backup only (--//sync:mode=backup): each step uses the first workers - "
-          "backup_workers gradients to arrive and drops the rest, in [0, workers - 1]");
-ABSL_FLAG(int64_t, average_every, 8,
-          "local_sgd only (--//sync:mode=local_sgd): local steps between two averagings of the "
-          "workers' replicas, >= 1");
 // A string, parsed by ParseSeed: Abseil's own uint64 parsing refuses "-1" with a bare "Illegal
 // value" that names no range.
 ABSL_FLAG(std::string, seed, "1", "seed of initialization and data order, in [0, 2^64 - 1]");
@@ -672,8 +664,8 @@ int main(int argc, char** argv) {
   // argv as given, for the hand-over to train_gpu.
   std::vector<char*> original_argv(argv, argv + argc);
   original_argv.push_back(nullptr);
-  if (const std::optional<int> exit_code =
-          hogwild::ParseCommandLineFlags(argc, argv, "train", "trainer/cli/main.cc")) {
+  if (const std::optional<int> exit_code = hogwild::ParseCommandLineFlags(
+          argc, argv, "train", {"trainer/cli/main.cc", "trainer/cli/mode_flags.cc"})) {
     return *exit_code;
   }
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.

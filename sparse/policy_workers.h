@@ -1,0 +1,206 @@
+// The worker loop of the sparse trainers (sparse linear models, sparse/sparse_train.h; matrix
+// factorization, sparse/matrix_factorization.h): one epoch's W worker threads, each walking its
+// batches of the epoch's order through the mode's update policy (sync/update_policy.h, created
+// by CreateUpdatePolicy), one policy per mode for both workloads:
+//
+//   for each of worker w's steps (examples order[lo, hi)):
+//     policy.SetStepExamples(w, hi - lo, step_examples);
+//     params = policy.BeginSparseStep(w);
+//     grad.Clear();  for q in [lo, hi): workload.AddExample(order[q], scale, params, grad);
+//     policy.FinishSparseStep(w, grad, lr);
+//   policy.WorkerDone(w);
+//
+// The data split (core/mode.h SplitsGlobalBatch):
+// - async, locked, round_robin, ssp: worker w takes its contiguous shard
+//   [N w / W, N (w + 1) / W) of the order in batches of batch_size (per worker; the shard's last
+//   batch may be shorter), each batch's gradient scaled by 1 / its examples;
+// - sync, backup: the order is cut into global batches of batch_size, worker w takes the
+//   contiguous part [B w / W, B (w + 1) / W) of each (possibly empty), scaled by 1 / B: summed
+//   over the workers, the gradient of the whole batch (the scaling of sync/update_policy.h);
+// - local_sgd: sync's split (every worker the same number of local steps, sync/local_sgd.h),
+//   each part's gradient the mean over its own examples (the local minibatch).
+//
+// Async with batch 1 is the Hogwild! paper's Algorithm 1 (Niu, Recht, Ré, Wright, NIPS 2011):
+// the same walk, but each example's step is the workload's fused step on the live array
+// (FusedStep, with the next examples prefetched), without a policy, a gradient buffer or a
+// virtual call per example; it advances no version counter (one shared counter bumped per
+// update would be the single contended cache line of a workload whose updates rarely meet).
+//
+// The policy is created for each epoch over the caller's ParameterStore, so that each epoch
+// ends with every worker joined and the policy's state (ssp's clocks, local_sgd's replicas,
+// backup's open step) complete: the store then holds the epoch's result, a consistent cut for
+// checkpoints in every mode. The optimizer is plain SGD (momentum 0) with the run's weight decay.
+//
+// Errors: a worker's error cancels the policy (releasing every worker waiting in it) and is
+// returned once every worker has joined; no error ends the process or leaves a worker waiting.
+#ifndef HOGWILD_SPARSE_POLICY_WORKERS_H_
+#define HOGWILD_SPARSE_POLICY_WORKERS_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/mode.h"
+#include "core/status_macros.h"
+#include "kernels/functors.h"
+#include "sync/parameter_store.h"
+#include "sync/policy_factory.h"
+#include "sync/sparse_gradient.h"
+#include "sync/update_policy.h"
+
+namespace hogwild::sparse {
+
+// How an epoch is run: the mode and its options, the workers, the batch and the weight decay.
+struct SparseWorkerPlan {
+  Mode mode = Mode::kAsync;
+  int num_workers = 1;     // W >= 1
+  int64_t batch_size = 1;  // >= 1; per worker or global (the split above)
+  ModeOptions mode_options;
+  float weight_decay = 0.0f;  // >= 0
+};
+
+// Checks a sparse run's batch size against its N examples, W and mode: batch_size in [1, N];
+// per worker (async, locked, round_robin, ssp) at most the largest shard ceil(N / W), which
+// would otherwise be cut to the shard without a word; global in local_sgd at least W (each
+// worker its own part of every batch). `what` names the examples ("examples", "ratings").
+// Errors: kInvalidArgument naming --batch_size, its value and the range. Pure.
+absl::Status ValidateSparseBatch(Mode mode, int64_t batch_size, int64_t num_examples,
+                                 int num_workers, const char* what);
+
+// Checks the mode options (the dense trainer's ranges, trainer/trainer_options.h):
+// staleness_bound in [0, kMaxStalenessBound], backup_workers in [0, W - 1], average_every in
+// [1, kMaxAverageEvery], and that an option other than its default is one the mode reads.
+// Errors: kInvalidArgument naming the flag, its value and the range or the mode that reads it.
+// Pure.
+absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& options, int num_workers);
+
+// The mode option a checkpoint's signature records ("staleness_bound=3" in ssp mode,
+// "backup_workers=1" in backup, "average_every=8" in local_sgd), so that a resume with another
+// value is refused; "" in the modes without options. Pure.
+std::string ModeOptionsLayer(Mode mode, const ModeOptions& options);
+
+// Whether the plan takes the fused batch-1 path (async, batch 1).
+inline bool UsesFusedPath(const SparseWorkerPlan& plan) {
+  return plan.mode == Mode::kAsync && plan.batch_size == 1;
+}
+
+// The updates one epoch of N examples applies: the workers' batches (the split above; async's
+// fused path: N), or one per global batch (sync, backup, local_sgd). Pure.
+int64_t SparseEpochUpdates(const SparseWorkerPlan& plan, int64_t num_examples);
+
+// The workers' gradients ([W], each [P]), or none for the fused path. Errors:
+// kResourceExhausted when they cannot be allocated (5 P bytes each); kInvalidArgument for P
+// outside [1, 2^31 - 1] (the gradient's coordinates are int32).
+absl::StatusOr<std::vector<std::unique_ptr<SparseGradient>>> AllocateSparseGradients(
+    const SparseWorkerPlan& plan, int64_t num_params);
+
+namespace internal {
+
+// Calls step(lo, hi, step_examples, scale) for each of worker w's steps over N examples of the
+// order, in order (the split above); stops at and returns the first error.
+template <typename Step>
+absl::Status ForEachWorkerStep(const SparseWorkerPlan& plan, int64_t n, int w, Step&& step) {
+  const int num_workers = plan.num_workers;
+  const int64_t batch = plan.batch_size;
+  if (!SplitsGlobalBatch(plan.mode)) {
+    const int64_t end = n * (w + 1) / num_workers;
+    for (int64_t k = n * w / num_workers; k < end; k += batch) {
+      const int64_t stop = std::min(end, k + batch);
+      HOGWILD_RETURN_IF_ERROR(step(k, stop, stop - k, 1.0f / static_cast<float>(stop - k)));
+    }
+    return absl::OkStatus();
+  }
+  const bool local = plan.mode == Mode::kLocalSgd;
+  for (int64_t start = 0; start < n; start += batch) {
+    const int64_t global = std::min(n, start + batch) - start;
+    const int64_t lo = start + global * w / num_workers;
+    const int64_t hi = start + global * (w + 1) / num_workers;
+    const int64_t divisor = local ? std::max<int64_t>(1, hi - lo) : global;
+    HOGWILD_RETURN_IF_ERROR(step(lo, hi, global, 1.0f / static_cast<float>(divisor)));
+  }
+  return absl::OkStatus();
+}
+
+// Runs body(w) for w in [0, W) on W threads and joins them. The first error cancels `policy`
+// (when not null) and is returned (the kCancelled of the workers it released are not).
+absl::Status RunWorkerThreads(int num_workers, UpdatePolicy* policy,
+                              const std::function<absl::Status(int)>& body);
+
+// The policy of `plan` over `store`: CreateUpdatePolicy with plain SGD and the plan's weight
+// decay and mode options.
+absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateSparsePolicy(const SparseWorkerPlan& plan,
+                                                                 ParameterStore* store);
+
+// Worker w's walk: the fused step on the live array (kFused) or the policy's step.
+template <bool kFused, typename Workload>
+absl::Status RunSparseWorker(const SparseWorkerPlan& plan, Workload& workload,
+                             absl::Span<const int64_t> order, float lr, int w, UpdatePolicy* policy,
+                             SparseGradient* grad, float* shared) {
+  const int64_t n = static_cast<int64_t>(order.size());
+  const int64_t* ord = order.data();
+  [[maybe_unused]] const SgdMomentumFn sgd{
+      .lr = lr, .momentum = 0.0f, .weight_decay = plan.weight_decay};
+  [[maybe_unused]] const int64_t shard_end = n * (w + 1) / plan.num_workers;
+  HOGWILD_RETURN_IF_ERROR(ForEachWorkerStep(
+      plan, n, w, [&](int64_t lo, int64_t hi, int64_t step_examples, float scale) {
+        if constexpr (kFused) {
+          workload.Prefetch(ord, lo, shard_end);
+          workload.FusedStep(sgd, ord[lo], shared);
+          return absl::OkStatus();
+        } else {
+          HOGWILD_RETURN_IF_ERROR(policy->SetStepExamples(w, hi - lo, step_examples));
+          HOGWILD_ASSIGN_OR_RETURN(const float* params, policy->BeginSparseStep(w));
+          grad->Clear();
+          for (int64_t q = lo; q < hi; ++q) workload.AddExample(ord[q], scale, params, *grad);
+          return policy->FinishSparseStep(w, *grad, lr).status();
+        }
+      }));
+  if constexpr (kFused) {
+    return absl::OkStatus();
+  } else {
+    return policy->WorkerDone(w);
+  }
+}
+
+}  // namespace internal
+
+// Runs one epoch over `order` (a permutation of the N examples) with learning rate `lr` on
+// `store` ([P], the workload's parameters), with `gradients` from AllocateSparseGradients.
+//
+// `Workload` is a copyable per-worker functor (each worker runs its own copy):
+//   // Adds example i's gradient, scaled by `scale`, read from `params` ([P]; possibly the live
+//   // array: read with cpu::SharedLoad only), to `grad`.
+//   void AddExample(int64_t i, float scale, const float* params, SparseGradient& grad);
+//   // Async batch 1: example i's step on the live array `shared` (the store's contract).
+//   void FusedStep(const SgdMomentumFn& sgd, int64_t i, float* shared);
+//   // Async batch 1: before the step of order[k], with k < end (the shard's end).
+//   void Prefetch(const int64_t* order, int64_t k, int64_t end);
+// Errors: the policy's (CreateUpdatePolicy's, a step's), after every worker has joined.
+template <typename Workload>
+absl::Status RunSparseEpoch(const SparseWorkerPlan& plan, const Workload& workload,
+                            ParameterStore& store, absl::Span<const int64_t> order, float lr,
+                            absl::Span<const std::unique_ptr<SparseGradient>> gradients) {
+  float* shared = store.unsafe_values().data();
+  if (UsesFusedPath(plan)) {
+    return internal::RunWorkerThreads(plan.num_workers, nullptr, [&](int w) {
+      Workload mine = workload;
+      return internal::RunSparseWorker<true>(plan, mine, order, lr, w, nullptr, nullptr, shared);
+    });
+  }
+  HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<UpdatePolicy> policy,
+                           internal::CreateSparsePolicy(plan, &store));
+  return internal::RunWorkerThreads(plan.num_workers, policy.get(), [&](int w) {
+    Workload mine = workload;
+    return internal::RunSparseWorker<false>(plan, mine, order, lr, w, policy.get(),
+                                            gradients[w].get(), shared);
+  });
+}
+
+}  // namespace hogwild::sparse
+
+#endif  // HOGWILD_SPARSE_POLICY_WORKERS_H_
