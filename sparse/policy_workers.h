@@ -25,6 +25,9 @@
 // (FusedStep, with the next examples prefetched), without a policy, a gradient buffer or a
 // virtual call per example; it advances no version counter (one shared counter bumped per
 // update would be the single contended cache line of a workload whose updates rarely meet).
+// Locked with batch 1, the paper's locking baseline, runs the same fused step inside the Locked
+// policy's lock (Locked::RunFusedStep), so that the baseline is not slowed by a gradient buffer
+// the lock-free run does not pay for.
 //
 // The policy is created for each epoch over the caller's ParameterStore, so that each epoch
 // ends with every worker joined and the policy's state (ssp's clocks, local_sgd's replicas,
@@ -48,6 +51,7 @@
 #include "core/mode.h"
 #include "core/status_macros.h"
 #include "kernels/functors.h"
+#include "sync/locked.h"
 #include "sync/parameter_store.h"
 #include "sync/policy_factory.h"
 #include "sync/sparse_gradient.h"
@@ -84,9 +88,9 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& options, in
 // value is refused; "" in the modes without options. Pure.
 std::string ModeOptionsLayer(Mode mode, const ModeOptions& options);
 
-// Whether the plan takes the fused batch-1 path (async, batch 1).
+// Whether the plan takes the fused batch-1 path (async and locked, batch 1).
 inline bool UsesFusedPath(const SparseWorkerPlan& plan) {
-  return plan.mode == Mode::kAsync && plan.batch_size == 1;
+  return (plan.mode == Mode::kAsync || plan.mode == Mode::kLocked) && plan.batch_size == 1;
 }
 
 // The updates one epoch of N examples applies: the workers' batches (the split above; async's
@@ -136,11 +140,16 @@ absl::Status RunWorkerThreads(int num_workers, UpdatePolicy* policy,
 absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateSparsePolicy(const SparseWorkerPlan& plan,
                                                                  ParameterStore* store);
 
-// Worker w's walk: the fused step on the live array (kFused) or the policy's step.
-template <bool kFused, typename Workload>
+// How a worker's walk steps: through the policy (kPolicy), or the fused step on the live array
+// with no lock (kFusedAsync) or inside the Locked policy's lock (kFusedLocked).
+enum class StepPath { kPolicy, kFusedAsync, kFusedLocked };
+
+// Worker w's walk. `policy` is null for kFusedAsync and a Locked for kFusedLocked.
+template <StepPath kPath, typename Workload>
 absl::Status RunSparseWorker(const SparseWorkerPlan& plan, Workload& workload,
                              absl::Span<const int64_t> order, float lr, int w, UpdatePolicy* policy,
                              SparseGradient* grad, float* shared) {
+  constexpr bool kFused = kPath != StepPath::kPolicy;
   const int64_t n = static_cast<int64_t>(order.size());
   const int64_t* ord = order.data();
   [[maybe_unused]] const SgdMomentumFn sgd{
@@ -148,10 +157,14 @@ absl::Status RunSparseWorker(const SparseWorkerPlan& plan, Workload& workload,
   [[maybe_unused]] const int64_t shard_end = n * (w + 1) / plan.num_workers;
   HOGWILD_RETURN_IF_ERROR(ForEachWorkerStep(
       plan, n, w, [&](int64_t lo, int64_t hi, int64_t step_examples, float scale) {
-        if constexpr (kFused) {
+        if constexpr (kPath == StepPath::kFusedAsync) {
           workload.Prefetch(ord, lo, shard_end);
           workload.FusedStep(sgd, ord[lo], shared);
           return absl::OkStatus();
+        } else if constexpr (kPath == StepPath::kFusedLocked) {
+          workload.Prefetch(ord, lo, shard_end);
+          return static_cast<Locked*>(policy)->RunFusedStep(
+              [&](float* live) { workload.FusedStep(sgd, ord[lo], live); });
         } else {
           HOGWILD_RETURN_IF_ERROR(policy->SetStepExamples(w, hi - lo, step_examples));
           HOGWILD_ASSIGN_OR_RETURN(const float* params, policy->BeginSparseStep(w));
@@ -185,19 +198,28 @@ template <typename Workload>
 absl::Status RunSparseEpoch(const SparseWorkerPlan& plan, const Workload& workload,
                             ParameterStore& store, absl::Span<const int64_t> order, float lr,
                             absl::Span<const std::unique_ptr<SparseGradient>> gradients) {
+  using internal::StepPath;
   float* shared = store.unsafe_values().data();
-  if (UsesFusedPath(plan)) {
+  if (UsesFusedPath(plan) && plan.mode == Mode::kAsync) {
     return internal::RunWorkerThreads(plan.num_workers, nullptr, [&](int w) {
       Workload mine = workload;
-      return internal::RunSparseWorker<true>(plan, mine, order, lr, w, nullptr, nullptr, shared);
+      return internal::RunSparseWorker<StepPath::kFusedAsync>(plan, mine, order, lr, w, nullptr,
+                                                              nullptr, shared);
     });
   }
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<UpdatePolicy> policy,
                            internal::CreateSparsePolicy(plan, &store));
+  if (UsesFusedPath(plan)) {  // locked: CreateUpdatePolicy made a Locked
+    return internal::RunWorkerThreads(plan.num_workers, policy.get(), [&](int w) {
+      Workload mine = workload;
+      return internal::RunSparseWorker<StepPath::kFusedLocked>(plan, mine, order, lr, w,
+                                                               policy.get(), nullptr, shared);
+    });
+  }
   return internal::RunWorkerThreads(plan.num_workers, policy.get(), [&](int w) {
     Workload mine = workload;
-    return internal::RunSparseWorker<false>(plan, mine, order, lr, w, policy.get(),
-                                            gradients[w].get(), shared);
+    return internal::RunSparseWorker<StepPath::kPolicy>(plan, mine, order, lr, w, policy.get(),
+                                                        gradients[w].get(), shared);
   });
 }
 

@@ -55,6 +55,29 @@ class Locked final : public HogwildInside {
   // Thread-safe.
   int num_waiting() const;
 
+  // One fused step of plain SGD under the lock: waits until no worker holds the lock (or the
+  // policy is cancelled), then runs step(shared) with `shared` the store's live array ([P]
+  // float32, host memory; access it through the store's element contract, kernels/cpu/
+  // shared_element.h) and the lock held, and releases it. For the sparse workloads' batch-1 step
+  // (sparse/policy_workers.h), whose read, gradient and update are one inlined pass: the
+  // same exclusion as BeginSparseStep to FinishSparseStep (one std::mutex acquisition instead
+  // of a lock record taken and released), without Hogwild's step record (no optimizer state,
+  // no version advanced, as async's fused path). `step` must not throw or call this policy.
+  // Errors: kCancelled after Cancel(). Thread-safety: as BeginStep.
+  template <typename Step>
+  absl::Status RunFusedStep(Step&& step) {
+    std::unique_lock<std::mutex> lock(mu_);
+    // A worker inside a BeginStep/FinishStep pair holds the lock record; wait for its release.
+    if (holder_ >= 0 && !cancelled_) {
+      ++waiting_;
+      released_.wait(lock, [&] { return holder_ < 0 || cancelled_; });
+      --waiting_;
+    }
+    if (cancelled_) return absl::CancelledError("training was cancelled");
+    step(store()->unsafe_values().data());
+    return absl::OkStatus();
+  }
+
  private:
   absl::Status DoReadParams(absl::Span<float> out) const override;
   // Errors: also kFailedPrecondition when `worker` holds the lock already (a BeginStep without

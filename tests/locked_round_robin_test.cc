@@ -338,6 +338,43 @@ TEST(Locked, CancelReleasesTheWorkersWaitingForTheLock) {
   EXPECT_TRUE(policy.ReadParams(absl::MakeSpan(out)).ok());
 }
 
+TEST(Locked, AFusedStepWaitsForAStepInProgressRunsUnderTheLockAndIsCancellable) {
+  auto store = InitialStore();
+  Locked policy(store.get(), 2, SgdOptions{});
+  // Worker 0 is inside a step: worker 1's fused step must wait for its FinishStep.
+  ASSERT_TRUE(policy.BeginStep(0).ok());
+  std::atomic<bool> ran{false};
+  absl::Status fused;
+  std::thread worker1([&] {
+    fused = policy.RunFusedStep([&](float* live) {
+      EXPECT_EQ(live, store->unsafe_values().data());
+      live[0] += 1.0f;  // alone under the lock: a plain write is race-free here
+      ran = true;
+    });
+  });
+  const std::vector<float> g(kParams, 0.0f);
+  testing::WithWatchdog(kWatchdogS, "locked fused step", [&] {
+    while (policy.num_waiting() < 1) std::this_thread::yield();
+    EXPECT_FALSE(ran.load());
+    EXPECT_TRUE(policy.FinishStep(0, DeviceSpan<const float>(g.data(), g.size()), 0.1f).ok());
+    worker1.join();
+    return 0;
+  });
+  EXPECT_TRUE(fused.ok()) << fused;
+  EXPECT_TRUE(ran.load());
+  // A fused step behind a step that never finishes is released by Cancel.
+  ASSERT_TRUE(policy.BeginStep(0).ok());
+  std::thread waiting([&] { fused = policy.RunFusedStep([&](float*) { ran = false; }); });
+  testing::WithWatchdog(kWatchdogS, "locked fused cancel", [&] {
+    while (policy.num_waiting() < 1) std::this_thread::yield();
+    policy.Cancel();
+    waiting.join();
+    return 0;
+  });
+  EXPECT_EQ(fused.code(), absl::StatusCode::kCancelled) << fused;
+  EXPECT_TRUE(ran.load());  // the step did not run
+}
+
 TEST(Locked, AStepWithoutItsFinishIsRefusedNotADeadlock) {
   auto store = InitialStore();
   Locked policy(store.get(), 2, SgdOptions{});
