@@ -254,16 +254,20 @@ TEST(MatrixFactorization, EveryModeRecoversAPlantedLowRankMatrix) {
   const RatingsSplit split = SplitRatings(Planted(300, 200, 0.3, 2), 1);
   ASSERT_GT(split.test.size(), 1000);
   for (Mode mode : kAllModes) {
-    // The global-batch modes take one rating per worker per step, at twice the rate (the step
-    // is the mean of two ratings' gradients).
+    // Async and locked take the paper's one rating per step. The modes that wait for each other
+    // (a barrier, a turn or the staleness bound: a thread hand-over each) take 8 ratings per
+    // worker per step (sync, backup, local_sgd: a global batch of 16), at 8 times the rate for
+    // the mean of 8 ratings, and an eighth of the weight decay, which a step applies once to
+    // each coordinate it touches.
     const bool global = SplitsGlobalBatch(mode);
+    const int per_worker = mode == Mode::kAsync || mode == Mode::kLocked ? 1 : 8;
     const MfOptions options{.rank = 8,
                             .mode = mode,
                             .num_workers = 2,
-                            .batch_size = global ? 2 : 1,
-                            .epochs = 30,
-                            .lr = global ? 0.04f : 0.02f,
-                            .weight_decay = DecaysEveryWeight(mode) ? 0.0f : 0.02f};
+                            .batch_size = global ? 2 * per_worker : per_worker,
+                            .epochs = 20,
+                            .lr = 0.02f * per_worker,
+                            .weight_decay = DecaysEveryWeight(mode) ? 0.0f : 0.02f / per_worker};
     absl::StatusOr<MfResult> result = TrainMatrixFactorization(options, split.train, &split.test);
     ASSERT_TRUE(result.ok()) << result.status();
     const double baseline = GlobalMeanRmse(result->mean, split.test);
