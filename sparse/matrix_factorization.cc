@@ -205,11 +205,7 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
                            ParameterStore::Create(num_params));
   float* shared = store->unsafe_values().data();
   InitMfFactors(options.seed, store->unsafe_values());
-  const SparseWorkerPlan plan{.mode = options.mode,
-                              .num_workers = options.num_workers,
-                              .batch_size = options.batch_size,
-                              .mode_options = options.mode_options,
-                              .weight_decay = options.weight_decay};
+  const SparseWorkerPlan plan = PlanOf(options);
   HOGWILD_ASSIGN_OR_RETURN(const std::vector<std::unique_ptr<SparseGradient>> gradients,
                            AllocateSparseGradients(plan, num_params));
   const std::string& checkpoint_dir = options.checkpoint.dir;

@@ -68,6 +68,16 @@ struct SparseWorkerPlan {
   float weight_decay = 0.0f;  // >= 0
 };
 
+// The plan of a trainer's options (SparseTrainOptions, MfOptions: the fields of the same names).
+template <typename Options>
+SparseWorkerPlan PlanOf(const Options& options) {
+  return SparseWorkerPlan{.mode = options.mode,
+                          .num_workers = options.num_workers,
+                          .batch_size = options.batch_size,
+                          .mode_options = options.mode_options,
+                          .weight_decay = options.weight_decay};
+}
+
 // Checks a sparse run's batch size against its N examples, W and mode: batch_size in [1, N];
 // per worker (async, locked, round_robin, ssp) at most the largest shard ceil(N / W), which
 // would otherwise be cut to the shard without a word; global in local_sgd at least W (each

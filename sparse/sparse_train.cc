@@ -201,11 +201,7 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
   HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, train, test));
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,
                            ParameterStore::Create(train.num_features));
-  const SparseWorkerPlan plan{.mode = options.mode,
-                              .num_workers = options.num_workers,
-                              .batch_size = options.batch_size,
-                              .mode_options = options.mode_options,
-                              .weight_decay = options.weight_decay};
+  const SparseWorkerPlan plan = PlanOf(options);
   HOGWILD_ASSIGN_OR_RETURN(const std::vector<std::unique_ptr<SparseGradient>> gradients,
                            AllocateSparseGradients(plan, train.num_features));
   const std::string& checkpoint_dir = options.checkpoint.dir;
