@@ -931,17 +931,19 @@ absl::StatusOr<TrainResult> TrainSparseRun(const TrainerOptions& options, const 
   result.num_workers = options.num_workers;
   sparse::SparseEpochReport last;
   if (data.ratings) {
-    HOGWILD_ASSIGN_OR_RETURN(sparse::MfResult r, sparse::TrainMatrixFactorization(
-                                                     {.rank = absl::GetFlag(FLAGS_rank),
-                                                      .mode = options.mode,
-                                                      .num_workers = options.num_workers,
-                                                      .mode_options = mode_options,
-                                                      .epochs = static_cast<int>(options.epochs),
-                                                      .lr = options.lr.base_lr,
-                                                      .weight_decay = wd,
-                                                      .seed = options.seed,
-                                                      .on_epoch = on_epoch},
-                                                     data.ratings->train, &data.ratings->test));
+    HOGWILD_ASSIGN_OR_RETURN(
+        sparse::MfResult r,
+        sparse::TrainMatrixFactorization({.rank = absl::GetFlag(FLAGS_rank),
+                                          .mode = options.mode,
+                                          .num_workers = options.num_workers,
+                                          .batch_size = static_cast<int>(options.batch_size),
+                                          .mode_options = mode_options,
+                                          .epochs = static_cast<int>(options.epochs),
+                                          .lr = options.lr.base_lr,
+                                          .weight_decay = wd,
+                                          .seed = options.seed,
+                                          .on_epoch = on_epoch},
+                                         data.ratings->train, &data.ratings->test));
     last = r.epochs.back();
     result.wall_time_s = r.train_time_s;
     result.params = std::move(r.factors);

@@ -19,6 +19,7 @@
 #include "sparse/ratings.h"
 #include "sparse/sparse_dataset.h"
 #include "sparse/sparse_train.h"
+#include "sync/policy_factory.h"
 
 namespace hogwild::python {
 namespace {
@@ -77,6 +78,9 @@ void ReadSharedOptions(const py::dict& options, Options& o) {
   o.weight_decay = Get<float>(options, "weight_decay");
   o.seed = Get<uint64_t>(options, "seed");
   o.shuffle = Get<bool>(options, "shuffle");
+  o.mode_options = {.staleness_bound = Get<int64_t>(options, "staleness_bound"),
+                    .backup_workers = GetInt(options, "backup_workers"),
+                    .average_every = Get<int64_t>(options, "average_every")};
   o.checkpoint = {.dir = Get<std::string>(options, "checkpoint_dir"),
                   .resume = Get<bool>(options, "resume"),
                   .overwrite = Get<bool>(options, "overwrite_checkpoint")};
@@ -163,6 +167,7 @@ py::dict TrainMfFromPython(const Array<int32_t>& users, const Array<int32_t>& it
   const absl::StatusOr<Mode> mode = ParseMode(Get<std::string>(options, "mode"));
   if (!mode.ok()) Raise(mode.status());
   o.mode = *mode;
+  o.batch_size = GetInt(options, "batch_size");
   ReadSharedOptions(options, o);
   // The indices were checked against num_users and num_items by hogwild.train_mf.
   const sparse::Ratings train = ToRatings(users, items, ratings, num_users, num_items);
@@ -213,6 +218,17 @@ py::dict TrainMfFromPython(const Array<int32_t>& users, const Array<int32_t>& it
 }  // namespace
 
 void AddSparseBindings(py::module_& m) {
+  m.def(
+      "_mode_option_defaults",
+      [] {
+        const ModeOptions defaults;
+        py::dict d;
+        d["staleness_bound"] = defaults.staleness_bound;
+        d["backup_workers"] = defaults.backup_workers;
+        d["average_every"] = defaults.average_every;
+        return d;
+      },
+      "The defaults of the modes' options (sync/policy_factory.h's ModeOptions), as a dict.");
   m.def("_train_mf", &TrainMfFromPython, py::arg("users"), py::arg("items"), py::arg("ratings"),
         py::arg("num_users"), py::arg("num_items"), py::arg("test"), py::arg("options"),
         "Matrix factorization with options resolved by hogwild.train_mf(); returns a dict.");

@@ -35,6 +35,7 @@
 #include "sim/simulator.h"
 #include "trainer/cli/argv_flags.h"
 #include "trainer/cli/flags_parse.h"
+#include "trainer/cli/mode_flags.h"
 #include "trainer/cli/option_flags.h"
 #include "trainer/data/mnist.h"
 #include "trainer/memory_estimate.h"
@@ -47,12 +48,6 @@ ABSL_FLAG(std::string, mode, "async",
           "async (Hogwild!), sync (tower averaging), ssp (stale synchronous), backup (sync with "
           "backup workers), local_sgd (periodic averaging), locked (one lock over each step) or "
           "round_robin (updates applied in worker turn)");
-ABSL_FLAG(int64_t, staleness_bound, 3,
-          "ssp only: steps a worker may run ahead of the slowest, in [0, 2^40]");
-ABSL_FLAG(int32_t, backup_workers, 0,
-          "backup only: late tower gradients dropped per step, in [0, workers - 1]");
-ABSL_FLAG(int64_t, average_every, 8,
-          "local_sgd only: local steps between averagings of the replicas, in [1, 2^40]");
 ABSL_FLAG(int32_t, workers, 64, "simulated workers W, in [1, 4096]");
 ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
@@ -132,8 +127,8 @@ absl::Status WriteHistogram(const std::string& path, const std::vector<uint64_t>
   return absl::OkStatus();
 }
 
-// --mode, --workers and the mode's own option into `t`. A policy option given for another mode
-// has no effect: refused, naming the mode it is for.
+// --mode, --workers and the mode's own option into `t`. A mode flag typed where it is not read
+// is refused (RefuseUnreadModeFlags).
 absl::Status ParseModeFlags(hogwild::TrainerOptions& t) {
   using namespace hogwild;
   const absl::StatusOr<Mode> mode = ParseMode(absl::GetFlag(FLAGS_mode));
@@ -143,25 +138,8 @@ absl::Status ParseModeFlags(hogwild::TrainerOptions& t) {
   }
   t.mode = *mode;
   t.num_workers = absl::GetFlag(FLAGS_workers);
-  const struct {
-    const char* flag;
-    Mode mode;
-  } policy_flags[] = {{"staleness_bound", Mode::kSsp},
-                      {"backup_workers", Mode::kBackup},
-                      {"average_every", Mode::kLocalSgd}};
-  for (const auto& [flag, for_mode] : policy_flags) {
-    if (t.mode != for_mode && absl::flags_internal::WasPresentOnCommandLine(flag)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--%s has no effect with --mode=%s; it is for --mode=%s", flag,
-                          ModeName(t.mode), ModeName(for_mode)));
-    }
-  }
+  HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(t.mode, t.num_workers));
   if (t.mode == Mode::kSsp) t.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
-  if (t.num_workers == 1 && absl::flags_internal::WasPresentOnCommandLine("staleness_bound")) {
-    return absl::InvalidArgumentError(
-        "--staleness_bound has no effect with 1 worker (no worker can run ahead of another); use "
-        "more workers");
-  }
   if (t.mode == Mode::kBackup) t.backup_workers = absl::GetFlag(FLAGS_backup_workers);
   if (t.mode == Mode::kLocalSgd) t.average_every = absl::GetFlag(FLAGS_average_every);
   return absl::OkStatus();
@@ -323,8 +301,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Simulates data-parallel SGD with W logical workers on one thread (simulated time).\n"
       "  bazel run //sim:simulate -- --workers=256 --batch_size=16");
-  if (const std::optional<int> exit_code =
-          hogwild::ParseCommandLineFlags(argc, argv, "simulate", "sim/simulate_main.cc")) {
+  if (const std::optional<int> exit_code = hogwild::ParseCommandLineFlags(
+          argc, argv, "simulate", {"sim/simulate_main.cc", "trainer/cli/mode_flags.cc"})) {
     return *exit_code;
   }
   // A stop signal during the histogram's write removes its temporary file.

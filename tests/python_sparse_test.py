@@ -134,6 +134,37 @@ class TrainSparse(unittest.TestCase):
         # Still usable afterwards.
         self.assertEqual(hogwild.train_sparse(self.x, self.y, epochs=1, workers=1).examples, 2000)
 
+    def test_mode_options_reach_the_trainer(self):
+        # local_sgd averaging after every local step is sync's step on the same global batch.
+        sync = hogwild.train_sparse(self.x, self.y, mode="sync", workers=2, batch_size=8,
+                                    epochs=2)
+        local = hogwild.train_sparse(self.x, self.y, mode="local_sgd", workers=2, batch_size=8,
+                                     epochs=2, average_every=1)
+        np.testing.assert_allclose(local.weights, sync.weights, rtol=0, atol=1e-5)
+        default = hogwild.train_sparse(self.x, self.y, mode="local_sgd", workers=2, batch_size=8,
+                                       epochs=2)
+        self.assertFalse(np.allclose(default.weights, sync.weights, rtol=0, atol=1e-5))
+        ssp = hogwild.train_sparse(self.x, self.y, mode="ssp", workers=2, epochs=2,
+                                   staleness_bound=0)
+        self.assertEqual(ssp.examples, 2 * 2000)
+        backup = hogwild.train_sparse(self.x, self.y, mode="backup", workers=2, batch_size=8,
+                                      epochs=2, backup_workers=1)
+        self.assertLess(backup.epochs[-1]["train_loss"], backup.epochs[0]["train_loss"] + 1e-9)
+        for keywords, message in (
+                ({"mode": "ssp", "staleness_bound": -1},
+                 "staleness_bound=-1 is out of range [0, 1099511627776]"),
+                ({"mode": "backup", "backup_workers": 2},
+                 "backup_workers=2 is out of range [0, 1] (fewer than the workers)"),
+                ({"mode": "local_sgd", "average_every": 0},
+                 "average_every=0 is out of range [1, 1099511627776]"),
+                ({"mode": "async", "staleness_bound": 2},
+                 "staleness_bound has no effect with mode='async'; it is for mode='ssp'")):
+            with self.subTest(**{k: str(v) for k, v in keywords.items()}):
+                with self.assertRaises(ValueError) as caught:
+                    hogwild.train_sparse(self.x, self.y, workers=2, batch_size=8, epochs=1,
+                                         **keywords)
+                self.assertEqual(str(caught.exception), message)
+
     def test_divergence_is_an_error_not_a_result(self):
         with self.assertRaises(ValueError) as caught:
             hogwild.train_sparse(self.x, self.y, workers=1, epochs=2, lr=1e38)
@@ -193,6 +224,33 @@ class TrainMf(unittest.TestCase):
         self.assertEqual(rest.resumed_epochs, 4)
         np.testing.assert_array_equal(rest.user_factors, whole.user_factors)
         np.testing.assert_array_equal(rest.item_factors, whole.item_factors)
+
+    def test_batch_size_and_mode_options_reach_the_trainer(self):
+        # local_sgd averaging after every local step is sync's step on the same global batch
+        # (without weight decay, which the two modes apply to different coordinates).
+        sync = hogwild.train_mf(*self.train, rank=3, mode="sync", workers=2, batch_size=8,
+                                epochs=3, weight_decay=0.0)
+        local = hogwild.train_mf(*self.train, rank=3, mode="local_sgd", workers=2, batch_size=8,
+                                 epochs=3, weight_decay=0.0, average_every=1)
+        np.testing.assert_allclose(local.user_factors, sync.user_factors, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(local.item_factors, sync.item_factors, rtol=0, atol=1e-5)
+        # The batch size is read: batches of 2 ratings train another model than batches of 8.
+        batch_2 = hogwild.train_mf(*self.train, rank=3, mode="sync", workers=2, batch_size=2,
+                                   epochs=3, weight_decay=0.0)
+        self.assertFalse(np.allclose(batch_2.user_factors, sync.user_factors, rtol=0, atol=1e-5))
+        ssp = hogwild.train_mf(*self.train, rank=3, mode="ssp", workers=2, epochs=2,
+                               staleness_bound=0)
+        self.assertEqual(len(ssp.epochs), 2)
+        for keywords, message in (
+                ({"batch_size": 0}, "batch_size=0"),
+                ({"mode": "backup", "backup_workers": 2},
+                 "backup_workers=2 is out of range [0, 1] (fewer than the workers)"),
+                ({"mode": "sync", "average_every": 2},
+                 "average_every has no effect with mode='sync'; it is for mode='local_sgd'")):
+            with self.subTest(**{k: str(v) for k, v in keywords.items()}):
+                with self.assertRaises(ValueError) as caught:
+                    hogwild.train_mf(*self.train, workers=2, epochs=1, **keywords)
+                self.assertIn(message, str(caught.exception))
 
     def test_divergence_is_an_error_not_a_result(self):
         with self.assertRaises(ValueError) as caught:

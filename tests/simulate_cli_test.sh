@@ -23,9 +23,9 @@ expect_error() {
 }
 
 expect_error "--workers=0" --workers=0
-expect_error "--staleness_bound has no effect with --mode=async; it is for --mode=ssp" \
+expect_error "--staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" \
   --staleness_bound=2
-expect_error "--average_every has no effect with --mode=sync; it is for --mode=local_sgd" \
+expect_error "--average_every has no effect in sync mode; it is for local_sgd mode (--mode=local_sgd)" \
   --mode=sync --average_every=2
 expect_error "--staleness_bound has no effect with 1 worker" --mode=ssp --workers=1 \
   --staleness_bound=2
@@ -129,6 +129,16 @@ else
     echo "FAIL: simulate under ulimit -v 200000: exit $rc, output: $out"
     failures=$((failures + 1))
   fi
+fi
+
+# --help lists the mode flags, which are defined in trainer/cli/mode_flags.cc with train's.
+help=$("$simulate" --help 2>&1)
+if grep -q -- "--staleness_bound" <<<"$help" && grep -q -- "--backup_workers" <<<"$help" &&
+  grep -q -- "--average_every" <<<"$help"; then
+  echo "ok:   simulate --help lists --staleness_bound, --backup_workers and --average_every"
+else
+  echo "FAIL: simulate --help lacks a mode flag: $help"
+  failures=$((failures + 1))
 fi
 
 if [[ $failures -gt 0 ]]; then

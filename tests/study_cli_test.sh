@@ -239,6 +239,15 @@ if [[ $? -ne 0 ]]; then
 else
   echo "ok:   study real sparse ssp, backup, local_sgd"
 fi
+# Real mf runs train on the study's batches: a batch larger than the training ratings is the
+# trainer's refusal, not a run of one rating per update.
+awk 'BEGIN { print "userId,movieId,rating";
+  for (u = 1; u <= 10; u++) for (i = 1; i <= 10; i++) printf "%d,%d,%d\n", u, i, 1 + (u + i) % 5 }' \
+  >"$tmp/ratings.csv"
+expect_one_line_error "study real mf batch" \
+  "--batch_size=500 is out of range [1, 90] (the training set's ratings)" \
+  "$study" --workload=mf --ratings="$tmp/ratings.csv" --rank=2 --modes=async --workers=1 \
+  --batch_size=500 --epochs=1 --out_dir="$tmp/mf_batch" --plot=false
 sparse_flags=(--workload=sparse_svm --simulate --runs=async:1,async:4,ssp:4,backup:4,local_sgd:4
   --seeds=1,2 --synthetic_examples=800 --synthetic_test_examples=200 --synthetic_features=300
   --synthetic_nnz=10 --batch_size=2 --lrs=0.2 --epochs=2 --target_accuracy=0.6 --plot=false

@@ -18,7 +18,12 @@ import re as _re
 # into bazel-bin/python/hogwild (README, "Python": PYTHONPATH=bazel-bin/python:python).
 __path__ = _pkgutil.extend_path(__path__, __name__)
 
-from hogwild._hogwild import _train, _train_mf, _train_sparse  # noqa: E402
+from hogwild._hogwild import (  # noqa: E402
+    _mode_option_defaults, _train, _train_mf, _train_sparse)
+
+# staleness_bound, backup_workers and average_every when not given: the library's ModeOptions
+# (sync/policy_factory.h), the defaults of every command's flags too.
+_MODE_OPTION_DEFAULTS = _mode_option_defaults()
 
 __all__ = ["MfResult", "SparseTrainResult", "TrainResult", "train", "train_mf", "train_sparse"]
 
@@ -103,6 +108,20 @@ def _path(name, value):
     if value is None:
         return ""
     return _str(name, _os.fspath(value) if hasattr(value, "__fspath__") else value)
+
+
+def _mode_options(mode, staleness_bound, backup_workers, average_every):
+    """The mode options of train(), train_sparse() and train_mf(), None meaning the default; as
+    on the command line, one given for a mode that does not read it is refused by name."""
+    options = {}
+    for name, value, reader in (("staleness_bound", staleness_bound, "ssp"),
+                                ("backup_workers", backup_workers, "backup"),
+                                ("average_every", average_every, "local_sgd")):
+        if value is not None and mode != reader:
+            raise ValueError(f"{name} has no effect with mode={mode!r}; it is for "
+                             f"mode={reader!r}")
+        options[name] = _int(name, _MODE_OPTION_DEFAULTS[name] if value is None else value)
+    return options
 
 
 def _period(name, value, units):
@@ -233,12 +252,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         if value is not None and not decays:
             raise ValueError(f"{name} has no effect with lr_schedule='constant'")
     mode = _str("mode", mode)
-    for name, value, reader in (("staleness_bound", staleness_bound, "ssp"),
-                                ("backup_workers", backup_workers, "backup"),
-                                ("average_every", average_every, "local_sgd")):
-        if value is not None and mode != reader:
-            raise ValueError(f"{name} has no effect with mode={mode!r}; it is for "
-                             f"mode={reader!r}")
+    mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every)
     if checkpoint_dir is None and (checkpoint_every is not None or resume):
         raise ValueError(("checkpoint_every" if checkpoint_every is not None else "resume")
                          + " needs checkpoint_dir (the directory where checkpoints live)")
@@ -319,10 +333,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         "ema_decay": _float("ema_decay", ema_decay),
         "ema_num_updates": _bool("ema_num_updates", ema_num_updates),
         "staleness_aware_lr": _bool("staleness_aware_lr", staleness_aware_lr),
-        "staleness_bound": _int("staleness_bound",
-                                3 if staleness_bound is None else staleness_bound),
-        "backup_workers": _int("backup_workers", 0 if backup_workers is None else backup_workers),
-        "average_every": _int("average_every", 8 if average_every is None else average_every),
+        **mode_options,
         "seed": seed,
         "eval_every_steps": eval_steps,
         "eval_every_epochs": eval_epochs,
@@ -395,18 +406,20 @@ def _csr(name, x, y, num_features):
 
 def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async", workers=None,
                  batch_size=1, epochs=5, lr=0.5, lr_decay=1.0, weight_decay=0.0, seed=1,
-                 shuffle=True, checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
+                 shuffle=True, staleness_bound=None, backup_workers=None, average_every=None,
+                 checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
     """Trains sparse logistic regression (model="logreg") or a linear SVM ("svm") with Hogwild!
     SGD, the library behind `bazel run //sparse:train` (docs/workloads.md, "Sparse workloads").
 
     x, test_x: CSR matrices [N, D] (scipy.sparse.csr_matrix or any object with indptr, indices,
       data and shape), column indices increasing within a row; y, test_y: [N] labels, > 0 the
       positive class, anything else the negative one.
-    mode: "async" (Hogwild!), "sync", "ssp", "backup", "local_sgd", "locked" or "round_robin"
-      (ssp, backup and local_sgd with their options' defaults); workers: threads (default: one
-      per core); batch_size: examples per update (per worker; global in sync, backup and
-      local_sgd); lr: the first
-      epoch's step, times lr_decay after each; weight_decay: L2 on the touched coordinates.
+    mode: "async" (Hogwild!), "sync", "ssp", "backup", "local_sgd", "locked" or "round_robin";
+      staleness_bound (ssp only, default 3), backup_workers (backup only, default 0),
+      average_every (local_sgd only, default 8): the modes' options, as train()'s; workers:
+      threads (default: one per core); batch_size: examples per update (per worker; global in
+      sync, backup and local_sgd); lr: the first epoch's step, times lr_decay after each;
+      weight_decay: L2 on the touched coordinates.
     checkpoint_dir, resume, overwrite_checkpoint: a checkpoint after every epoch, as the
       command's flags. The GIL is released while training; Ctrl-C stops the run after the
       current epoch (and its checkpoint) and raises KeyboardInterrupt.
@@ -415,6 +428,8 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
     """
     if _int("seed", seed) < 0:
         raise ValueError(f"seed={seed} is out of range [0, 2^63)")
+    mode = _str("mode", mode)
+    mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every)
     indptr, indices, values, labels, dim = _csr("x", x, y, None)
     test = None
     if test_x is not None:
@@ -422,7 +437,7 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
             raise ValueError(f"test_x has {test_x.shape[1]} columns, x {dim}; they must agree")
         test = _csr("test_x", test_x, test_y, dim)[:4]
     options = {
-        "model": _str("model", model), "mode": _str("mode", mode),
+        "model": _str("model", model), "mode": mode, **mode_options,
         "workers": _int("workers", workers if workers is not None
                         else max(1, _os.cpu_count() or 1)),
         "batch_size": _int("batch_size", batch_size), "epochs": _int("epochs", epochs),
@@ -481,7 +496,8 @@ def _ratings(name, users, items, ratings):
 
 
 def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers=None,
-             epochs=20, lr=0.02, lr_decay=1.0, weight_decay=0.05, seed=1, shuffle=True,
+             batch_size=1, epochs=20, lr=0.02, lr_decay=1.0, weight_decay=0.05, seed=1,
+             shuffle=True, staleness_bound=None, backup_workers=None, average_every=None,
              checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
     """Low-rank matrix factorization by per-rating Hogwild! SGD, the library behind
     `bazel run //sparse:train -- --model=mf` (docs/workloads.md, "Sparse workloads").
@@ -489,21 +505,25 @@ def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers
     users, items: integer arrays [R], indices from 0 (U = the largest user index + 1 of the
       training and test ratings, I likewise); ratings: [R] numbers. test: None or a tuple
       (users, items, ratings) of held-out ratings in the same index space.
-    mode: any mode of the command (as train_sparse's; ssp, backup and local_sgd with their
-      options' defaults); the other keywords are the command's flags, with its defaults for mf. The GIL is released while training; Ctrl-C stops the run after the current
-      epoch (and its checkpoint) and raises KeyboardInterrupt.
+    mode, staleness_bound, backup_workers, average_every: as train_sparse's; batch_size: ratings
+      per update (per worker; global in sync, backup and local_sgd); the other keywords are the
+      command's flags, with its defaults for mf. The GIL is released while training; Ctrl-C
+      stops the run after the current epoch (and its checkpoint) and raises KeyboardInterrupt.
     Errors: TypeError (non-integer indices), ValueError (bad arrays or options, a checkpoint that
       does not match), RuntimeError (the rest).
     """
     if _int("seed", seed) < 0:
         raise ValueError(f"seed={seed} is out of range [0, 2^63)")
+    mode = _str("mode", mode)
+    mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every)
     train = _ratings("ratings", users, items, ratings)
     held_out = None if test is None else _ratings("test", *test)
     sets = [train] + ([held_out] if held_out is not None else [])
     num_users = max(int(t[0].max()) + 1 if t[0].size else 0 for t in sets)
     num_items = max(int(t[1].max()) + 1 if t[1].size else 0 for t in sets)
     options = {
-        "rank": _int("rank", rank), "mode": _str("mode", mode),
+        "rank": _int("rank", rank), "mode": mode, **mode_options,
+        "batch_size": _int("batch_size", batch_size),
         "workers": _int("workers", workers if workers is not None
                         else max(1, _os.cpu_count() or 1)),
         "epochs": _int("epochs", epochs), "lr": _float("lr", lr),

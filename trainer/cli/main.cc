@@ -291,15 +291,7 @@ absl::Status RefuseUnreadFlags(const hogwild::TrainerOptions& options, bool gpus
                 : absl::StrFormat("in %s mode; it is for async runs of several processes",
                                   ModeName(options.mode))},
            {"lr_decay_rate", decays, "with --lr_schedule=constant"},
-           {"lr_decay_steps", decays, "with --lr_schedule=constant"},
-           {"staleness_bound", options.mode == Mode::kSsp,
-            absl::StrFormat("in %s mode; it is for ssp mode (--mode=ssp)", ModeName(options.mode))},
-           {"average_every", options.mode == Mode::kLocalSgd,
-            absl::StrFormat("in %s mode; it is for local_sgd mode (--mode=local_sgd)",
-                            ModeName(options.mode))},
-           {"backup_workers", options.mode == Mode::kBackup,
-            absl::StrFormat("in %s mode; it is for backup mode (--mode=backup)",
-                            ModeName(options.mode))}}) {
+           {"lr_decay_steps", decays, "with --lr_schedule=constant"}}) {
     if (!used && absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(absl::StrFormat("--%s has no effect %s", flag, where));
     }
@@ -438,14 +430,8 @@ absl::Status CheckBeforeLoad(const hogwild::TrainerOptions& options, int64_t tra
   using namespace hogwild;
   HOGWILD_RETURN_IF_ERROR(ValidateOptions(options));
   HOGWILD_RETURN_IF_ERROR(CheckTypedFlagsHaveEffect(options));
-  // With one worker nobody can run ahead: the bound would change nothing (the library accepts
-  // it, since a 1-worker run is the policy's reference; a typed flag is a mistake).
-  if (WorkerCount(options) == 1 &&
-      absl::flags_internal::WasPresentOnCommandLine("staleness_bound")) {
-    return absl::InvalidArgumentError(
-        "--staleness_bound has no effect with 1 worker (no worker can run ahead of another); use "
-        "more workers");
-  }
+  // The library accepts a 1-worker ssp run (the policy's reference); a typed bound is a mistake.
+  HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(options.mode, WorkerCount(options)));
   // The model name and sizes too (with MNIST's shape), so --model=nope does not wait for the
   // data, and the memory the run will need (Train() checks again with the real sizes).
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<Model> mnist_model, Model::Create(options.model));

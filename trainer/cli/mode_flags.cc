@@ -1,6 +1,8 @@
 #include "trainer/cli/mode_flags.h"
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/parse.h"
+#include "absl/strings/str_format.h"
 
 ABSL_FLAG(int64_t, staleness_bound, 3,
           "ssp only (--mode=ssp): a worker starts a step at most this many of its steps ahead of "
@@ -11,3 +13,29 @@ ABSL_FLAG(int32_t, backup_workers, 0,
 ABSL_FLAG(int64_t, average_every, 8,
           "local_sgd only (--mode=local_sgd): local steps between two averagings of the workers' "
           "replicas, >= 1");
+
+namespace hogwild {
+
+absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
+  const struct {
+    const char* flag;
+    Mode reader;
+  } mode_flags[] = {{"staleness_bound", Mode::kSsp},
+                    {"backup_workers", Mode::kBackup},
+                    {"average_every", Mode::kLocalSgd}};
+  for (const auto& [flag, reader] : mode_flags) {
+    if (mode != reader && absl::flags_internal::WasPresentOnCommandLine(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s has no effect in %s mode; it is for %s mode (--mode=%s)", flag,
+                          ModeName(mode), ModeName(reader), ModeName(reader)));
+    }
+  }
+  if (num_workers == 1 && absl::flags_internal::WasPresentOnCommandLine("staleness_bound")) {
+    return absl::InvalidArgumentError(
+        "--staleness_bound has no effect with 1 worker (no worker can run ahead of another); use "
+        "more workers");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hogwild

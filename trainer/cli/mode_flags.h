@@ -1,17 +1,31 @@
 // The flags of the modes' own options, shared by the commands that run every mode
-// (//trainer:train for dense networks, //sparse:train for the sparse workloads), so that their
-// names, defaults and help are defined once: --staleness_bound (ssp), --backup_workers (backup)
-// and --average_every (local_sgd). Their defaults are sync/policy_factory.h's ModeOptions';
-// their ranges are checked by each command's library (TrainerOptions, ValidateSparseModeOptions).
+// (//trainer:train for dense networks, //sparse:train for the sparse workloads, //sim:simulate),
+// so that their names, defaults and help are defined once: --staleness_bound (ssp),
+// --backup_workers (backup) and --average_every (local_sgd). Their defaults are
+// sync/policy_factory.h's ModeOptions'; their ranges are checked by each command's library
+// (TrainerOptions, ValidateSparseModeOptions).
 #ifndef HOGWILD_TRAINER_CLI_MODE_FLAGS_H_
 #define HOGWILD_TRAINER_CLI_MODE_FLAGS_H_
 
 #include <cstdint>
 
 #include "absl/flags/declare.h"
+#include "absl/status/status.h"
+#include "core/mode.h"
 
 ABSL_DECLARE_FLAG(int64_t, staleness_bound);
 ABSL_DECLARE_FLAG(int32_t, backup_workers);
 ABSL_DECLARE_FLAG(int64_t, average_every);
+
+namespace hogwild {
+
+// Refuses a mode flag typed on the command line for a run that would not read it, whatever its
+// value (a library sees only values, so it can refuse only ones other than the default): one
+// for another mode ("--staleness_bound has no effect in async mode; it is for ssp mode
+// (--mode=ssp)"), and --staleness_bound with `num_workers` == 1 (no worker can run ahead).
+// Errors: kInvalidArgument naming the flag and the mode or worker count that reads it.
+absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers);
+
+}  // namespace hogwild
 
 #endif  // HOGWILD_TRAINER_CLI_MODE_FLAGS_H_
