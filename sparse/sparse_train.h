@@ -18,8 +18,7 @@
 //   local_sgd: sync's split, each worker stepping its own replica with the mean gradient of its
 //          part, the replicas averaged every average_every steps (sync/local_sgd.h).
 // With one worker every mode is sequential (minibatch) SGD, bitwise. Weight decay reaches the
-// touched coordinates only, except under backup and local_sgd, whose policies decay every
-// weight (sync/update_policy.h FinishSparseStep).
+// touched coordinates only, in every mode (sync/update_policy.h FinishSparseStep).
 //
 // Data order: epoch e visits a permutation of [0, N) drawn by std::shuffle with
 // std::mt19937_64 seeded from SplitMix64(seed) + e (the identity when shuffle is false). The

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/logging.h"
+#include "core/status_macros.h"
 #include "kernels/optimizer.h"
 #include "sync/sliced_update.h"
 #include "sync/tower_sum.h"
@@ -15,6 +16,7 @@ BackupSync::BackupSync(ParameterStore* store, int num_workers, SgdOptions option
       needed_(num_workers - backup_workers),
       worker_step_(num_workers, 0),
       grads_(num_workers, nullptr),
+      sparse_grads_(num_workers, nullptr),
       examples_(num_workers, 0),
       step_examples_(num_workers, 0),
       dropped_(num_workers, 0),
@@ -58,13 +60,16 @@ void BackupSync::DoSetStepExamples(int worker, int64_t examples, int64_t step_ex
   step_examples_[worker] = step_examples;
 }
 
+absl::Status BackupSync::WaitForOpenStep(int worker) {
+  std::unique_lock<std::mutex> lock(mu_);
+  // The update of the step before this worker's must have landed.
+  advanced_.wait(lock, [&] { return cancelled_ || open_step_ >= worker_step_[worker]; });
+  if (cancelled_) return absl::CancelledError("training was cancelled");
+  return absl::OkStatus();
+}
+
 absl::StatusOr<DeviceSpan<const float>> BackupSync::DoBeginStep(int worker) {
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    // The update of the step before this worker's must have landed.
-    advanced_.wait(lock, [&] { return cancelled_ || open_step_ >= worker_step_[worker]; });
-    if (cancelled_) return absl::CancelledError("training was cancelled");
-  }
+  HOGWILD_RETURN_IF_ERROR(WaitForOpenStep(worker));
   std::vector<float>& snapshot = snapshots_[worker];
   {
     std::shared_lock<std::shared_mutex> lock(params_mu_);
@@ -74,8 +79,36 @@ absl::StatusOr<DeviceSpan<const float>> BackupSync::DoBeginStep(int worker) {
   return DeviceSpan<const float>(absl::MakeConstSpan(snapshot));
 }
 
+absl::StatusOr<const float*> BackupSync::DoBeginSparseStep(int worker) {
+  if (!sgd_options().updates_touched_only()) return UpdatePolicy::DoBeginSparseStep(worker);
+  HOGWILD_RETURN_IF_ERROR(WaitForOpenStep(worker));
+  // The live store: ApplySparse writes it with the store's element access, so a read that
+  // overlaps it sees each element whole; such a read is this step's only when the step is not
+  // applied yet, else the gradient from it arrives late and is dropped.
+  return store()->unsafe_values().data();
+}
+
 absl::StatusOr<StepStats> BackupSync::DoFinishStep(int worker, DeviceSpan<const float> grad,
                                                    float lr) {
+  // A CPU policy: the gradient is in host memory.
+  return Contribute(
+      worker, lr, [&] { grads_[worker] = grad.data(); },
+      [&](const std::vector<int>& contributors) { Apply(contributors, lr); });
+}
+
+absl::StatusOr<StepStats> BackupSync::DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                                         float lr) {
+  if (!sgd_options().updates_touched_only()) {
+    return UpdatePolicy::DoFinishSparseStep(worker, grad, lr);
+  }
+  return Contribute(
+      worker, lr, [&] { sparse_grads_[worker] = &grad; },
+      [&](const std::vector<int>& contributors) { ApplySparse(contributors, lr); });
+}
+
+absl::StatusOr<StepStats> BackupSync::Contribute(
+    int worker, float lr, absl::FunctionRef<void()> publish,
+    absl::FunctionRef<void(const std::vector<int>& contributors)> apply) {
   std::unique_lock<std::mutex> lock(mu_);
   if (cancelled_) return absl::CancelledError("training was cancelled");
   const int64_t step = worker_step_[worker]++;
@@ -84,8 +117,7 @@ absl::StatusOr<StepStats> BackupSync::DoFinishStep(int worker, DeviceSpan<const 
     ++dropped_[worker];
     return StepStats{.staleness = 0, .applied_lr = lr, .dropped = true};
   }
-  // A CPU policy: the gradient is in host memory.
-  grads_[worker] = grad.data();
+  publish();
   arrived_.push_back(worker);
   if (static_cast<int>(arrived_.size()) < needed_) {
     // Even when cancelled, wait while the step is closing: the applying worker is reading this
@@ -100,7 +132,7 @@ absl::StatusOr<StepStats> BackupSync::DoFinishStep(int worker, DeviceSpan<const 
   std::vector<int> contributors = arrived_;
   lock.unlock();
   std::sort(contributors.begin(), contributors.end());
-  Apply(contributors, lr);
+  apply(contributors);
   lock.lock();
   ++open_step_;
   closing_ = false;
@@ -131,6 +163,24 @@ void BackupSync::Apply(const std::vector<int>& contributors, float lr) {
         RescaleSum(rescale, sum, n);
       },
       slots_, store()->unsafe_values());
+  store()->CompleteUpdate();
+}
+
+void BackupSync::ApplySparse(const std::vector<int>& contributors, float lr) {
+  // As Apply: the counts and gradients were published under mu_ before their workers arrived.
+  int64_t used = 0;
+  std::vector<const SparseGradient*> towers;
+  for (int c : contributors) {
+    used += examples_[c];
+    towers.push_back(sparse_grads_[c]);
+  }
+  if (sparse_sum_ == nullptr) sparse_sum_ = std::make_unique<SparseGradient>(store()->size());
+  SumSparseTowers(absl::MakeConstSpan(towers), *sparse_sum_);
+  RescaleSparseSum(UsedExamplesRescale(used, step_examples_[contributors.front()]), *sparse_sum_);
+  const SgdOptions& o = sgd_options();
+  std::unique_lock<std::shared_mutex> params_lock(params_mu_);
+  ++slots_.step;
+  ApplySparseSgd(lr, o.weight_decay, o.no_decay, *sparse_sum_, store()->unsafe_values().data());
   store()->CompleteUpdate();
 }
 

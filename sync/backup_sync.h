@@ -33,8 +33,13 @@
 // restart together (at 0 here, at T in the data plan). With backup_workers = 0 a resumed run is
 // bitwise the uninterrupted one (as sync mode's).
 //
-// Sparse gradients (UpdatePolicy::FinishSparseStep) take the dense step on their dense form
-// (UpdatePolicy's default): a sparse step costs O(P), and weight decay reaches every parameter.
+// Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep), for plain SGD
+// (SgdOptions::updates_touched_only): the worker reads the live store (no snapshot: a gradient
+// read while the step's update lands is late, and dropped), the contributors' gradients are
+// summed in worker order and rescaled as above (SumSparseTowers, RescaleSparseSum) and the sum's
+// touched coordinates updated (ApplySparseSgd, weight decay included): O(touched), not O(P).
+// Other optimizers take the dense step on the gradients' dense forms. The workers of one step
+// take steps of one kind.
 //
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. ReadParams waits for an update in progress. The reduction is done by one thread
@@ -44,12 +49,15 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "sync/optimizer_slots.h"
 #include "sync/parameter_store.h"
+#include "sync/sparse_gradient.h"
 #include "sync/update_policy.h"
 
 namespace hogwild {
@@ -73,6 +81,9 @@ class BackupSync final : public UpdatePolicy {
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
+  absl::StatusOr<const float*> DoBeginSparseStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                               float lr) override;
   void DoSetStepExamples(int worker, int64_t examples, int64_t step_examples) override;
   void DoCancel() override;
   absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
@@ -80,8 +91,18 @@ class BackupSync final : public UpdatePolicy {
   std::vector<uint64_t> DoSaveOptimizerSteps() const override;
   void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
 
-  // Applies the update of the open step from the gradients of `contributors` (ascending).
+  // The protocol, once for both gradient kinds. WaitForOpenStep: BeginStep's wait for the update
+  // of the step before this worker's. Contribute: FinishStep's; `publish` records the worker's
+  // gradient (under mu_), and the closing contributor runs `apply` on the contributors
+  // (ascending) without mu_, while the others wait with their gradients valid.
+  absl::Status WaitForOpenStep(int worker);
+  absl::StatusOr<StepStats> Contribute(
+      int worker, float lr, absl::FunctionRef<void()> publish,
+      absl::FunctionRef<void(const std::vector<int>& contributors)> apply);
+  // Applies the update of the open step from the gradients of `contributors` (ascending): the
+  // dense ones (grads_) or the sparse ones (sparse_grads_).
   void Apply(const std::vector<int>& contributors, float lr);
+  void ApplySparse(const std::vector<int>& contributors, float lr);
 
   const int needed_;  // W - backup_workers
 
@@ -92,17 +113,21 @@ class BackupSync final : public UpdatePolicy {
   int64_t open_step_ = 0;     // the step whose update is next; steps below it are applied
   bool closing_ = false;      // open_step_ has its W - b gradients; its update is being applied
   std::vector<int> arrived_;  // contributors to open_step_, in arrival order
-  std::vector<int64_t> worker_step_;    // [W] the step of worker w's current gradient
-  std::vector<const float*> grads_;     // [W] contributors' gradients, valid while they wait
-  std::vector<int64_t> examples_;       // [W] SetStepExamples
-  std::vector<int64_t> step_examples_;  // [W]
-  std::vector<int64_t> dropped_;        // [W]
+  std::vector<int64_t> worker_step_;  // [W] the step of worker w's current gradient
+  std::vector<const float*> grads_;   // [W] contributors' gradients, valid while they wait
+  std::vector<const SparseGradient*> sparse_grads_;  // [W] the same, sparse steps
+  std::vector<int64_t> examples_;                    // [W] SetStepExamples
+  std::vector<int64_t> step_examples_;               // [W]
+  std::vector<int64_t> dropped_;                     // [W]
   bool cancelled_ = false;
 
   // Writers (Apply) exclude readers (the snapshots' copies, ReadParams).
   mutable std::shared_mutex params_mu_;
   std::vector<std::vector<float>> snapshots_;  // [W][P]
   OptimizerSlots slots_;  // the optimizer state; used by Apply only (under params_mu_)
+  // The sparse steps' sum of the contributors' gradients ([P], allocated by the first sparse
+  // step); used by ApplySparse only (by the closing contributor).
+  std::unique_ptr<SparseGradient> sparse_sum_;
 };
 
 }  // namespace hogwild

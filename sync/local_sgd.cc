@@ -5,6 +5,7 @@
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/optimizer.h"
+#include "sync/sparse_gradient.h"
 #include "sync/tower_sum.h"
 
 namespace hogwild {
@@ -64,7 +65,22 @@ absl::StatusOr<StepStats> LocalSgd::DoFinishStep(int worker, DeviceSpan<const fl
   // A CPU policy: the gradient is in host memory. Clipped per worker (its local gradient).
   ApplyOwnGradient(sgd_options(), lr, grad.HostSpan(), w.slots, w.clipped,
                    absl::MakeSpan(w.replica));
-  if (++w.since_average == average_every_) HOGWILD_RETURN_IF_ERROR(Average(worker));
+  return EndLocalStep(worker, lr);
+}
+
+absl::StatusOr<StepStats> LocalSgd::DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                                       float lr) {
+  const SgdOptions& o = sgd_options();
+  if (!o.updates_touched_only()) return UpdatePolicy::DoFinishSparseStep(worker, grad, lr);
+  // The replica is this worker's alone until the averaging's barrier.
+  ApplySparseSgd(lr, o.weight_decay, o.no_decay, grad, workers_[worker].replica.data());
+  return EndLocalStep(worker, lr);
+}
+
+absl::StatusOr<StepStats> LocalSgd::EndLocalStep(int worker, float lr) {
+  if (++workers_[worker].since_average == average_every_) {
+    HOGWILD_RETURN_IF_ERROR(Average(worker));
+  }
   return StepStats{.staleness = 0, .applied_lr = lr};
 }
 

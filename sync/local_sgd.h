@@ -37,9 +37,10 @@
 // therefore lands at the end of the round (at most H steps later). A resumed run is bitwise the
 // uninterrupted one.
 //
-// Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep) take the dense step
-// (UpdatePolicy's default): the worker reads its replica and updates it from the gradient's dense
-// form, so a sparse step costs O(P) and weight decay reaches every parameter.
+// Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep): the worker reads its
+// replica; for plain SGD (SgdOptions::updates_touched_only) its local step updates the touched
+// coordinates of its replica only (ApplySparseSgd, weight decay included), otherwise the dense
+// step on the gradient's dense form. The averaging is O(P) either way.
 //
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. With one worker the result is exactly sequential minibatch SGD (bitwise) for
@@ -82,6 +83,10 @@ class LocalSgd final : public UpdatePolicy {
 
   absl::Status DoReadParams(absl::Span<float> out) const override;
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
+  absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                               float lr) override;
+  // The end of every local step, either kind: the averaging when the round is complete.
+  absl::StatusOr<StepStats> EndLocalStep(int worker, float lr);
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
   absl::Status DoWorkerDone(int worker) override;

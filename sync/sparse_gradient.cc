@@ -14,6 +14,10 @@ void SparseGradient::Add(const SparseGradient& other) {
   for (int32_t j : other.touched_) Accumulate(j, other.sum_[j]);
 }
 
+void SparseGradient::Scale(float factor) {
+  for (int32_t j : touched_) sum_[j] *= factor;
+}
+
 void SparseGradient::Clear() {
   for (int32_t j : touched_) {
     sum_[j] = 0.0f;

@@ -50,6 +50,9 @@ class SparseGradient {
   // The dense form, [P]: value(j) on the touched coordinates, 0 elsewhere (O(P)).
   absl::Span<const float> dense() const { return sum_; }
 
+  // value(j) *= factor for j in touched(), in O(touched).
+  void Scale(float factor);
+
   // Back to zero, in O(touched).
   void Clear();
 

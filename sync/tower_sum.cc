@@ -60,4 +60,9 @@ void RescaleSum(float rescale, float* sum, int64_t n) {
   for (int64_t i = 0; i < n; ++i) sum[i] *= rescale;
 }
 
+void RescaleSparseSum(float rescale, SparseGradient& sum) {
+  if (rescale == 1.0f) return;
+  sum.Scale(rescale);
+}
+
 }  // namespace hogwild

@@ -61,6 +61,9 @@ float UsedExamplesRescale(int64_t used, int64_t whole);
 
 // sum[i] *= rescale for i in [0, n), unless rescale == 1 (then sum is not touched).
 void RescaleSum(float rescale, float* sum, int64_t n);
+// The sparse form: RescaleSum of sum's touched coordinates (bitwise RescaleSum of its dense
+// form, whose other elements are 0).
+void RescaleSparseSum(float rescale, SparseGradient& sum);
 
 }  // namespace hogwild
 

@@ -220,10 +220,11 @@ class UpdatePolicy {
   // rule, ordering and statistics. Where the rule leaves a coordinate with a zero gradient
   // unchanged, the update writes the touched coordinates only (O(touched), not O(P)): plain SGD
   // without momentum, clipping or moving statistics (SgdOptions::updates_touched_only, through
-  // ApplySparseSgd of sync/sparse_gradient.h) under async, locked, round_robin, ssp and sync.
-  // Weight decay (SgdOptions::weight_decay) then decays the touched coordinates only;
-  // elsewhere (the other optimizers, backup, local_sgd) the policy applies grad.dense() and
-  // weight decay reaches every parameter, as FinishStep's does. `grad` is owned by the caller
+  // ApplySparseSgd of sync/sparse_gradient.h) under every CPU policy (backup: the rescaled sum
+  // of the contributors'; local_sgd: on the worker's replica). Weight decay
+  // (SgdOptions::weight_decay) then decays the touched coordinates only; with the other
+  // optimizers the policy applies grad.dense() and weight decay reaches every parameter, as
+  // FinishStep's does. `grad` is owned by the caller
   // and unchanged until this returns. Errors: as FinishStep's (a gradient of size != P).
   absl::StatusOr<StepStats> FinishSparseStep(int worker, const SparseGradient& grad, float lr);
 

@@ -101,10 +101,9 @@ Ratings Planted(int users, int items, double density, uint64_t seed) {
 // Sequential minibatch SGD on the factors written from the header's definitions (init, mean,
 // order, step) with none of the trainer's code: batches of `batch` ratings in the epoch's order,
 // each rating's gradient (e / batch) q_i and (e / batch) p_u from the factors as the batch began,
-// summed rating by rating in float, then w_j <- sgd(w_j, g_j) on the touched coordinates
-// (weight decay on them only when `decay_untouched` is false). Batch 1: the paper's step.
-std::vector<float> SequentialMf(const MfOptions& o, const Ratings& ratings, int batch,
-                                bool decay_untouched = false) {
+// summed rating by rating in float, then w_j <- sgd(w_j, g_j) on the touched coordinates.
+// Batch 1: the paper's step.
+std::vector<float> SequentialMf(const MfOptions& o, const Ratings& ratings, int batch) {
   const int k = o.rank;
   std::vector<float> w((ratings.num_users + ratings.num_items) * k);
   for (size_t j = 0; j < w.size(); ++j) {
@@ -144,7 +143,7 @@ std::vector<float> SequentialMf(const MfOptions& o, const Ratings& ratings, int 
       }
       float unused = 0.0f;
       for (size_t j = 0; j < w.size(); ++j) {
-        if (touched[j] || decay_untouched) w[j] = exact(w[j], g[j], unused);
+        if (touched[j]) w[j] = exact(w[j], g[j], unused);
         g[j] = 0.0f;
         touched[j] = false;
       }
@@ -152,10 +151,6 @@ std::vector<float> SequentialMf(const MfOptions& o, const Ratings& ratings, int 
   }
   return w;
 }
-
-// Whether the mode's policy applies a sparse gradient's dense form, decaying every factor
-// (sync/update_policy.h FinishSparseStep).
-bool DecaysEveryWeight(Mode mode) { return mode == Mode::kBackup || mode == Mode::kLocalSgd; }
 
 TEST(MatrixFactorization, OneWorkerIsSequentialSgdBitwise) {
   const Ratings ratings = Planted(40, 30, 0.3, 1);
@@ -176,7 +171,7 @@ TEST(MatrixFactorization, OneWorkerIsSequentialSgdBitwise) {
       double sum = 0.0;
       for (float v : ratings.values) sum += v;
       EXPECT_EQ(result->mean, static_cast<float>(sum / ratings.size()));
-      EXPECT_EQ(result->factors, SequentialMf(options, ratings, batch, DecaysEveryWeight(mode)));
+      EXPECT_EQ(result->factors, SequentialMf(options, ratings, batch));
       EXPECT_EQ(result->updates, 3 * ((ratings.size() + batch - 1) / batch));
     }
   }
@@ -267,7 +262,7 @@ TEST(MatrixFactorization, EveryModeRecoversAPlantedLowRankMatrix) {
                             .batch_size = global ? 2 * per_worker : per_worker,
                             .epochs = 20,
                             .lr = 0.02f * per_worker,
-                            .weight_decay = DecaysEveryWeight(mode) ? 0.0f : 0.02f / per_worker};
+                            .weight_decay = 0.02f / per_worker};
     absl::StatusOr<MfResult> result = TrainMatrixFactorization(options, split.train, &split.test);
     ASSERT_TRUE(result.ok()) << result.status();
     const double baseline = GlobalMeanRmse(result->mean, split.test);

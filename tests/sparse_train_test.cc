@@ -32,11 +32,8 @@ SparseDataset Synthetic(int64_t n, int64_t d, int nnz, uint64_t seed = 1) {
 // Sequential minibatch SGD written from the definitions (linear_loss.h, SgdMomentumFn, the data
 // order of sparse_train.h), with none of the trainer's code: batches of `batch` examples in
 // the epoch's order, gradient sum_i (slope_i / batch) x_i accumulated example by example in
-// float, then w_j <- sgd(w_j, g_j) on the touched coordinates (on every coordinate with
-// `decay_every_weight`: the rule of the policies that apply the dense form, backup and local_sgd,
-// whose weight decay reaches every weight).
-std::vector<float> SequentialSgd(const SparseTrainOptions& o, const SparseDataset& data,
-                                 bool decay_every_weight = false) {
+// float, then w_j <- sgd(w_j, g_j) on the touched coordinates.
+std::vector<float> SequentialSgd(const SparseTrainOptions& o, const SparseDataset& data) {
   const int64_t n = data.num_examples();
   std::vector<float> w(data.num_features, 0.0f);
   std::vector<float> g(data.num_features, 0.0f);
@@ -69,20 +66,12 @@ std::vector<float> SequentialSgd(const SparseTrainOptions& o, const SparseDatase
         }
       }
       float unused = 0.0f;
-      if (decay_every_weight) {
-        for (int64_t j = 0; j < data.num_features; ++j) w[j] = sgd(w[j], g[j], unused);
-      } else {
-        for (int32_t j : touched) w[j] = sgd(w[j], g[j], unused);
-      }
+      for (int32_t j : touched) w[j] = sgd(w[j], g[j], unused);
       for (int32_t j : touched) g[j] = 0.0f;
     }
   }
   return w;
 }
-
-// Whether the mode's policy applies a sparse gradient's dense form, decaying every weight
-// (sync/update_policy.h FinishSparseStep).
-bool DecaysEveryWeight(Mode mode) { return mode == Mode::kBackup || mode == Mode::kLocalSgd; }
 
 TEST(SparseTrain, OneWorkerIsSequentialSgdBitwiseInEveryMode) {
   const SparseDataset data = Synthetic(600, 400, 12);
@@ -103,7 +92,7 @@ TEST(SparseTrain, OneWorkerIsSequentialSgdBitwiseInEveryMode) {
                                            .seed = 5};
           absl::StatusOr<SparseTrainResult> result = TrainSparse(options, data, nullptr);
           ASSERT_TRUE(result.ok()) << result.status();
-          EXPECT_EQ(result->weights, SequentialSgd(options, data, DecaysEveryWeight(mode)));
+          EXPECT_EQ(result->weights, SequentialSgd(options, data));
           EXPECT_EQ(result->examples, 3 * 600);
           EXPECT_EQ(result->updates, 3 * ((600 + batch - 1) / batch));
         }
