@@ -61,13 +61,13 @@ absl::Status ValidateMfRatings(const Ratings& train, const Ratings* test) {
   return absl::OkStatus();
 }
 
-namespace {
-
-absl::Status Validate(const MfOptions& o, const Ratings& train, const Ratings* test) {
+absl::Status ValidateMfRun(const MfOptions& o, const Ratings& train, const Ratings* test) {
   HOGWILD_RETURN_IF_ERROR(ValidateMfOptions(o));
   HOGWILD_RETURN_IF_ERROR(ValidateMfRatings(train, test));
   return ValidateSparseBatch(o.mode, o.batch_size, train.size(), o.num_workers, "ratings");
 }
+
+namespace {
 
 // One rating's step on the shared factors; `scratch` [2k] is the worker's. `sgd` by value: the
 // stores into the factors could alias a referenced functor and force reloads.
@@ -198,7 +198,7 @@ double GlobalMeanRmse(float mean, const Ratings& ratings) {
 
 absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, const Ratings& train,
                                                   const Ratings* test) {
-  HOGWILD_RETURN_IF_ERROR(Validate(options, train, test));
+  HOGWILD_RETURN_IF_ERROR(ValidateMfRun(options, train, test));
   const int k = options.rank;
   const int64_t num_params = (train.num_users + train.num_items) * k;
   HOGWILD_ASSIGN_OR_RETURN(std::unique_ptr<ParameterStore> store,

@@ -75,6 +75,12 @@ absl::Status ValidateMfOptions(const MfOptions& options);
 // Errors: kInvalidArgument naming the set and the broken rule. O(R).
 absl::Status ValidateMfRatings(const Ratings& train, const Ratings* test);
 
+// Everything TrainMatrixFactorization checks before it trains: ValidateMfOptions,
+// ValidateMfRatings and the batch against the training ratings (ValidateSparseBatch,
+// sparse/policy_workers.h). The command calls it once the ratings are read, before it writes
+// anything. Errors: theirs. O(R).
+absl::Status ValidateMfRun(const MfOptions& options, const Ratings& train, const Ratings* test);
+
 // RMSE of `factors` ([(U + I) * k], + mu) on `ratings`, in double. R >= 1.
 double MfRmse(float mean, absl::Span<const float> factors, int rank, int64_t num_users,
               const Ratings& ratings);

@@ -232,6 +232,7 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   options.rank = absl::GetFlag(FLAGS_rank);
   HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseModeFlag());
   options.num_workers = absl::GetFlag(FLAGS_workers);
+  HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(options.mode, options.num_workers));
   if (Given("epochs")) options.epochs = absl::GetFlag(FLAGS_epochs);
   if (Given("lr")) {
     HOGWILD_ASSIGN_OR_RETURN(options.lr, ToFloat32("lr", FlagText("lr")));
@@ -259,6 +260,8 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   if (!Given("dataset") || path == "movielens") path = kMovieLensPath;
   HOGWILD_ASSIGN_OR_RETURN(Ratings all, ReadRatingsFile(path));
   const RatingsSplit split = SplitRatings(all, options.seed);
+  // The batch needs the ratings: checked before anything is printed or written.
+  HOGWILD_RETURN_IF_ERROR(ValidateMfRun(options, split.train, &split.test));
   absl::PrintF(
       "sparse: mf rank %d, %s mode, %d worker%s, batch %d, %s (%d users x %d items, %d train / "
       "%d test ratings)\n",
@@ -308,6 +311,7 @@ absl::Status Run(const StopOnSignals& stop) {
   HOGWILD_ASSIGN_OR_RETURN(options.model, ParseLinearModel(absl::GetFlag(FLAGS_model)));
   HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseModeFlag());
   options.num_workers = absl::GetFlag(FLAGS_workers);
+  HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(options.mode, options.num_workers));
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.mode_options = ModeOptionsFlags();
   options.epochs = absl::GetFlag(FLAGS_epochs);
@@ -316,13 +320,10 @@ absl::Status Run(const StopOnSignals& stop) {
   HOGWILD_ASSIGN_OR_RETURN(options.weight_decay,
                            ToFloat32("weight_decay", FlagText("weight_decay")));
   HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
-  HOGWILD_RETURN_IF_ERROR(CheckLogPath());
-  HOGWILD_RETURN_IF_ERROR(CheckRunFiles());
-  HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
-  const std::string log_path = absl::GetFlag(FLAGS_log);
-  // The option ranges first, on a stand-in of one empty example per worker (a batch every mode
-  // accepts: one example per worker, the whole set in the global-batch modes), so that a typo
-  // fails before the data is read (the batch size is checked against the real data below).
+  // The option ranges first, before anything is created or read, on a stand-in of one empty
+  // example per worker (a batch every mode accepts: one example per worker, the whole set in the
+  // global-batch modes), so that a typo fails at once (the batch size, whose range is the data's,
+  // is checked against the real data below).
   {
     const int examples = std::clamp(options.num_workers, 1, 256);
     SparseDataset stand_in;
@@ -332,10 +333,11 @@ absl::Status Run(const StopOnSignals& stop) {
     SparseTrainOptions ranges = options;
     ranges.batch_size = SplitsGlobalBatch(options.mode) ? examples : 1;
     HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(ranges, stand_in, nullptr));
-    if (options.batch_size < 1) {
-      HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, stand_in, nullptr));
-    }
   }
+  HOGWILD_RETURN_IF_ERROR(CheckLogPath());
+  HOGWILD_RETURN_IF_ERROR(CheckRunFiles());
+  HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
+  const std::string log_path = absl::GetFlag(FLAGS_log);
   HOGWILD_ASSIGN_OR_RETURN(Data data, Load(options.seed));
   const SparseDataset* test = data.test ? &*data.test : nullptr;
   HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, data.train, test));
@@ -389,7 +391,8 @@ absl::Status Run(const StopOnSignals& stop) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Trains a sparse linear model (logistic regression, linear SVM) with Hogwild! SGD.\n"
+      "Trains a sparse linear model (logistic regression, linear SVM) or a matrix factorization "
+      "with Hogwild! SGD or any other mode (--mode).\n"
       "  bazel run //sparse:train -- --workers=2 [--dataset=FILE.svm[.gz] --test=FILE]");
   if (const std::optional<int> exit_code = hogwild::ParseCommandLineFlags(
           argc, argv, "sparse/train", {"sparse/", "trainer/cli/mode_flags.cc"})) {

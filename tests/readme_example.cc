@@ -18,7 +18,7 @@ absl::Status TrainBothModes(int64_t train_examples, int epochs) {
   options.epochs = epochs;
   options.lr.base_lr = 0.05f;
   for (hogwild::Mode mode : {hogwild::Mode::kAsync, hogwild::Mode::kSync}) {
-    options.mode = mode;  // the library exposes both modes; only the CLI fixes one at build time
+    options.mode = mode;  // every mode is a value here, as --mode= is on the command line
     HOGWILD_ASSIGN_OR_RETURN(hogwild::TrainResult result,
                              hogwild::Train(options, data.train, data.test));
     std::printf("%s\n", hogwild::FormatSummary(result).c_str());

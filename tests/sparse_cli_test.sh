@@ -84,8 +84,27 @@ for run in "--mode=sync --batch_size=8" "--mode=ssp --staleness_bound=1" \
 done
 echo "ok:   mf trains with sync, ssp, backup and local_sgd"
 expect_one_line_error "staleness bound in async mode" \
-  "error: --staleness_bound=1 has no effect in async mode; it is for ssp mode (--mode=ssp)" \
+  "error: --staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" \
   "$train" --staleness_bound=1
+# Typed at its default value it is refused all the same (as //trainer:train refuses it).
+expect_one_line_error "default staleness bound in async mode" \
+  "error: --staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" \
+  "$train" --staleness_bound=3
+# A bad range creates nothing: no checkpoint directory, no log.
+expect_one_line_error "bad bound before any file" \
+  "error: --staleness_bound=-1 is out of range [0, 1099511627776]" \
+  "$train" --mode=ssp --staleness_bound=-1 --checkpoint_dir="$dir/never_ckpt" --log="$dir/never.csv"
+[[ ! -e "$dir/never_ckpt" && ! -e "$dir/never.csv" ]] ||
+  fail "a refused --staleness_bound created the checkpoint directory or the log"
+# The batch's range is the data's, also for 0, and an mf batch too large writes no log.
+expect_one_line_error "batch 0" \
+  "error: --batch_size=0 is out of range [1, 100000] (the training set's examples)" \
+  "$train" --batch_size=0 --workers=2 --synthetic_examples=100000
+expect_one_line_error "mf batch too large" \
+  "error: --batch_size=1000000 is out of range [1, " \
+  "$train" --model=mf --dataset="$dir/ratings.csv" --rank=4 --workers=2 --batch_size=1000000 \
+  --log="$dir/never_mf.csv"
+[[ ! -e "$dir/never_mf.csv" ]] || fail "a refused mf batch wrote the log"
 expect_one_line_error "mf backup workers" \
   "error: --backup_workers=2 is out of range [0, 1] (fewer than the workers)" "$train" \
   --model=mf --mode=backup --workers=2 --backup_workers=2

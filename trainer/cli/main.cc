@@ -645,8 +645,9 @@ int main(int argc, char** argv) {
   // below): rank 0 says it, the other ranks end with the same status silently.
   hogwild::QuietStderr quiet_before_mpi(!hogwild::MpiCluster::SpeaksBeforeInit());
   absl::SetProgramUsageMessage(
-      "Trains a classifier with data-parallel SGD: Hogwild! (async) by default, tower "
-      "averaging (sync) when built with --config=sync.\n  bazel run //trainer:train -- --epochs=5");
+      "Trains a classifier with data-parallel SGD under any update policy (--mode=async, the "
+      "default, or sync, ssp, backup, local_sgd, locked, round_robin; --config=sync makes sync "
+      "the default).\n  bazel run //trainer:train -- --epochs=5");
   // argv as given, for the hand-over to train_gpu.
   std::vector<char*> original_argv(argv, argv + argc);
   original_argv.push_back(nullptr);
