@@ -89,9 +89,9 @@ absl::Status DeviceHogwild::DoAttachWorker(int worker, Backend* backend) {
   PerWorker& w = workers_[worker];
   auto* cuda = dynamic_cast<CudaBackend*>(backend);
   if (cuda == nullptr || cuda->device() != w.device) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "DeviceHogwild: worker %d must run on a CUDA backend of GPU %d, got %s", worker, w.device,
-        backend == nullptr ? "none" : backend->name()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("DeviceHogwild: worker %d must run on a CUDA backend of GPU %d, got %s",
+                        worker, w.device, backend == nullptr ? "none" : backend->name()));
   }
   if (placement_ == Placement::kDevice && w.device != master_device_) {
     // Peer access is per (device, peer) pair and process-wide: the first worker of each GPU
@@ -137,15 +137,15 @@ absl::Status DeviceHogwild::DoReadParams(absl::Span<float> out) const {
 absl::StatusOr<DeviceSpan<const float>> DeviceHogwild::DoBeginStep(int worker) {
   PerWorker& w = workers_[worker];
   if (w.backend == nullptr) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "DeviceHogwild::BeginStep: worker %d did not call AttachWorker", worker));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("DeviceHogwild::BeginStep: worker %d did not call AttachWorker", worker));
   }
   w.read_version = store()->version();
   const size_t bytes = static_cast<size_t>(store()->size()) * sizeof(float);
   if (bytes > 0) {
     // cudaMemcpyDefault: unified addressing tells a same-GPU, peer or host-mapped source apart.
-    HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(w.snapshot.data(), master_, bytes,
-                                                 cudaMemcpyDefault, w.backend->stream()));
+    HOGWILD_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(w.snapshot.data(), master_, bytes, cudaMemcpyDefault, w.backend->stream()));
   }
   return DeviceSpan<const float>(w.snapshot.as<const float>(), num_params());
 }
@@ -240,26 +240,6 @@ absl::Status DeviceHogwild::DoRestoreParams() {
   HOGWILD_ASSIGN_OR_RETURN(ScopedDevice on, ScopedDevice::Enter(master_device_));
   HOGWILD_CUDA_RETURN_IF_ERROR(cudaMemcpy(master_, restored, bytes, cudaMemcpyHostToDevice));
   return absl::OkStatus();
-}
-
-namespace {
-
-absl::Status SparseUnimplemented() {
-  return absl::UnimplementedError(
-      "DeviceHogwild (async on GPU workers) takes dense gradients only; train the sparse workloads "
-      "on CPU workers");
-}
-
-}  // namespace
-
-absl::StatusOr<const float*> DeviceHogwild::DoBeginSparseStep(int /*worker*/) {
-  return SparseUnimplemented();
-}
-
-absl::StatusOr<StepStats> DeviceHogwild::DoFinishSparseStep(int /*worker*/,
-                                                            const SparseGradient& /*grad*/,
-                                                            float /*lr*/) {
-  return SparseUnimplemented();
 }
 
 }  // namespace hogwild

@@ -94,10 +94,8 @@ class DeviceHogwild final : public UpdatePolicy {
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
-  // Sparse gradients are for CPU workers: both return kUnimplemented.
-  absl::StatusOr<const float*> DoBeginSparseStep(int worker) override;
-  absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
-                                               float lr) override;
+  // Sparse gradients are for CPU workers.
+  const char* DenseOnly() const override { return "DeviceHogwild (async on GPU workers)"; }
   // cudaDeviceSynchronize on every worker's GPU: their update kernels have landed.
   absl::Status DoWaitForUpdates() const override;
   // Worker-major, NumStateSlots buffers each. A worker that has not attached yet has no device

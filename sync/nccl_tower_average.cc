@@ -287,24 +287,4 @@ absl::Status NcclTowerAverage::Reduce(float lr) {
   return absl::OkStatus();
 }
 
-namespace {
-
-absl::Status SparseUnimplemented() {
-  return absl::UnimplementedError(
-      "NcclTowerAverage (sync on GPU workers) takes dense gradients only; train the sparse "
-      "workloads on CPU workers");
-}
-
-}  // namespace
-
-absl::StatusOr<const float*> NcclTowerAverage::DoBeginSparseStep(int /*worker*/) {
-  return SparseUnimplemented();
-}
-
-absl::StatusOr<StepStats> NcclTowerAverage::DoFinishSparseStep(int /*worker*/,
-                                                               const SparseGradient& /*grad*/,
-                                                               float /*lr*/) {
-  return SparseUnimplemented();
-}
-
 }  // namespace hogwild

@@ -98,10 +98,8 @@ class NcclTowerAverage final : public UpdatePolicy {
   absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int worker) override;
   absl::StatusOr<StepStats> DoFinishStep(int worker, DeviceSpan<const float> grad,
                                          float lr) override;
-  // Sparse gradients are for CPU workers: both return kUnimplemented.
-  absl::StatusOr<const float*> DoBeginSparseStep(int worker) override;
-  absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
-                                               float lr) override;
+  // Sparse gradients are for CPU workers.
+  const char* DenseOnly() const override { return "NcclTowerAverage (sync on GPU workers)"; }
   void DoCancel() override { barrier_.Cancel(); }
   absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override;
   absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& buffers) override;

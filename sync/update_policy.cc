@@ -24,6 +24,11 @@ absl::Status CheckSize(const char* call, const char* what, int64_t size, int64_t
 
 absl::Status Cancelled() { return absl::CancelledError("training was cancelled"); }
 
+absl::Status DenseGradientsOnly(const char* policy) {
+  return absl::UnimplementedError(absl::StrFormat(
+      "%s takes dense gradients only; train the sparse workloads on CPU workers", policy));
+}
+
 }  // namespace
 
 UpdatePolicy::UpdatePolicy(Mode mode, ParameterStore* store, int num_workers, SgdOptions options)
@@ -60,6 +65,7 @@ absl::StatusOr<StepStats> UpdatePolicy::FinishStep(int worker, DeviceSpan<const 
 absl::StatusOr<const float*> UpdatePolicy::BeginSparseStep(int worker) {
   if (cancelled()) return Cancelled();
   HOGWILD_RETURN_IF_ERROR(CheckWorker("BeginSparseStep", worker, num_workers_));
+  if (const char* policy = DenseOnly()) return DenseGradientsOnly(policy);
   return DoBeginSparseStep(worker);
 }
 
@@ -68,6 +74,7 @@ absl::StatusOr<StepStats> UpdatePolicy::FinishSparseStep(int worker, const Spars
   if (cancelled()) return Cancelled();
   HOGWILD_RETURN_IF_ERROR(CheckWorker("FinishSparseStep", worker, num_workers_));
   HOGWILD_RETURN_IF_ERROR(CheckSize("FinishSparseStep", "the gradient", grad.size(), num_params()));
+  if (const char* policy = DenseOnly()) return DenseGradientsOnly(policy);
   return DoFinishSparseStep(worker, grad, lr);
 }
 

@@ -206,7 +206,9 @@ class UpdatePolicy {
 
   // The same step with a sparse gradient (sync/sparse_gradient.h), for the workloads whose
   // gradient is zero outside a few coordinates (sparse linear models, matrix factorization).
-  // Host-memory (CPU) policies only; the GPU policies return kUnimplemented.
+  // Host-memory (CPU) policies only; a policy whose DenseOnly() names it (the GPU policies)
+  // returns kUnimplemented: "<its name> takes dense gradients only; train the sparse workloads
+  // on CPU workers".
   //
   // BeginSparseStep returns the parameters ([P] float32, host memory) worker `worker` reads this
   // step. Unlike BeginStep's, they may be the live shared array, which peers update while it is
@@ -299,10 +301,14 @@ class UpdatePolicy {
   // The sparse step's hooks (contracts as BeginSparseStep/FinishSparseStep). The defaults run
   // the dense step: DoBeginStep's view (which must be host memory) and DoFinishStep on
   // grad.dense(). A policy overrides them where it can read live or update the touched
-  // coordinates only; the GPU policies override them to return kUnimplemented.
+  // coordinates only.
   virtual absl::StatusOr<const float*> DoBeginSparseStep(int worker);
   virtual absl::StatusOr<StepStats> DoFinishSparseStep(int worker, const SparseGradient& grad,
                                                        float lr);
+  // The policy's name and mode in the sparse steps' refusal ("DeviceHogwild (async on GPU
+  // workers)") when it takes dense gradients only (its memory is not the host's); null, the
+  // default, when it takes sparse steps.
+  virtual const char* DenseOnly() const { return nullptr; }
   virtual absl::Status DoWorkerDone(int /*worker*/) { return absl::OkStatus(); }
   virtual void DoSetStepExamples(int /*worker*/, int64_t /*examples*/, int64_t /*step_examples*/) {}
   // Called once by the first Cancel(), to release waiters (the sync barrier).

@@ -264,6 +264,46 @@ std::vector<float> RunSyncThreeWorkers(const SgdOptions& options, bool sparse) {
   return Values(*store);
 }
 
+// A policy that takes dense gradients only (as the GPU policies): the base refuses its sparse
+// steps with one line naming it, before any hook runs.
+class DenseOnlyPolicy final : public UpdatePolicy {
+ public:
+  explicit DenseOnlyPolicy(ParameterStore* store) : UpdatePolicy(Mode::kAsync, store, 1, {}) {}
+  int num_optimizer_buffers() const override { return 0; }
+
+ private:
+  const char* DenseOnly() const override { return "DenseOnlyPolicy (a test's)"; }
+  absl::Status DoReadParams(absl::Span<float>) const override { return absl::OkStatus(); }
+  absl::StatusOr<DeviceSpan<const float>> DoBeginStep(int) override {
+    ADD_FAILURE() << "a refused sparse step reached the dense hook";
+    return DeviceSpan<const float>();
+  }
+  absl::StatusOr<StepStats> DoFinishStep(int, DeviceSpan<const float>, float) override {
+    ADD_FAILURE() << "a refused sparse step reached the dense hook";
+    return StepStats{};
+  }
+  absl::StatusOr<std::vector<std::vector<float>>> DoSaveOptimizerState() const override {
+    return std::vector<std::vector<float>>{};
+  }
+  absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>&) override {
+    return absl::OkStatus();
+  }
+};
+
+TEST(SparsePolicy, APolicyThatTakesDenseGradientsOnlyRefusesSparseStepsNamingItself) {
+  auto store = InitialStore();
+  DenseOnlyPolicy policy(store.get());
+  const std::string want =
+      "DenseOnlyPolicy (a test's) takes dense gradients only; train the sparse workloads on CPU "
+      "workers";
+  const absl::Status begin = policy.BeginSparseStep(0).status();
+  EXPECT_EQ(begin.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(begin.message(), want);
+  const absl::Status finish = policy.FinishSparseStep(0, SparseGradient(kParams), 0.1f).status();
+  EXPECT_EQ(finish.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(finish.message(), want);
+}
+
 TEST(SparsePolicy, SyncWithThreeWorkersSumsTheSparseTowersAsTheDenseOnesBitwise) {
   WithWatchdog(kWatchdogS, "three sync workers", [] {
     const std::vector<float> sparse = RunSyncThreeWorkers(SgdOptions{}, true);
