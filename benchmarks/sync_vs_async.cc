@@ -930,38 +930,34 @@ absl::StatusOr<TrainResult> TrainSparseRun(const TrainerOptions& options, const 
   result.mode = options.mode;
   result.num_workers = options.num_workers;
   sparse::SparseEpochReport last;
+  // The fields both trainers' options share (SparseTrainOptions, MfOptions), set once.
+  auto with_run = [&](auto trainer_options) {
+    trainer_options.mode = options.mode;
+    trainer_options.num_workers = options.num_workers;
+    trainer_options.batch_size = static_cast<int>(options.batch_size);
+    trainer_options.mode_options = mode_options;
+    trainer_options.epochs = static_cast<int>(options.epochs);
+    trainer_options.lr = options.lr.base_lr;
+    trainer_options.weight_decay = wd;
+    trainer_options.seed = options.seed;
+    trainer_options.on_epoch = on_epoch;
+    return trainer_options;
+  };
   if (data.ratings) {
-    HOGWILD_ASSIGN_OR_RETURN(
-        sparse::MfResult r,
-        sparse::TrainMatrixFactorization({.rank = absl::GetFlag(FLAGS_rank),
-                                          .mode = options.mode,
-                                          .num_workers = options.num_workers,
-                                          .batch_size = static_cast<int>(options.batch_size),
-                                          .mode_options = mode_options,
-                                          .epochs = static_cast<int>(options.epochs),
-                                          .lr = options.lr.base_lr,
-                                          .weight_decay = wd,
-                                          .seed = options.seed,
-                                          .on_epoch = on_epoch},
-                                         data.ratings->train, &data.ratings->test));
+    HOGWILD_ASSIGN_OR_RETURN(sparse::MfResult r,
+                             sparse::TrainMatrixFactorization(
+                                 with_run(sparse::MfOptions{.rank = absl::GetFlag(FLAGS_rank)}),
+                                 data.ratings->train, &data.ratings->test));
     last = r.epochs.back();
     result.wall_time_s = r.train_time_s;
     result.params = std::move(r.factors);
   } else {
+    const sparse::LinearModel model = absl::GetFlag(FLAGS_workload) == "sparse_svm"
+                                          ? sparse::LinearModel::kHinge
+                                          : sparse::LinearModel::kLogistic;
     HOGWILD_ASSIGN_OR_RETURN(
         sparse::SparseTrainResult r,
-        sparse::TrainSparse({.model = absl::GetFlag(FLAGS_workload) == "sparse_svm"
-                                          ? sparse::LinearModel::kHinge
-                                          : sparse::LinearModel::kLogistic,
-                             .mode = options.mode,
-                             .num_workers = options.num_workers,
-                             .batch_size = static_cast<int>(options.batch_size),
-                             .mode_options = mode_options,
-                             .epochs = static_cast<int>(options.epochs),
-                             .lr = options.lr.base_lr,
-                             .weight_decay = wd,
-                             .seed = options.seed,
-                             .on_epoch = on_epoch},
+        sparse::TrainSparse(with_run(sparse::SparseTrainOptions{.model = model}),
                             data.sparse->train, data.sparse->test ? &*data.sparse->test : nullptr));
     last = r.epochs.back();
     result.wall_time_s = r.train_time_s;
