@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The performance targets of issue 16, measured side by side in one run (benchmarks/targets.sh).
+"""The performance targets (benchmarks/README.md), measured side by side in one run (benchmarks/targets.sh).
 
 Each figure is a pair of sides, A (ours) and B (its reference), sampled in alternation, A first
 on odd repetitions and B first on even ones, so a changing load hits both alike. For every pair
@@ -181,8 +181,8 @@ def main():
           f"{sh([PYTHON, os.path.join(HERE, 'pytorch_compare.py'), '--mode', 'single', '--show_blas'], env=TORCH_ENV).strip()}",
           flush=True)
     # OpenBLAS picks its kernels from OPENBLAS_CORETYPE when set (both sides inherit it), else
-    # from the CPU: on an AVX-512 machine that is 1.6-1.8x in GEMM rate
-    # (benchmarks/results/2026-12-02-targets.md, "Which OpenBLAS kernels").
+    # from the CPU, which moves the GEMM rate (benchmarks/results/2026-12-02-targets.md, "Which
+    # OpenBLAS kernels"): the line printed says which the run used.
     core = sh(["bash", "-c", f'OPENBLAS_VERBOSE=2 "{bins("benchmarks/train_step_benchmark")}" '
                              '--benchmark_filter=none 2>&1 | grep -m1 "^Core" || true']).strip()
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, the same for both "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The targets table of issue 16 in one run: every figure side by side with its reference, sides
+# The performance targets table in one run: every figure side by side with its reference, sides
 # alternating, medians, spreads and ratios, the quiet probe before and after each block (BUSY
 # when the machine was not idle), printed as a markdown table (benchmarks/README.md, "Targets in
 # one command").

@@ -145,9 +145,9 @@ OnednnConv2d::Plan& OnednnConv2d::GetPlan(const Conv2dShape& s) {
       engine, fwd_pd);
   // When the forward reads x in NCHW (a first layer, C < 8), oneDNN 2.6 has no AVX2 JIT kernel
   // for the filter gradient: with x in NCHW it picks gemm:jit (its own im2col + GEMM, per
-  // example), slower here than the backend's (im2col_conv2d.h; CPU ms at batch 64 for the cnn's
-  // first conv in benchmarks/results/2026-12-02-cnn.md), and with `any` it pads C to 8 for 8x the
-  // work. So that pass runs im2col + OpenBLAS, and no weights primitive is built.
+  // example), slower than the backend's (im2col_conv2d.h; the measurement is in
+  // benchmarks/results/2026-12-02-cnn.md), and with `any` it pads C to 8, multiplying the work. So
+  // that pass runs im2col + OpenBLAS, and no weights primitive is built.
   plan->plain_x = fwd_pd.src_desc() == x_user;
   if (!plan->plain_x) {
     const dnnl::convolution_backward_weights::primitive_desc bw_pd(
