@@ -1,6 +1,7 @@
 #include "core/output_path.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,6 +148,14 @@ int CheckedExitCode(int code) {
                  err != 0 ? std::strerror(err) : "a write failed");
     return code == 0 ? 1 : code;
   }
+  return code;
+}
+
+int EndCommand(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) std::_Exit(code);
   return code;
 }
 

@@ -59,6 +59,17 @@ absl::StatusOr<int> OpenOutputStream(const std::string& name, const std::string&
 // a lost one must not look like a success. Every command's main() returns through it.
 int CheckedExitCode(int code);
 
+// Ends a command's process with `code`, to be called once main's own objects are gone (their
+// destructors, MPI's finalization among them, have run): `int main(...) { return
+// EndCommand(Main(...)); }`. Flushes the standard streams; then, under an address-space limit
+// (RLIMIT_AS, `ulimit -v`), ends the process with _Exit(code), without the exit handlers, and
+// otherwise returns `code` for main to return. Why: OpenBLAS's pthread build starts a server
+// thread as it loads, before main, and that thread maps its 128 MiB buffer as it starts; under
+// such a limit the mapping can fail, the thread then retries it forever, and OpenBLAS's exit
+// handler joins it, so a command that had already said its error would never end. Without a
+// limit the handlers run as usual (a leak checker's among them). Call from the main thread.
+int EndCommand(int code);
+
 // Under `bazel run` a command starts in its runfiles tree, so a relative path the user typed
 // (--log=run.csv, --output=p.csv) would land there; Bazel names the directory `bazel run` was
 // typed in as BUILD_WORKING_DIRECTORY, and this makes it the working directory. Does nothing

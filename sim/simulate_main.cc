@@ -295,9 +295,7 @@ absl::StatusOr<hogwild::SimResult> Run() {
   return result;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Simulates data-parallel SGD with W logical workers on one thread (simulated time).\n"
       "  bazel run //sim:simulate -- --workers=256 --batch_size=16");
@@ -316,11 +314,12 @@ int main(int argc, char** argv) {
   if (!result.ok()) {
     std::fprintf(stderr, "error: %s\n",
                  std::string(WithSimFlagNames(result.status()).message()).c_str());
-    // Without the exit handlers: under an address-space limit OpenBLAS's server thread may be
-    // retrying an allocation that will never succeed, and its shutdown handler would join it
-    // forever. Nothing is left to write: Run() has closed its files.
-    std::_Exit(hogwild::CheckedExitCode(1));
+    return hogwild::CheckedExitCode(1);
   }
   std::printf("%s\n", hogwild::FormatSimSummary(*result).c_str());
   return hogwild::CheckedExitCode(0);
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return hogwild::EndCommand(Main(argc, argv)); }

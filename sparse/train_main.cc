@@ -387,9 +387,7 @@ absl::Status Run(const StopOnSignals& stop) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Trains a sparse linear model (logistic regression, linear SVM) or a matrix factorization "
       "with Hogwild! SGD or any other mode (--mode).\n"
@@ -426,3 +424,7 @@ int main(int argc, char** argv) {
   }
   return hogwild::CheckedExitCode(0);
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return hogwild::EndCommand(Main(argc, argv)); }

@@ -637,9 +637,7 @@ int ReportResult(const hogwild::TrainResult& result, int signo) {
   return hogwild::CheckedExitCode(0);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   // Under mpirun every rank parses the same command line before MPI starts and would print the
   // same error (Abseil's unknown flag or bad value, which exit(1) at once, and the checks
   // below): rank 0 says it, the other ranks end with the same status silently.
@@ -700,3 +698,7 @@ int main(int argc, char** argv) {
   }
   return ReportResult(*result, signo);
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return hogwild::EndCommand(Main(argc, argv)); }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <system_error>
 
 #include "absl/strings/str_format.h"
 #include "core/atomic_file.h"
@@ -67,7 +68,17 @@ absl::StatusOr<std::unique_ptr<StopOnSignals>> StopOnSignals::Install(
   }
   // The handler must never block: a full pipe (thousands of signals) just drops the byte.
   ::fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);
-  std::unique_ptr<StopOnSignals> stop(new StopOnSignals(exit_on_second, std::move(on_first)));
+  std::unique_ptr<StopOnSignals> stop;
+  try {
+    stop.reset(new StopOnSignals(exit_on_second, std::move(on_first)));
+  } catch (const std::system_error& e) {
+    // No thread can start (a process or address-space limit): say so instead of terminating.
+    ::close(g_pipe[0]);
+    ::close(g_pipe[1]);
+    g_pipe[0] = g_pipe[1] = -1;
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cannot start the signal watcher thread: %s", e.what()));
+  }
 
   struct sigaction action {};
   action.sa_handler = OnStopSignal;

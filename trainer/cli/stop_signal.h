@@ -44,7 +44,8 @@ class StopOnSignals {
 
   // `on_first(signo)` runs on the watcher thread after the stop flag is set (may be empty).
   // Errors: kFailedPrecondition if another instance is installed; kInternal when the pipe or
-  // the handlers cannot be set up.
+  // the handlers cannot be set up; kResourceExhausted "cannot start the signal watcher thread:
+  // <why>" when no thread can start (a process or address-space limit).
   static absl::StatusOr<std::unique_ptr<StopOnSignals>> Install(bool exit_on_second,
                                                                 std::function<void(int)> on_first);
 

@@ -43,9 +43,7 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Predicts with a training checkpoint: one CSV row per example (index, predicted class, "
       "class probabilities) and the accuracy.\n  bazel run //trainer:predict -- "
@@ -115,3 +113,7 @@ int main(int argc, char** argv) {
                100.0 * p.accuracy(), static_cast<long>(p.correct), static_cast<long>(p.size()));
   return hogwild::CheckedExitCode(0);
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return hogwild::EndCommand(Main(argc, argv)); }
