@@ -6,6 +6,7 @@
 #include "core/status_macros.h"
 #include "sim/sim_context.h"
 #include "sync/optimizer_slots.h"
+#include "sync/outer_optimizer.h"
 #include "sync/tower_sum.h"
 
 namespace hogwild {
@@ -19,6 +20,8 @@ absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
   // replica only, so worker after worker trains a copy of the average and adds it to the sum
   // (sync/tower_sum.h's running form: bitwise LocalSgd's average of all replicas at once).
   std::vector<float> replica(p), sum(p), grad(p), clipped;
+  // The outer optimizer's momentum (LocalSgd's), when it has one.
+  std::vector<float> outer_momentum(t.outer.has_momentum() ? p : 0);
   // Each replica's own optimizer state, as LocalSgd's (never averaged).
   std::vector<OptimizerSlots> slots(static_cast<size_t>(num_workers),
                                     OptimizerSlots(ctx.sgd, num_params));
@@ -52,7 +55,9 @@ absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
       AddTower(w, replica, absl::MakeSpan(sum));
       ctx.worker_steps[w] += last - first;
     }
-    DivideSum(num_workers, sum, absl::MakeSpan(ctx.params));
+    // The mean, then the outer step from it (plain averaging: the mean), as LocalSgd's slices.
+    DivideSum(num_workers, sum, absl::MakeSpan(sum));
+    ApplyOuterStep(t.outer, sum, absl::MakeSpan(outer_momentum), absl::MakeSpan(ctx.params));
     now += slowest_s + ctx.options->allreduce_time_s;
     for (int64_t step = first; step < last; ++step) {
       HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(

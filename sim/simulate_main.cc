@@ -141,7 +141,10 @@ absl::Status ParseModeFlags(hogwild::TrainerOptions& t) {
   HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(t.mode, t.num_workers));
   if (t.mode == Mode::kSsp) t.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
   if (t.mode == Mode::kBackup) t.backup_workers = absl::GetFlag(FLAGS_backup_workers);
-  if (t.mode == Mode::kLocalSgd) t.average_every = absl::GetFlag(FLAGS_average_every);
+  if (t.mode == Mode::kLocalSgd) {
+    t.average_every = absl::GetFlag(FLAGS_average_every);
+    t.outer = OuterOptimizerFromFlags();
+  }
   return absl::OkStatus();
 }
 

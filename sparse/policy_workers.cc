@@ -62,7 +62,13 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& o, int num_
           option.reader == Mode::kBackup ? " (fewer than the workers)" : ""));
     }
   }
-  return absl::OkStatus();
+  if (!(o.outer == defaults.outer) && mode != Mode::kLocalSgd) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the outer optimizer (--outer_lr, --outer_momentum, --outer_nesterov) has no effect in %s "
+        "mode; it is for local_sgd mode (--mode=local_sgd)",
+        ModeName(mode)));
+  }
+  return CheckOuterOptimizer(o.outer, "--outer_");
 }
 
 std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
@@ -72,7 +78,12 @@ std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
     case Mode::kBackup:
       return absl::StrFormat("backup_workers=%d", o.backup_workers);
     case Mode::kLocalSgd:
-      return absl::StrFormat("average_every=%d", o.average_every);
+      // The outer optimizer only when it is not plain averaging: earlier checkpoints stay valid.
+      return absl::StrFormat("average_every=%d", o.average_every) +
+             (o.outer == OuterOptimizer{}
+                  ? ""
+                  : absl::StrFormat(" outer_lr=%g outer_momentum=%g outer_nesterov=%d", o.outer.lr,
+                                    o.outer.momentum, o.outer.nesterov ? 1 : 0));
     default:
       return "";
   }

@@ -11,12 +11,15 @@
 namespace hogwild {
 
 LocalSgd::LocalSgd(ParameterStore* store, int num_workers, SgdOptions options,
-                   int64_t average_every)
+                   int64_t average_every, OuterOptimizer outer)
     : UpdatePolicy(Mode::kLocalSgd, store, num_workers, options),
       average_every_(average_every),
+      outer_(outer),
       barrier_(num_workers),
       workers_(num_workers) {
   HOGWILD_CHECK(average_every >= 1, "LocalSgd: average_every must be >= 1");
+  HOGWILD_CHECK(CheckOuterOptimizer(outer, "").ok(), "LocalSgd: outer optimizer out of range");
+  if (outer.has_momentum()) outer_momentum_.assign(store->size(), 0.0f);
   for (PerWorker& w : workers_) {
     w.replica.resize(store->size());
     w.slots = OptimizerSlots(options, store->size());
@@ -24,7 +27,8 @@ LocalSgd::LocalSgd(ParameterStore* store, int num_workers, SgdOptions options,
 }
 
 int LocalSgd::num_optimizer_buffers() const {
-  return num_workers() * NumStateSlots(sgd_options().optimizer_params());
+  return num_workers() * NumStateSlots(sgd_options().optimizer_params()) +
+         (outer_.has_momentum() ? 1 : 0);
 }
 
 int LocalSgd::num_optimizer_steps() const {
@@ -95,13 +99,24 @@ absl::Status LocalSgd::Average(int worker) {
   const int64_t begin = num_params * worker / num_workers();
   const int64_t end = num_params * (worker + 1) / num_workers();
   float* params = store()->unsafe_values().data();
-  // The replicas' slice averaged in worker order (sync/tower_sum.h, as the simulated local_sgd)
-  // into the store, and from there into every replica.
+  // The replicas' slice averaged in worker order (sync/tower_sum.h, as the simulated local_sgd),
+  // the outer step from it on the store, and the result into every replica.
   std::vector<const float*> replicas;
   for (const PerWorker& v : workers_) replicas.push_back(v.replica.data());
-  AverageTowers(absl::MakeConstSpan(replicas), begin, end - begin, params + begin);
-  for (PerWorker& v : workers_) std::copy(params + begin, params + end, v.replica.begin() + begin);
   PerWorker& w = workers_[worker];
+  const absl::Span<float> slice(params + begin, static_cast<size_t>(end - begin));
+  if (outer_.is_averaging()) {
+    AverageTowers(absl::MakeConstSpan(replicas), begin, end - begin, slice.data());
+  } else {
+    w.mean.resize(slice.size());
+    AverageTowers(absl::MakeConstSpan(replicas), begin, end - begin, w.mean.data());
+    ApplyOuterStep(outer_, w.mean,
+                   outer_momentum_.empty()
+                       ? absl::Span<float>()
+                       : absl::MakeSpan(outer_momentum_).subspan(begin, slice.size()),
+                   slice);
+  }
+  for (PerWorker& v : workers_) std::copy(slice.begin(), slice.end(), v.replica.begin() + begin);
   if (worker == 0) store()->RestoreVersion(store()->version() + w.since_average);
   w.since_average = 0;
   return barrier_.ArriveAndWait();
@@ -110,6 +125,7 @@ absl::Status LocalSgd::Average(int worker) {
 absl::StatusOr<std::vector<std::vector<float>>> LocalSgd::DoSaveOptimizerState() const {
   std::vector<std::vector<float>> buffers;
   for (const PerWorker& w : workers_) AppendSlotBuffers(w.slots, &buffers);
+  if (outer_.has_momentum()) buffers.push_back(outer_momentum_);
   return buffers;
 }
 
@@ -117,6 +133,15 @@ absl::Status LocalSgd::DoRestoreOptimizerState(const std::vector<std::vector<flo
   const size_t slots = static_cast<size_t>(NumStateSlots(sgd_options().optimizer_params()));
   for (size_t w = 0; w < workers_.size(); ++w) {
     RestoreSlots(momentum, w * slots, {}, w, workers_[w].slots);
+  }
+  if (outer_.has_momentum()) {
+    const size_t index = workers_.size() * slots;
+    if (index >= momentum.size() || momentum[index].size() != outer_momentum_.size()) {
+      return absl::InvalidArgumentError(
+          "the checkpoint has no outer momentum buffer of this model's size (it was written "
+          "without outer momentum); resume with the outer momentum it was written with");
+    }
+    outer_momentum_ = momentum[index];
   }
   for (PerWorker& w : workers_) w.started = false;  // replicas start from the restored store
   return absl::OkStatus();

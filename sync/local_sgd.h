@@ -4,6 +4,12 @@
 // own examples, and every H = average_every local steps the replicas are averaged (uniformly)
 // and every worker continues from the average.
 //
+// The outer optimizer (sync/outer_optimizer.h): the averaging may instead apply the replicas'
+// pseudo-gradient (the store minus their mean) by SGD with (Nesterov) momentum and its own
+// learning rate: DiLoCo (Douillard et al. 2023) is this policy with outer lr 0.7, Nesterov
+// momentum 0.9 and an inner AdamW. The default outer optimizer (lr 1, no momentum) is plain
+// averaging, bitwise.
+//
 // Data (trainer/data/input_pipeline.h): as the papers, each worker its own examples and the
 // same number of local steps: every step's global batch is split into one disjoint part per
 // worker (the sync split), and each worker's gradient is the mean over its own part (the local
@@ -12,7 +18,8 @@
 //
 // The averaging: all workers meet at a barrier (sync/step_barrier.h); worker w averages its
 // slice [P*w/W, P*(w+1)/W) of the replicas (summed in worker order, sync/tower_sum.h, / W:
-// bitwise reproducible), writes it to the shared store and into every replica, and a second
+// bitwise reproducible), applies the outer step to the store's slice with it (plain averaging:
+// the store's slice becomes the mean), copies the result into every replica, and a second
 // barrier ends it. The store holds the last average, which is what ReadParams, evaluation and
 // the final result see (exact between averagings, like sync mode between its barriers); a
 // replica's progress since the last average is not in it. The global step (the store's version)
@@ -32,7 +39,9 @@
 // Checkpoints: taken at round boundaries only (the step boundary's lockstep cut with period H,
 // trainer/checkpoint/step_boundary.h): every worker has passed the round's averaging and no
 // local step of the next round has begun, so every replica equals the store and the state is
-// the store, the global step and each replica's own optimizer state; a restored run starts its
+// the store, the global step, each replica's own optimizer state and the outer momentum
+// buffer (one more [P] buffer, after the replicas', when the outer optimizer has momentum); a
+// restored run starts its
 // replicas from the store, and its rounds from its first step. A stop or a due checkpoint
 // therefore lands at the end of the round (at most H steps later). A resumed run is bitwise the
 // uninterrupted one.
@@ -52,6 +61,7 @@
 #include <vector>
 
 #include "sync/optimizer_slots.h"
+#include "sync/outer_optimizer.h"
 #include "sync/parameter_store.h"
 #include "sync/step_barrier.h"
 #include "sync/update_policy.h"
@@ -61,22 +71,26 @@ namespace hogwild {
 class LocalSgd final : public UpdatePolicy {
  public:
   // `store` (the initial parameters) must outlive this object. num_workers >= 1,
-  // average_every >= 1. options.staleness_aware_lr is ignored.
-  LocalSgd(ParameterStore* store, int num_workers, SgdOptions options, int64_t average_every);
+  // average_every >= 1, `outer` in range (CheckOuterOptimizer). options.staleness_aware_lr is
+  // ignored.
+  LocalSgd(ParameterStore* store, int num_workers, SgdOptions options, int64_t average_every,
+           OuterOptimizer outer = {});
 
   // W x NumStateSlots (each replica its own optimizer state, never averaged), e.g. W with
-  // momentum, 0 without.
+  // momentum, 0 without; plus 1 when the outer optimizer has momentum.
   int num_optimizer_buffers() const override;
   // W with adam and adamw (each replica's own step count), else 0.
   int num_optimizer_steps() const override;
 
   int64_t average_every() const { return average_every_; }
+  const OuterOptimizer& outer() const { return outer_; }
 
  private:
   struct PerWorker {
     std::vector<float> replica;  // [P]
     OptimizerSlots slots;        // this replica's optimizer state
     std::vector<float> clipped;  // [P] the clipped gradient (clip_global_norm), else empty
+    std::vector<float> mean;     // [slice] the replicas' mean on this worker's slice (outer step)
     int64_t since_average = 0;   // local steps since the last averaging
     bool started = false;        // replica initialized from the store
   };
@@ -100,8 +114,12 @@ class LocalSgd final : public UpdatePolicy {
   absl::Status Average(int worker);
 
   const int64_t average_every_;
+  const OuterOptimizer outer_;
   StepBarrier barrier_;
   std::vector<PerWorker> workers_;
+  // [P] the outer momentum buffer when outer_.has_momentum(), else empty; worker w owns the
+  // slice it averages.
+  std::vector<float> outer_momentum_;
 };
 
 }  // namespace hogwild

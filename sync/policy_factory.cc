@@ -52,8 +52,9 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
             absl::StrFormat("ModeOptions::average_every=%d is out of range; it must be >= 1",
                             mode_options.average_every));
       }
+      HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(mode_options.outer, "ModeOptions::outer."));
       return std::make_unique<LocalSgd>(store, placement.num_cpu_workers, options,
-                                        mode_options.average_every);
+                                        mode_options.average_every, mode_options.outer);
     case Mode::kLocked:
       return std::make_unique<Locked>(store, placement.num_cpu_workers, options);
     case Mode::kRoundRobin:

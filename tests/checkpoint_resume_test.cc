@@ -348,6 +348,46 @@ TEST(Resume, LocalSgdCutsAtTheRoundsEndAndResumesBitwise) {
   EXPECT_EQ(resumed->params, reference->params);  // bitwise
 }
 
+// With DiLoCo's outer optimizer the checkpoint holds the outer momentum too (after the two
+// replicas' momentum buffers), and a stopped and resumed run is bitwise the uninterrupted one; a
+// resume with another outer optimizer is refused naming the first value that differs.
+TEST(Resume, LocalSgdWithOuterMomentumResumesBitwise) {
+  TrainerOptions o = Options(Mode::kLocalSgd, 2);
+  o.average_every = 3;
+  o.outer = {.lr = 0.7f, .momentum = 0.9f, .nesterov = true};
+  auto reference = TrainGuarded(o, "reference");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  o.checkpoint_dir = TempDir("local_sgd_outer");
+  auto stopped = RunAndStop(o, 17);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_TRUE(stopped->stopped_early);
+  auto checkpoint = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  ASSERT_TRUE(checkpoint->has_value());
+  ASSERT_EQ((*checkpoint)->optimizer_state.size(), 3u);
+  // The outer momentum is live: some of it is not zero.
+  const std::vector<float>& outer_momentum = (*checkpoint)->optimizer_state[2];
+  EXPECT_TRUE(
+      std::any_of(outer_momentum.begin(), outer_momentum.end(), [](float m) { return m != 0.0f; }));
+
+  TrainerOptions without = o;
+  without.resume = true;
+  without.outer = {};
+  auto refused = TrainGuarded(without, "resumed without outer momentum");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(
+                "cannot resume: --outer_lr differs: the checkpoint has 0.7, this run 1;"),
+            std::string::npos)
+      << refused.status();
+
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->steps, reference->steps);
+  EXPECT_EQ(resumed->params, reference->params);  // bitwise
+}
+
 // backup without backup workers is sync: stopped and resumed, it is bitwise the uninterrupted
 // run; with a backup worker (not deterministic) the cut still lines every worker up before one
 // step, and the resumed run finishes every step.

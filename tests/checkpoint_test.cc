@@ -263,6 +263,32 @@ TEST(Checkpoint, Version5FilesAreStillReadWithoutAModeOption) {
   ExpectEqual(c, *parsed);
 }
 
+TEST(Checkpoint, Version7KeepsTheOuterOptimizerAndVersion6ReadsAsPlainAveraging) {
+  Checkpoint c = SmallCheckpoint();
+  c.signature.mode = Mode::kLocalSgd;
+  c.signature.average_every = 3;
+  c.signature.outer = {.lr = 0.7f, .momentum = 0.9f, .nesterov = true};
+  // The outer momentum: one more buffer after the owners' ones.
+  c.optimizer_state.push_back(std::vector<float>(c.params.size(), 0.25f));
+  auto parsed = ParseCheckpoint(SerializeCheckpoint(c), "mem");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->signature.outer, c.signature.outer);
+  ExpectEqual(c, *parsed);
+  // Without the buffer its signature promises, the file is corrupt.
+  c.optimizer_state.clear();
+  EXPECT_EQ(ParseCheckpoint(SerializeCheckpoint(c), "mem").status().code(),
+            absl::StatusCode::kDataLoss);
+  // Version 6 had no outer optimizer: local_sgd was plain averaging.
+  Checkpoint v6 = SmallCheckpoint();
+  v6.format_version = 6;
+  v6.signature.mode = Mode::kLocalSgd;
+  v6.signature.average_every = 3;
+  auto old = ParseCheckpoint(SerializeCheckpoint(v6), "mem");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->format_version, 6u);
+  EXPECT_EQ(old->signature.outer, OuterOptimizer{});
+}
+
 TEST(Checkpoint, DatasetIsPartOfTheSignature) {
   const CheckpointSignature base = SmallCheckpoint().signature;
   CheckpointSignature other = base;
@@ -353,6 +379,13 @@ TEST(Checkpoint, SignatureMismatchNamesTheField) {
        [](CheckpointSignature& s) { s.backup_workers = 1; }},
       {"--average_every differs: the checkpoint has 8, this run 0",
        [](CheckpointSignature& s) { s.average_every = 8; }},
+      // Format version 7: local_sgd's outer optimizer.
+      {"--outer_lr differs: the checkpoint has 0.7, this run 1",
+       [](CheckpointSignature& s) { s.outer.lr = 0.7f; }},
+      {"--outer_momentum differs: the checkpoint has 0.9, this run 0",
+       [](CheckpointSignature& s) { s.outer.momentum = 0.9f; }},
+      {"--outer_nesterov differs: the checkpoint has 1, this run 0",
+       [](CheckpointSignature& s) { s.outer.nesterov = true; }},
   };
   EXPECT_TRUE(CheckSignature(base, base, "c").ok());
   for (const Case& c : cases) {

@@ -1,6 +1,7 @@
 // Local SGD (sync/local_sgd.h): replicas move apart between averagings and meet at their
-// average every H steps (and at the end of the data); H = 1 without momentum is sync mode up to
-// float rounding; Cancel() releases the averaging barrier; bad settings are refused by name.
+// average every H steps (and at the end of the data), or, with an outer optimizer (DiLoCo), at
+// the outer step from it; H = 1 without momentum is sync mode up to float rounding; Cancel()
+// releases the averaging barrier; bad settings are refused by name.
 // (One worker equals sequential SGD bitwise: tests/async_equivalence_test.cc; failures and stops
 // of every worker: tests/fault_injection_test.cc.)
 #include "sync/local_sgd.h"
@@ -62,6 +63,49 @@ TEST(LocalSgd, ReplicasMoveApartAndMeetAtTheirAverageEveryHSteps) {
   ASSERT_TRUE(policy.ReadParams(absl::MakeSpan(stored)).ok());
   EXPECT_EQ(stored, average);
   EXPECT_EQ(policy.global_step(), 2u);
+}
+
+// The same two workers and gradients with DiLoCo's outer optimizer (outer lr 0.5, Nesterov
+// momentum 0.9), two rounds, by hand: round 1's mean is {1, 0.75}, so delta = {0, 1.25},
+// buf = delta, step = delta + 0.9 buf = {0, 2.375} and theta = {1, 2} - 0.5 step = {1, 0.8125};
+// round 2's replicas {0, 0.3125} and {2, -1.1875} have the mean {1, -0.4375}, delta = {0, 1.25}
+// again, buf = 0.9 * 1.25 + 1.25 = 2.375, step = 1.25 + 0.9 * 2.375 = 3.3875 and
+// theta = {1, 0.8125 - 1.69375} = {1, -0.88125}. The store and both replicas hold it, and the
+// checkpoint's state has the outer momentum after the replicas' (none: plain SGD inside).
+TEST(LocalSgd, TheOuterOptimizerAppliesThePseudoGradientWithNesterovMomentum) {
+  ParameterStore store(2);
+  store.unsafe_values()[0] = 1.0f;
+  store.unsafe_values()[1] = 2.0f;
+  const OuterOptimizer outer{.lr = 0.5f, .momentum = 0.9f, .nesterov = true};
+  LocalSgd policy(&store, 2, SgdOptions{}, /*average_every=*/2, outer);
+  EXPECT_EQ(policy.num_optimizer_buffers(), 1);
+  const std::vector<std::vector<float>> grads = {{0.5f, 0.25f}, {-0.5f, 1.0f}};
+  std::vector<std::vector<float>> after(2);
+  auto run = [&](int w) {
+    const DeviceSpan<const float> g(grads[w].data(), 2);
+    for (int step = 0; step < 4; ++step) {
+      ASSERT_TRUE(policy.BeginStep(w).ok());
+      ASSERT_TRUE(policy.FinishStep(w, g, 1.0f).ok());
+    }
+    after[w] = Copy(*policy.BeginStep(w));
+  };
+  testing::WithWatchdog(kWatchdogS, "two replicas, outer Nesterov", [&] {
+    std::thread a(run, 0), b(run, 1);
+    a.join();
+    b.join();
+    return 0;
+  });
+  std::vector<float> stored(2);
+  ASSERT_TRUE(policy.ReadParams(absl::MakeSpan(stored)).ok());
+  EXPECT_FLOAT_EQ(stored[0], 1.0f);
+  EXPECT_FLOAT_EQ(stored[1], -0.88125f);
+  EXPECT_EQ(after[0], stored);
+  EXPECT_EQ(after[1], stored);
+  auto state = policy.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  ASSERT_EQ(state->optimizer_state.size(), 1u);
+  EXPECT_FLOAT_EQ(state->optimizer_state[0][1], 2.375f);
+  EXPECT_EQ(state->optimizer_state[0][0], 0.0f);
 }
 
 TEST(LocalSgd, TheLastShortRoundIsAveragedWhenTheDataEnds) {
@@ -180,6 +224,20 @@ TEST(LocalSgd, BadSettingsAreRefusedByName) {
   EXPECT_EQ(result.status().message(),
             "TrainerOptions::average_every=2 has no effect in sync mode; it is the averaging "
             "period of local_sgd mode only");
+  o.average_every = TrainerOptions{}.average_every;
+  o.outer.lr = 0.7f;
+  result = Train(o, data, Dataset());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "TrainerOptions::outer has no effect in sync mode; it is the outer optimizer of "
+            "local_sgd mode only");
+  o = Options(Mode::kLocalSgd, 2);
+  o.outer.nesterov = true;
+  result = Train(o, data, Dataset());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "TrainerOptions::outer.nesterov needs TrainerOptions::outer.momentum > 0 (Nesterov's "
+            "look-ahead is along the momentum)");
 }
 
 }  // namespace

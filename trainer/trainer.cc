@@ -364,7 +364,10 @@ CheckpointSignature RunSignature(const TrainerOptions& options, const Model& mod
   // The mode's own option, in its mode only (trainer/checkpoint/checkpoint.h).
   if (options.mode == Mode::kSsp) signature.staleness_bound = options.staleness_bound;
   if (options.mode == Mode::kBackup) signature.backup_workers = options.backup_workers;
-  if (options.mode == Mode::kLocalSgd) signature.average_every = options.average_every;
+  if (options.mode == Mode::kLocalSgd) {
+    signature.average_every = options.average_every;
+    signature.outer = options.outer;
+  }
   signature.constants = OptimizerConstants{
       .momentum = options.sgd.momentum,
       .beta1 = options.sgd.beta1,
@@ -436,7 +439,8 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreatePolicy(const PreparedRun& ru
         policy, CreateUpdatePolicy(options.mode, run.store.get(), placement, options.sgd,
                                    ModeOptions{.staleness_bound = options.staleness_bound,
                                                .backup_workers = options.backup_workers,
-                                               .average_every = options.average_every}));
+                                               .average_every = options.average_every,
+                                               .outer = options.outer}));
   } else {
     // Across processes (sync; CheckClusterOptions): collective, NCCL over every rank's GPUs.
     ProcessGroup process_group{.rank = job.rank, .num_ranks = job.num_ranks};
@@ -908,8 +912,8 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
       // Where the global step runs on without worker 0 (each worker walks its own shard: async,
       // ssp, locked, round_robin), whoever reaches a point takes it; GPU workers and several
       // processes keep to worker 0 (trainer/worker.h).
-      .any_worker_evaluates = !SplitsGlobalBatch(options.mode) && run.worker_devices.empty() &&
-                              job.cluster == nullptr,
+      .any_worker_evaluates =
+          !SplitsGlobalBatch(options.mode) && run.worker_devices.empty() && job.cluster == nullptr,
       .step_hook = options.step_hook,
       .worker_devices = run.worker_devices,
       .boundary = &boundary,

@@ -189,6 +189,11 @@ absl::Status ValidateRunInEffect(const TrainerOptions& o) {
                    absl::StrFormat("in %s mode; it is the averaging period of local_sgd mode only",
                                    ModeName(o.mode)));
   }
+  if (!(o.outer == OuterOptimizer{}) && o.mode != Mode::kLocalSgd) {
+    return Ignored("TrainerOptions::outer",
+                   absl::StrFormat("in %s mode; it is the outer optimizer of local_sgd mode only",
+                                   ModeName(o.mode)));
+  }
   if (!o.checkpoint_dir.empty() && o.drop_last) {
     return absl::InvalidArgumentError(
         "TrainerOptions::drop_last is not available with TrainerOptions::checkpoint_dir yet (a "
@@ -347,6 +352,7 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
       CheckRange("staleness_bound", o.staleness_bound, int64_t{0}, kMaxStalenessBound));
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("average_every", o.average_every, int64_t{1}, kMaxAverageEvery));
+  HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "TrainerOptions::outer."));
   if (o.mode == Mode::kLocalSgd && o.batch_size < WorkerCount(o)) {
     return OutOfRange("batch_size", absl::StrFormat("%d", o.batch_size),
                       absl::StrFormat("in [%d, %d] in local_sgd mode (at least one example per "

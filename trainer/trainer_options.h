@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "core/mode.h"
+#include "sync/outer_optimizer.h"
 #include "sync/update_policy.h"
 #include "trainer/device.h"
 #include "trainer/metrics/progress.h"
@@ -71,6 +72,9 @@ struct TrainerOptions {
   // replicas; [1, kMaxAverageEvery]. local_sgd needs batch_size >= WorkerCount() (each worker
   // gets its own part of every global batch).
   int64_t average_every = 8;
+  // local_sgd only (sync/outer_optimizer.h): what each averaging applies to the shared
+  // parameters; the default is plain averaging, lr 0.7 with Nesterov momentum 0.9 is DiLoCo.
+  OuterOptimizer outer;
   uint64_t seed = 1;  // initialization and data order
   ModelSpec model;    // input_shape and num_classes are taken from the dataset
 
@@ -171,7 +175,7 @@ int64_t GlobalBatch(const TrainerOptions& options);
 // set is silently dropped). A field left at its default value is never refused. The rules:
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
 //   staleness_bound          ssp only;   backup_workers   backup only
-//   average_every            local_sgd only
+//   average_every, outer     local_sgd only
 //   mode                     a mode that dense networks run on threads (cpu devices) or on GPUs
 //                            (core/capabilities.h; the table's sentence after
 //                            `TrainerOptions::mode: `)

@@ -177,6 +177,11 @@ void WriteSignature(const CheckpointSignature& s, uint32_t version, Writer& w) {
     w.Pod<int64_t>(s.backup_workers);
     w.Pod<int64_t>(s.average_every);
   }
+  if (version >= 7) {
+    w.Pod<float>(s.outer.lr);
+    w.Pod<float>(s.outer.momentum);
+    w.Pod<uint8_t>(s.outer.nesterov ? 1 : 0);
+  }
 }
 
 absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) {
@@ -240,6 +245,19 @@ absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) 
   }
   if (s->staleness_bound < 0 || s->backup_workers < 0 || s->average_every < 0) {
     return r.Corrupt("staleness_bound/backup_workers/average_every", "negative");
+  }
+  if (version >= 7) {
+    uint8_t nesterov = 0;
+    HOGWILD_RETURN_IF_ERROR(r.Pod("outer_lr", &s->outer.lr));
+    HOGWILD_RETURN_IF_ERROR(r.Pod("outer_momentum", &s->outer.momentum));
+    HOGWILD_RETURN_IF_ERROR(r.Pod("outer_nesterov", &nesterov));
+    if (nesterov > 1) {
+      return r.Corrupt("outer_nesterov", absl::StrFormat("%d is neither 0 nor 1", nesterov));
+    }
+    s->outer.nesterov = nesterov == 1;
+    if (const absl::Status outer = CheckOuterOptimizer(s->outer, "outer_"); !outer.ok()) {
+      return r.Corrupt("outer", std::string(outer.message()));
+    }
   }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
   // Only the modes with checkpoints write them (core/mode.h SupportsCheckpoints).
@@ -381,9 +399,14 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     return r.Corrupt("params",
                      absl::StrFormat("%d values for num_params %d", c.params.size(), s.num_params));
   }
-  // Owners: 1 (sync, async with shared state) or W (async per worker), up to 2 slots each.
+  // Owners: 1 (sync, async with shared state) or W (async per worker), up to 2 slots each; then
+  // local_sgd's outer momentum.
   const size_t w = static_cast<size_t>(job_workers);
-  const size_t buffers = c.optimizer_state.size();
+  const size_t outer_buffers = s.outer.has_momentum() ? 1 : 0;
+  if (c.optimizer_state.size() < outer_buffers) {
+    return r.Corrupt("optimizer_state", "no outer momentum buffer, which the signature has");
+  }
+  const size_t buffers = c.optimizer_state.size() - outer_buffers;
   if (buffers != 0 && buffers != 1 && buffers != 2 && buffers != w && buffers != 2 * w) {
     return r.Corrupt("optimizer_state",
                      absl::StrFormat("%d buffers, expected 0, 1, 2, %d or %d in %s mode", buffers,
@@ -500,6 +523,21 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
     return differs(o.flag, absl::StrCat(o.found), absl::StrCat(o.expected),
                    absl::StrFormat("the checkpoint's state was built with its value; resume with "
                                    "%s=%d or use another --checkpoint_dir",
+                                   o.flag, o.found));
+  }
+  const struct {
+    const char* flag;
+    float found, expected;
+  } outer_options[] = {
+      {"--outer_lr", f.outer.lr, e.outer.lr},
+      {"--outer_momentum", f.outer.momentum, e.outer.momentum},
+      {"--outer_nesterov", f.outer.nesterov ? 1.0f : 0.0f, e.outer.nesterov ? 1.0f : 0.0f}};
+  for (const auto& o : outer_options) {
+    if (o.found == o.expected) continue;
+    return differs(o.flag, absl::StrFormat("%g", o.found), absl::StrFormat("%g", o.expected),
+                   absl::StrFormat("the checkpoint's parameters and outer momentum were built "
+                                   "with its value; resume with %s=%g or use another "
+                                   "--checkpoint_dir",
                                    o.flag, o.found));
   }
   if (f.num_ranks != e.num_ranks) {

@@ -22,6 +22,8 @@
 //                     i32 num_ranks R                        (version >= 5; else 1)
 //                     3×i64 staleness_bound, backup_workers, average_every
 //                                                            (version >= 6; else 0)
+//                     f32 outer_lr, f32 outer_momentum, u8 outer_nesterov
+//                                                            (version >= 7; else 1, 0, 0)
 //                   state: i64 global_step, i64 epoch, u32 R·W + R·W×i64 next_step,
 //                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) optimizer_state,
 //                     u32 m + m×u64 optimizer_steps,         (version >= 3)
@@ -37,7 +39,9 @@
 // (trainer/cluster.h), whose checkpoint holds the data position of every worker of every rank;
 // 6 the option of the mode that shapes its state (ssp's staleness_bound, backup's backup_workers,
 // local_sgd's average_every), when ssp, backup and local_sgd runs began to write checkpoints
-// (older files are of async and sync runs, which have no such option, and read as 0).
+// (older files are of async and sync runs, which have no such option, and read as 0); 7
+// local_sgd's outer optimizer (sync/outer_optimizer.h), whose momentum is one more state buffer
+// (older files read as plain averaging, the only local_sgd before it).
 // Version 1 files are still read (the migration): their signature has no dataset
 // (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
 // them with a one-line warning, and its next save writes version 2 with the dataset. (Train()
@@ -70,10 +74,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/mode.h"
+#include "sync/outer_optimizer.h"
 
 namespace hogwild {
 
-inline constexpr uint32_t kCheckpointVersion = 6;
+inline constexpr uint32_t kCheckpointVersion = 7;
 // The oldest format version ParseCheckpoint still reads.
 inline constexpr uint32_t kOldestCheckpointVersion = 1;
 inline constexpr char kCheckpointFileName[] = "checkpoint.hwckpt";
@@ -138,6 +143,9 @@ struct CheckpointSignature {
   int64_t staleness_bound = 0;
   int64_t backup_workers = 0;
   int64_t average_every = 0;
+  // local_sgd's outer optimizer (plain averaging in the other modes and in files of version 6 or
+  // older): its momentum buffer is part of the state, and its values shaped the parameters.
+  OuterOptimizer outer;
 };
 
 struct Checkpoint {
@@ -189,9 +197,10 @@ absl::Status CheckCheckpointFinite(const Checkpoint& checkpoint);
 // The dataset is compared only when both signatures have one (not for a version-1 file); so are
 // the optimizer's constants (not for a file of version 3 or older): "--adam_beta1 differs: the
 // checkpoint has 0.9, this run 0.8; ...", naming the flag; and so is the mode's option, in its
-// mode: "--average_every differs: the checkpoint has 3, this run 4; ..." A momentum or EMA decay of
-// 0 on one side only is left to the state checks (UpdatePolicy::RestoreState, Train()), which say
-// that the state is missing.
+// mode: "--average_every differs: the checkpoint has 3, this run 4; ...", and local_sgd's outer
+// optimizer: "--outer_momentum differs: the checkpoint has 0.9, this run 0; ..." A momentum or EMA
+// decay of 0 on one side only is left to the state checks (UpdatePolicy::RestoreState, Train()),
+// which say that the state is missing.
 absl::Status CheckSignature(const CheckpointSignature& expected, const CheckpointSignature& found,
                             absl::string_view origin);
 

@@ -336,7 +336,10 @@ absl::Status ParseRecipeFlags(hogwild::TrainerOptions& options, bool gpus, bool 
   }
   if (options.mode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
   if (options.mode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
-  if (options.mode == Mode::kLocalSgd) options.average_every = absl::GetFlag(FLAGS_average_every);
+  if (options.mode == Mode::kLocalSgd) {
+    options.average_every = absl::GetFlag(FLAGS_average_every);
+    options.outer = OuterOptimizerFromFlags();
+  }
   if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(options.stragglers.slowdown, ParseSlowdown("stragglers", slow));
   }

@@ -13,6 +13,15 @@ ABSL_FLAG(int32_t, backup_workers, 0,
 ABSL_FLAG(int64_t, average_every, 8,
           "local_sgd only (--mode=local_sgd): local steps between two averagings of the workers' "
           "replicas, >= 1");
+ABSL_FLAG(double, outer_lr, 1.0,
+          "local_sgd only: the outer optimizer's learning rate on the replicas' pseudo-gradient "
+          "(the shared parameters minus the replicas' mean), in (0, 2]; 1 with no "
+          "--outer_momentum is plain averaging. DiLoCo: --outer_lr=0.7 --outer_momentum=0.9 "
+          "--outer_nesterov --optimizer=adamw");
+ABSL_FLAG(double, outer_momentum, 0.0,
+          "local_sgd only: the outer optimizer's momentum, in [0, 1) (0: none)");
+ABSL_FLAG(bool, outer_nesterov, false,
+          "local_sgd only: Nesterov momentum for the outer optimizer (needs --outer_momentum)");
 
 namespace hogwild {
 
@@ -20,9 +29,9 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
   const struct {
     const char* flag;
     Mode reader;
-  } mode_flags[] = {{"staleness_bound", Mode::kSsp},
-                    {"backup_workers", Mode::kBackup},
-                    {"average_every", Mode::kLocalSgd}};
+  } mode_flags[] = {{"staleness_bound", Mode::kSsp},     {"backup_workers", Mode::kBackup},
+                    {"average_every", Mode::kLocalSgd},  {"outer_lr", Mode::kLocalSgd},
+                    {"outer_momentum", Mode::kLocalSgd}, {"outer_nesterov", Mode::kLocalSgd}};
   for (const auto& [flag, reader] : mode_flags) {
     if (mode != reader && absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(
@@ -36,6 +45,12 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
         "more workers");
   }
   return absl::OkStatus();
+}
+
+OuterOptimizer OuterOptimizerFromFlags() {
+  return OuterOptimizer{.lr = static_cast<float>(absl::GetFlag(FLAGS_outer_lr)),
+                        .momentum = static_cast<float>(absl::GetFlag(FLAGS_outer_momentum)),
+                        .nesterov = absl::GetFlag(FLAGS_outer_nesterov)};
 }
 
 }  // namespace hogwild

@@ -1,7 +1,8 @@
 // The flags of the modes' own options, shared by the commands that run every mode
 // (//trainer:train for dense networks, //sparse:train for the sparse workloads, //sim:simulate),
 // so that their names, defaults and help are defined once: --staleness_bound (ssp),
-// --backup_workers (backup) and --average_every (local_sgd). Their defaults are
+// --backup_workers (backup), --average_every and the outer optimizer's --outer_lr,
+// --outer_momentum and --outer_nesterov (local_sgd). Their defaults are
 // sync/policy_factory.h's ModeOptions'; their ranges are checked by each command's library
 // (TrainerOptions, ValidateSparseModeOptions).
 #ifndef HOGWILD_TRAINER_CLI_MODE_FLAGS_H_
@@ -12,10 +13,14 @@
 #include "absl/flags/declare.h"
 #include "absl/status/status.h"
 #include "core/mode.h"
+#include "sync/outer_optimizer.h"
 
 ABSL_DECLARE_FLAG(int64_t, staleness_bound);
 ABSL_DECLARE_FLAG(int32_t, backup_workers);
 ABSL_DECLARE_FLAG(int64_t, average_every);
+ABSL_DECLARE_FLAG(double, outer_lr);
+ABSL_DECLARE_FLAG(double, outer_momentum);
+ABSL_DECLARE_FLAG(bool, outer_nesterov);
 
 namespace hogwild {
 
@@ -25,6 +30,10 @@ namespace hogwild {
 // (--mode=ssp)"), and --staleness_bound with `num_workers` == 1 (no worker can run ahead).
 // Errors: kInvalidArgument naming the flag and the mode or worker count that reads it.
 absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers);
+
+// The outer optimizer the flags give (--outer_lr, --outer_momentum, --outer_nesterov), unchecked
+// (CheckOuterOptimizer is the range). Reads flags; call after parsing.
+OuterOptimizer OuterOptimizerFromFlags();
 
 }  // namespace hogwild
 

@@ -1,0 +1,62 @@
+// The outer optimizer of local SGD: what the averaging of the workers' replicas does with their
+// mean. DiLoCo (Douillard et al., "DiLoCo: Distributed Low-Communication Training of Language
+// Models", arXiv 2311.08105, Algorithm 1): every H inner steps the pseudo-gradient
+//
+//   delta = theta - mean_w(theta_w)        (the shared parameters minus the replicas' mean)
+//
+// is applied to theta by an outer SGD with (Nesterov) momentum, PyTorch's torch.optim.SGD rule
+// (dampening 0; the first step's buffer is delta itself, as 0 * mu + delta):
+//
+//   buf   = mu * buf + delta
+//   step  = nesterov ? delta + mu * buf : buf
+//   theta = theta - outer_lr * step
+//
+// The paper's values are outer_lr 0.7, mu 0.9, Nesterov, with AdamW as the inner optimizer and
+// H = 500. Plain model averaging (local SGD, Stich 2019) is the default: outer_lr 1 and mu 0,
+// which set theta to the mean exactly (no rounding through delta), so local_sgd's runs do not
+// change when no outer option is given.
+#ifndef HOGWILD_SYNC_OUTER_OPTIMIZER_H_
+#define HOGWILD_SYNC_OUTER_OPTIMIZER_H_
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+
+namespace hogwild {
+
+struct OuterOptimizer {
+  float lr = 1.0f;        // outer_lr, in (0, kMaxOuterLr]
+  float momentum = 0.0f;  // mu, in [0, 1)
+  bool nesterov = false;  // needs momentum > 0
+
+  // Whether the outer step is plain averaging (lr 1, momentum 0): theta becomes the mean. Pure.
+  bool is_averaging() const { return lr == 1.0f && momentum == 0.0f; }
+  // Whether the outer step keeps a momentum buffer ([P] floats, part of the checkpoint). Pure.
+  bool has_momentum() const { return momentum > 0.0f; }
+
+  bool operator==(const OuterOptimizer&) const = default;
+};
+
+// The largest outer learning rate accepted: past 2 the step overshoots the mean by more than the
+// distance to it even without momentum, which diverges.
+inline constexpr float kMaxOuterLr = 2.0f;
+
+// OK when every field is in range; else kInvalidArgument naming the field as `prefix` + its name
+// ("TrainerOptions::outer.lr=3 is out of range; it must be in (0, 2]"). Pure.
+absl::Status CheckOuterOptimizer(const OuterOptimizer& outer, const char* prefix);
+
+// One outer step over a slice of the parameters (the equations above), element by element:
+//
+//   mean:     [n] float32, mean_w(theta_w) on this slice
+//   momentum: [n] float32, this slice of the outer momentum buffer (read and written); empty
+//             when !outer.has_momentum()
+//   params:   [n] float32, theta on this slice, updated in place
+//
+// With is_averaging(), params = mean (a copy). The same float32 operations in the same order on
+// threads and in the simulator, so their runs agree bitwise. Not thread-safe on overlapping
+// slices; disjoint slices may run concurrently.
+void ApplyOuterStep(const OuterOptimizer& outer, absl::Span<const float> mean,
+                    absl::Span<float> momentum, absl::Span<float> params);
+
+}  // namespace hogwild
+
+#endif  // HOGWILD_SYNC_OUTER_OPTIMIZER_H_
