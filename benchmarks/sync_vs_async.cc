@@ -54,6 +54,7 @@
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
 #include "sparse/synthetic_flags.h"
+#include "sync/outer_optimizer.h"
 #include "trainer/data/mnist.h"
 #include "trainer/model/model.h"
 #include "trainer/straggler.h"
@@ -95,6 +96,10 @@ ABSL_FLAG(std::string, backup_workers, "1",
           "W; a list is a grid axis");
 ABSL_FLAG(std::string, average_every, "8",
           "local_sgd runs: local steps between averagings, each >= 1; a list is a grid axis");
+ABSL_FLAG(std::string, outer, "avg",
+          "local_sgd runs: the outer optimizer of each averaging, comma-separated (a grid axis): "
+          "avg (plain averaging), diloco (Douillard et al. 2023: outer lr 0.7, Nesterov momentum "
+          "0.9) or LR:MOMENTUM[:nesterov], e.g. 0.7:0.9:nesterov");
 ABSL_FLAG(std::string, staleness_aware_lr, "off",
           "async runs with more than one worker: off, on, or off,on (a grid axis): divide the "
           "learning rate by each update's staleness (Zhang et al. 2016)");
@@ -259,6 +264,13 @@ absl::StatusOr<std::vector<RunSpec>> ParseRuns() {
   return runs;
 }
 
+// An outer optimizer as --outer spells it: "avg", "diloco" or "LR:MOMENTUM[:nesterov]".
+std::string OuterLabel(const OuterOptimizer& outer) {
+  if (outer == OuterOptimizer{}) return "avg";
+  if (outer == kDiloco) return "diloco";
+  return absl::StrFormat("%g:%g%s", outer.lr, outer.momentum, outer.nesterov ? ":nesterov" : "");
+}
+
 // The mode with its policy option, e.g. "ssp(bound=3)".
 std::string ModeLabel(const TrainerOptions& o) {
   switch (o.mode) {
@@ -267,7 +279,8 @@ std::string ModeLabel(const TrainerOptions& o) {
     case Mode::kBackup:
       return absl::StrFormat("backup(b=%d)", o.backup_workers);
     case Mode::kLocalSgd:
-      return absl::StrFormat("local_sgd(H=%d)", o.average_every);
+      if (o.outer == OuterOptimizer{}) return absl::StrFormat("local_sgd(H=%d)", o.average_every);
+      return absl::StrFormat("local_sgd(H=%d outer=%s)", o.average_every, OuterLabel(o.outer));
     default:
       return o.sgd.staleness_aware_lr ? "async(lr/staleness)" : ModeName(o.mode);
   }
@@ -292,7 +305,8 @@ absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
     Mode mode;
   } policy_flags[] = {{"staleness_bound", Mode::kSsp},
                       {"backup_workers", Mode::kBackup},
-                      {"average_every", Mode::kLocalSgd}};
+                      {"average_every", Mode::kLocalSgd},
+                      {"outer", Mode::kLocalSgd}};
   for (const auto& [flag, mode] : policy_flags) {
     if (absl::flags_internal::WasPresentOnCommandLine(flag) &&
         !any([mode = mode](const RunSpec& r) { return r.mode == mode; })) {
@@ -323,6 +337,7 @@ struct GridAxes {
   std::vector<double> momentums;
   std::vector<int64_t> staleness_bounds;  // ssp
   std::vector<int64_t> average_everys;    // local_sgd
+  std::vector<OuterOptimizer> outers;     // local_sgd
   std::vector<int64_t> backup_workers;    // backup
   std::vector<bool> staleness_aware;      // async with more than one worker
 };
@@ -342,6 +357,38 @@ absl::StatusOr<std::vector<int64_t>> ParseIntsInRange(const std::string& flag,
 }
 
 // --staleness_aware_lr: off, on, or off,on.
+// --outer: each value once, in the order given.
+absl::StatusOr<std::vector<OuterOptimizer>> ParseOuters() {
+  const std::string text = absl::GetFlag(FLAGS_outer);
+  std::vector<OuterOptimizer> outers;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    OuterOptimizer outer;
+    if (part == "diloco") {
+      outer = kDiloco;
+    } else if (part != "avg") {
+      const std::vector<absl::string_view> fields = absl::StrSplit(part, ':');
+      double lr = 0, momentum = 0;
+      if (fields.size() < 2 || fields.size() > 3 || !absl::SimpleAtod(fields[0], &lr) ||
+          !absl::SimpleAtod(fields[1], &momentum) ||
+          (fields.size() == 3 && fields[2] != "nesterov")) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--outer=%s: '%s' is not avg, diloco or LR:MOMENTUM[:nesterov] (e.g. "
+                            "0.7:0.9:nesterov)",
+                            text, std::string(part)));
+      }
+      outer = {.lr = static_cast<float>(lr),
+               .momentum = static_cast<float>(momentum),
+               .nesterov = fields.size() == 3};
+      if (const absl::Status valid = CheckOuterOptimizer(outer, "outer "); !valid.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--outer=%s: '%s': %s", text, std::string(part), valid.message()));
+      }
+    }
+    if (std::find(outers.begin(), outers.end(), outer) == outers.end()) outers.push_back(outer);
+  }
+  return outers;
+}
+
 absl::StatusOr<std::vector<bool>> ParseStalenessAware() {
   std::vector<bool> aware_values;
   for (absl::string_view v : absl::StrSplit(absl::GetFlag(FLAGS_staleness_aware_lr), ',')) {
@@ -382,6 +429,7 @@ absl::StatusOr<GridAxes> ParseGridAxes() {
   HOGWILD_ASSIGN_OR_RETURN(
       axes.average_everys,
       ParseIntsInRange("average_every", absl::GetFlag(FLAGS_average_every), 1, kMaxAverageEvery));
+  HOGWILD_ASSIGN_OR_RETURN(axes.outers, ParseOuters());
   HOGWILD_ASSIGN_OR_RETURN(axes.backup_workers,
                            ParseInts("backup_workers", absl::GetFlag(FLAGS_backup_workers)));
   HOGWILD_ASSIGN_OR_RETURN(axes.staleness_aware, ParseStalenessAware());
@@ -606,8 +654,11 @@ absl::StatusOr<std::vector<TrainerOptions>> PolicyVariants(const RunSpec& spec, 
       break;
     case Mode::kLocalSgd:
       for (int64_t h : axes.average_everys) {
-        v.average_every = h;
-        variants.push_back(v);
+        for (const OuterOptimizer& outer : axes.outers) {
+          v.average_every = h;
+          v.outer = outer;
+          variants.push_back(v);
+        }
       }
       break;
     case Mode::kBackup:
@@ -925,7 +976,10 @@ absl::StatusOr<TrainResult> TrainSparseRun(const TrainerOptions& options, const 
   ModeOptions mode_options;
   if (options.mode == Mode::kSsp) mode_options.staleness_bound = options.staleness_bound;
   if (options.mode == Mode::kBackup) mode_options.backup_workers = options.backup_workers;
-  if (options.mode == Mode::kLocalSgd) mode_options.average_every = options.average_every;
+  if (options.mode == Mode::kLocalSgd) {
+    mode_options.average_every = options.average_every;
+    mode_options.outer = options.outer;
+  }
   TrainResult result;
   result.mode = options.mode;
   result.num_workers = options.num_workers;

@@ -36,6 +36,10 @@ struct OuterOptimizer {
   bool operator==(const OuterOptimizer&) const = default;
 };
 
+// DiLoCo's outer optimizer as the paper tunes it (Douillard et al. 2023, section 3): outer lr 0.7,
+// Nesterov momentum 0.9.
+inline constexpr OuterOptimizer kDiloco{.lr = 0.7f, .momentum = 0.9f, .nesterov = true};
+
 // The largest outer learning rate accepted: past 2 the step overshoots the mean by more than the
 // distance to it even without momentum, which diverges.
 inline constexpr float kMaxOuterLr = 2.0f;

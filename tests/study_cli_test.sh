@@ -62,6 +62,13 @@ expect_error "--straggler_delay delays real threads; with --simulate give --jitt
 expect_error "--staleness_bound has no effect: the grid has no ssp runs" --modes=async \
   --staleness_bound=0
 expect_error "--average_every has no effect: the grid has no local_sgd runs" --average_every=4
+expect_error "--outer has no effect: the grid has no local_sgd runs" --outer=diloco
+expect_error "--outer=avg,0.7: '0.7' is not avg, diloco or LR:MOMENTUM[:nesterov]" \
+  --modes=local_sgd --outer=avg,0.7
+expect_error "--outer=3:0.9: '3:0.9': outer lr=3 is out of range; it must be in (0, 2]" \
+  --modes=local_sgd --outer=3:0.9
+expect_error "--outer=0.7:0:nesterov: '0.7:0:nesterov': outer nesterov needs outer momentum > 0" \
+  --modes=local_sgd --outer=0.7:0:nesterov
 expect_error "--staleness_aware_lr=on has no effect: the grid has no async runs with more than one worker" \
   --modes=sync --staleness_aware_lr=on
 expect_error "--allreduce_ms has no effect: the grid has no sync, backup or local_sgd runs" \
@@ -182,6 +189,24 @@ else
   echo "FAIL: simulated grid (exit $rc1, $rc2); output and report:"
   sed 's/^/    /' "$tmp/sim1.txt" "$tmp/sim1/study.md"
   diff "$tmp/sim1/study.md" "$tmp/sim2/study.md"
+  failures=$((failures + 1))
+fi
+
+# local_sgd's outer optimizer is a grid axis: plain averaging keeps its label (and so its runs'
+# keys), DiLoCo's and a custom one are their own configurations, with other results.
+"$study" --data_dir="$data" --simulate --runs=local_sgd:2 --average_every=2 \
+  --outer=avg,diloco,0.5:0.8 --batch_size=4 --epochs=1 --target_accuracy=0.1 --plot=false \
+  --out_dir="$tmp/outer" >"$tmp/outer.txt" 2>&1
+rc=$?
+if [[ $rc -eq 0 ]] && grep -q '^run 3/3: ' "$tmp/outer.txt" &&
+   grep -q '^| local_sgd(H=2) w=2 lr=0.05 m=0 | 1 | ' "$tmp/outer/study.md" &&
+   grep -q '^| local_sgd(H=2 outer=diloco) w=2 lr=0.05 m=0 | 1 | ' "$tmp/outer/study.md" &&
+   grep -q '^| local_sgd(H=2 outer=0.5:0.8) w=2 lr=0.05 m=0 | 1 | ' "$tmp/outer/study.md" &&
+   [[ $(grep '^| local_sgd' "$tmp/outer/study.md" | awk -F'|' '{print $(NF-2)}' | sort -u | wc -l) -eq 3 ]]; then
+  echo "ok:   --outer is a grid axis of local_sgd runs: avg, diloco and LR:MOMENTUM, three results"
+else
+  echo "FAIL: --outer grid (exit $rc); output and report:"
+  sed 's/^/    /' "$tmp/outer.txt" "$tmp/outer/study.md"
   failures=$((failures + 1))
 fi
 
