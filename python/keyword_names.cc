@@ -59,6 +59,10 @@ std::string WithKeywordNames(absl::string_view message) {
       {"TrainerOptions::staleness_bound", "staleness_bound"},
       {"TrainerOptions::backup_workers", "backup_workers"},
       {"TrainerOptions::average_every", "average_every"},
+      {"TrainerOptions::outer.lr", "outer_lr"},
+      {"TrainerOptions::outer.momentum", "outer_momentum"},
+      {"TrainerOptions::outer.nesterov", "outer_nesterov"},
+      {"TrainerOptions::outer", "outer_lr, outer_momentum or outer_nesterov"},
       {"TrainerOptions::eval_every_steps", "eval_every"},
       {"TrainerOptions::eval_every_epochs", "eval_every"},
       {"TrainerOptions::log_every_steps", "log_every"},
@@ -75,7 +79,8 @@ std::string WithKeywordNames(absl::string_view message) {
       {"LrSchedule::reference_batch", "lr_reference_batch"},
       {"LrSchedule::scaling=none", "lr_scaling='none'"},
   };
-  // Flags that some loaders name (trainer/data/mnist.h, trainer/device.h, ...), longer first.
+  // Flags that some loaders name (trainer/data/mnist.h, trainer/device.h, a checkpoint that
+  // does not match: trainer/checkpoint/checkpoint.h), longer first.
   static const char* const kFlags[] = {
       "workers_per_device",
       "workers",
@@ -97,6 +102,9 @@ std::string WithKeywordNames(absl::string_view message) {
       "resume",
       "overwrite_checkpoint",
       "overwrite_log",
+      "outer_lr",
+      "outer_momentum",
+      "outer_nesterov",
   };
   std::string text(message);
   for (const auto& [field, keyword] : kFields) {

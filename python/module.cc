@@ -164,6 +164,9 @@ TrainerOptions OptionsFromDict(py::dict options, std::map<std::string, std::stri
   o.staleness_bound = TakeAs<int64_t>(options, "staleness_bound");
   o.backup_workers = TakeInt(options, "backup_workers", 0, kMaxWorkers - 1);
   o.average_every = TakeAs<int64_t>(options, "average_every");
+  o.outer = {.lr = TakeFloat32(options, "outer_lr"),
+             .momentum = TakeFloat32(options, "outer_momentum"),
+             .nesterov = TakeAs<bool>(options, "outer_nesterov")};
   o.seed = TakeAs<uint64_t>(options, "seed");
   o.eval_every_steps = TakeAs<int64_t>(options, "eval_every_steps");
   o.eval_every_epochs = TakeAs<double>(options, "eval_every_epochs");

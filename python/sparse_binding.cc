@@ -80,7 +80,10 @@ void ReadSharedOptions(const py::dict& options, Options& o) {
   o.shuffle = Get<bool>(options, "shuffle");
   o.mode_options = {.staleness_bound = Get<int64_t>(options, "staleness_bound"),
                     .backup_workers = GetInt(options, "backup_workers"),
-                    .average_every = Get<int64_t>(options, "average_every")};
+                    .average_every = Get<int64_t>(options, "average_every"),
+                    .outer = {.lr = Get<float>(options, "outer_lr"),
+                              .momentum = Get<float>(options, "outer_momentum"),
+                              .nesterov = Get<bool>(options, "outer_nesterov")}};
   o.checkpoint = {.dir = Get<std::string>(options, "checkpoint_dir"),
                   .resume = Get<bool>(options, "resume"),
                   .overwrite = Get<bool>(options, "overwrite_checkpoint")};
@@ -226,6 +229,9 @@ void AddSparseBindings(py::module_& m) {
         d["staleness_bound"] = defaults.staleness_bound;
         d["backup_workers"] = defaults.backup_workers;
         d["average_every"] = defaults.average_every;
+        d["outer_lr"] = defaults.outer.lr;
+        d["outer_momentum"] = defaults.outer.momentum;
+        d["outer_nesterov"] = defaults.outer.nesterov;
         return d;
       },
       "The defaults of the modes' options (sync/policy_factory.h's ModeOptions), as a dict.");

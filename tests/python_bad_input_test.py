@@ -166,6 +166,39 @@ class BadInput(unittest.TestCase):
         self.refuses(ValueError, ["give either arrays", "or dataset"], *d,
                      dataset="fashion_mnist")
 
+    def test_outer_optimizer_errors_name_the_keyword(self):
+        d = (self.x, self.y)
+        for keywords, exception, message in (
+                ({"mode": "local_sgd", "outer_lr": 3}, ValueError,
+                 "outer_lr=3 is out of range; it must be in (0, 2]"),
+                ({"mode": "local_sgd", "outer_momentum": 1}, ValueError,
+                 "outer_momentum=1 is out of range; it must be in [0, 1)"),
+                ({"mode": "local_sgd", "outer_nesterov": True}, ValueError,
+                 "outer_nesterov needs outer_momentum > 0 (Nesterov's look-ahead is along the "
+                 "momentum)"),
+                ({"mode": "async", "outer_lr": 0.7}, ValueError,
+                 "outer_lr has no effect with mode='async'; it is for mode='local_sgd'"),
+                ({"mode": "sync", "outer_nesterov": False}, ValueError,
+                 "outer_nesterov has no effect with mode='sync'; it is for mode='local_sgd'"),
+                ({"mode": "local_sgd", "outer_nesterov": 1}, TypeError,
+                 "outer_nesterov must be True or False, got 1"),
+                ({"mode": "local_sgd", "outer_lr": "0.7"}, TypeError,
+                 "outer_lr must be a number, got str")):
+            with self.subTest(**{k: repr(v) for k, v in keywords.items()}):
+                self.assertEqual(self.refuses(exception, [], *d, **keywords), message)
+
+    def test_a_checkpoint_of_another_outer_optimizer_names_the_keyword(self):
+        diloco = {"outer_lr": 0.7, "outer_momentum": 0.9, "outer_nesterov": True}
+        with tempfile.TemporaryDirectory() as tmp:
+            hogwild.train(self.x, self.y, mode="local_sgd", epochs=1, workers=2, hidden=[8],
+                          checkpoint_dir=tmp, **diloco)
+            message = self.refuses(ValueError, [], self.x, self.y, mode="local_sgd", epochs=2,
+                                   checkpoint_dir=tmp, resume=True, **{**diloco, "outer_lr": 0.5})
+        self.assertEqual(message, f"{tmp}/checkpoint.hwckpt: cannot resume: outer_lr differs: the "
+                         "checkpoint has 0.7, this run 0.5; the checkpoint's parameters and "
+                         "outer momentum were built with its value; resume with outer_lr=0.7 or "
+                         "use another checkpoint_dir")
+
     def test_a_previous_log_is_not_replaced(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "log.csv")

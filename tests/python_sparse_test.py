@@ -144,6 +144,13 @@ class TrainSparse(unittest.TestCase):
         default = hogwild.train_sparse(self.x, self.y, mode="local_sgd", workers=2, batch_size=8,
                                        epochs=2)
         self.assertFalse(np.allclose(default.weights, sync.weights, rtol=0, atol=1e-5))
+        # DiLoCo's outer step on the same replicas: another model, and still a falling loss.
+        diloco = hogwild.train_sparse(self.x, self.y, mode="local_sgd", workers=2, batch_size=8,
+                                      epochs=2, outer_lr=0.7, outer_momentum=0.9,
+                                      outer_nesterov=True)
+        self.assertTrue(np.isfinite(diloco.weights).all())
+        self.assertFalse(np.allclose(diloco.weights, default.weights, rtol=0, atol=1e-5))
+        self.assertLess(diloco.epochs[-1]["train_loss"], diloco.epochs[0]["train_loss"] + 1e-9)
         ssp = hogwild.train_sparse(self.x, self.y, mode="ssp", workers=2, epochs=2,
                                    staleness_bound=0)
         self.assertEqual(ssp.examples, 2 * 2000)
@@ -158,7 +165,14 @@ class TrainSparse(unittest.TestCase):
                 ({"mode": "local_sgd", "average_every": 0},
                  "average_every=0 is out of range [1, 1099511627776]"),
                 ({"mode": "async", "staleness_bound": 2},
-                 "staleness_bound has no effect with mode='async'; it is for mode='ssp'")):
+                 "staleness_bound has no effect with mode='async'; it is for mode='ssp'"),
+                ({"mode": "local_sgd", "outer_lr": 3},
+                 "outer_lr=3 is out of range; it must be in (0, 2]"),
+                ({"mode": "local_sgd", "outer_nesterov": True},
+                 "outer_nesterov needs outer_momentum > 0 (Nesterov's look-ahead is along the "
+                 "momentum)"),
+                ({"mode": "async", "outer_lr": 0.7},
+                 "outer_lr has no effect with mode='async'; it is for mode='local_sgd'")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:
                     hogwild.train_sparse(self.x, self.y, workers=2, batch_size=8, epochs=1,
@@ -241,12 +255,23 @@ class TrainMf(unittest.TestCase):
         ssp = hogwild.train_mf(*self.train, rank=3, mode="ssp", workers=2, epochs=2,
                                staleness_bound=0)
         self.assertEqual(len(ssp.epochs), 2)
+        # The outer optimizer is read: DiLoCo's outer step trains another model than averaging.
+        diloco = hogwild.train_mf(*self.train, rank=3, mode="local_sgd", workers=2, batch_size=8,
+                                  epochs=3, weight_decay=0.0, average_every=4, outer_lr=0.7,
+                                  outer_momentum=0.9, outer_nesterov=True)
+        averaged = hogwild.train_mf(*self.train, rank=3, mode="local_sgd", workers=2,
+                                    batch_size=8, epochs=3, weight_decay=0.0, average_every=4)
+        self.assertTrue(np.isfinite(diloco.user_factors).all())
+        self.assertFalse(np.allclose(diloco.user_factors, averaged.user_factors, rtol=0,
+                                     atol=1e-5))
         for keywords, message in (
                 ({"batch_size": 0}, "batch_size=0"),
                 ({"mode": "backup", "backup_workers": 2},
                  "backup_workers=2 is out of range [0, 1] (fewer than the workers)"),
                 ({"mode": "sync", "average_every": 2},
-                 "average_every has no effect with mode='sync'; it is for mode='local_sgd'")):
+                 "average_every has no effect with mode='sync'; it is for mode='local_sgd'"),
+                ({"mode": "local_sgd", "outer_momentum": -0.5},
+                 "outer_momentum=-0.5 is out of range; it must be in [0, 1)")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:
                     hogwild.train_mf(*self.train, workers=2, epochs=1, **keywords)

@@ -81,6 +81,27 @@ class Train(unittest.TestCase):
                 self.assertTrue(np.isfinite(result.params).all())
                 self.assertGreater(result.final_test_accuracy, 0.7, result)
 
+    def test_local_sgd_takes_an_outer_optimizer(self):
+        # DiLoCo's outer step (sync/outer_optimizer.h) on the same replicas as plain averaging:
+        # another model, the same one every time (workers average in a fixed order), and still
+        # a learnt one. The explicit defaults are plain averaging, bitwise.
+        common = {"mode": "local_sgd", "hidden": [32], "workers": 2, "epochs": 4,
+                  "average_every": 4}
+        diloco = {"outer_lr": 0.7, "outer_momentum": 0.9, "outer_nesterov": True}
+        plain = hogwild.train(self.x, self.y, self.test_x, self.test_y, **common)
+        defaults = hogwild.train(self.x, self.y, self.test_x, self.test_y, outer_lr=1.0,
+                                 outer_momentum=0.0, outer_nesterov=False, **common)
+        np.testing.assert_array_equal(defaults.params, plain.params)
+        first = hogwild.train(self.x, self.y, self.test_x, self.test_y, **diloco, **common)
+        again = hogwild.train(self.x, self.y, self.test_x, self.test_y, **diloco, **common)
+        np.testing.assert_array_equal(first.params, again.params)
+        self.assertFalse(np.allclose(first.params, plain.params, rtol=0, atol=1e-3))
+        self.assertGreater(first.final_test_accuracy, 0.7, first)
+        # outer_nesterov is read: the heavy ball without Nesterov's look-ahead is another model.
+        heavy_ball = hogwild.train(self.x, self.y, self.test_x, self.test_y, outer_lr=0.7,
+                                   outer_momentum=0.9, **common)
+        self.assertFalse(np.allclose(first.params, heavy_ball.params, rtol=0, atol=1e-3))
+
     def test_the_optimizers_run_from_python_and_learn(self):
         for mode, optimizer, extra in (("async", "adam", {"optimizer_state": "shared"}),
                                        ("sync", "adamw", {"weight_decay": 0.01}),

@@ -21,7 +21,8 @@ __path__ = _pkgutil.extend_path(__path__, __name__)
 from hogwild._hogwild import (  # noqa: E402
     _mode_option_defaults, _train, _train_mf, _train_sparse)
 
-# staleness_bound, backup_workers and average_every when not given: the library's ModeOptions
+# staleness_bound, backup_workers, average_every and the outer optimizer (outer_lr,
+# outer_momentum, outer_nesterov) when not given: the library's ModeOptions
 # (sync/policy_factory.h), the defaults of every command's flags too.
 _MODE_OPTION_DEFAULTS = _mode_option_defaults()
 
@@ -110,17 +111,22 @@ def _path(name, value):
     return _str(name, _os.fspath(value) if hasattr(value, "__fspath__") else value)
 
 
-def _mode_options(mode, staleness_bound, backup_workers, average_every):
+def _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
+                  outer_momentum, outer_nesterov):
     """The mode options of train(), train_sparse() and train_mf(), None meaning the default; as
-    on the command line, one given for a mode that does not read it is refused by name."""
+    on the command line, one given for a mode that does not read it is refused by name. Their
+    ranges are the library's (its errors name the keywords)."""
     options = {}
-    for name, value, reader in (("staleness_bound", staleness_bound, "ssp"),
-                                ("backup_workers", backup_workers, "backup"),
-                                ("average_every", average_every, "local_sgd")):
+    for name, value, reader, kind in (("staleness_bound", staleness_bound, "ssp", _int),
+                                      ("backup_workers", backup_workers, "backup", _int),
+                                      ("average_every", average_every, "local_sgd", _int),
+                                      ("outer_lr", outer_lr, "local_sgd", _float),
+                                      ("outer_momentum", outer_momentum, "local_sgd", _float),
+                                      ("outer_nesterov", outer_nesterov, "local_sgd", _bool)):
         if value is not None and mode != reader:
             raise ValueError(f"{name} has no effect with mode={mode!r}; it is for "
                              f"mode={reader!r}")
-        options[name] = _int(name, _MODE_OPTION_DEFAULTS[name] if value is None else value)
+        options[name] = kind(name, _MODE_OPTION_DEFAULTS[name] if value is None else value)
     return options
 
 
@@ -152,7 +158,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           clip_global_norm=0.0, bn_momentum=None,
           weight_decay=0.0, weight_decay_biases=None, ema_decay=0.0, ema_num_updates=None,
           staleness_aware_lr=False, staleness_bound=None, backup_workers=None,
-          average_every=None, seed=1, eval_every="1epoch", log=None, overwrite_log=False,
+          average_every=None, outer_lr=None, outer_momentum=None, outer_nesterov=None, seed=1,
+          eval_every="1epoch", log=None, overwrite_log=False,
           log_every=None, checkpoint_dir=None, checkpoint_every=None, resume=False,
           overwrite_checkpoint=False, prefetch=4, on_log_row=None):
     """Trains a classifier with data-parallel SGD and returns a TrainResult.
@@ -191,10 +198,15 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     convention), weight_decay, weight_decay_biases (False: biases exempt from it), ema_decay
     (0: none; async and sync), ema_num_updates,
     staleness_aware_lr (async only), staleness_bound (ssp only, default 3), backup_workers
-    (backup only, default 0), average_every (local_sgd only, default 8), seed (in [0, 2^64 - 1]), eval_every (global steps as an
-    int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl convergence-log path),
-    overwrite_log, log_every (a log row per worker every N of its steps, default 100; with log
-    or on_log_row only), checkpoint_dir,
+    (backup only, default 0), average_every (local_sgd only, default 8), outer_lr,
+    outer_momentum, outer_nesterov (local_sgd only: the outer optimizer each averaging applies
+    to the replicas' pseudo-gradient, SGD with outer_lr in (0, 2], momentum in [0, 1) and
+    Nesterov's look-ahead, which needs outer_momentum; the default, outer_lr 1 without momentum,
+    is plain averaging; DiLoCo is outer_lr=0.7, outer_momentum=0.9, outer_nesterov=True with
+    optimizer="adamw"; sync/outer_optimizer.h), seed (in [0, 2^64 - 1]), eval_every (global
+    steps as an int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl
+    convergence-log path), overwrite_log, log_every (a log row per worker every N of its steps,
+    default 100; with log or on_log_row only), checkpoint_dir,
     checkpoint_every (with checkpoint_dir: N global steps, "30s", "10m", "1h", 0; default
     "600s"), resume, overwrite_checkpoint, prefetch (batches queued per worker). A keyword that
     these settings would not read (hidden with model="cnn", lr_decay_rate with the constant
@@ -252,7 +264,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         if value is not None and not decays:
             raise ValueError(f"{name} has no effect with lr_schedule='constant'")
     mode = _str("mode", mode)
-    mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every)
+    mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
+                                 outer_momentum, outer_nesterov)
     if checkpoint_dir is None and (checkpoint_every is not None or resume):
         raise ValueError(("checkpoint_every" if checkpoint_every is not None else "resume")
                          + " needs checkpoint_dir (the directory where checkpoints live)")
@@ -407,7 +420,8 @@ def _csr(name, x, y, num_features):
 def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async", workers=None,
                  batch_size=1, epochs=5, lr=0.5, lr_decay=1.0, weight_decay=0.0, seed=1,
                  shuffle=True, staleness_bound=None, backup_workers=None, average_every=None,
-                 checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
+                 outer_lr=None, outer_momentum=None, outer_nesterov=None, checkpoint_dir=None,
+                 resume=False, overwrite_checkpoint=False):
     """Trains sparse logistic regression (model="logreg") or a linear SVM ("svm") with Hogwild!
     SGD, the library behind `bazel run //sparse:train` (docs/workloads.md, "Sparse workloads").
 
@@ -416,7 +430,9 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
       positive class, anything else the negative one.
     mode: "async" (Hogwild!), "sync", "ssp", "backup", "local_sgd", "locked" or "round_robin";
       staleness_bound (ssp only, default 3), backup_workers (backup only, default 0),
-      average_every (local_sgd only, default 8): the modes' options, as train()'s; workers:
+      average_every (local_sgd only, default 8), outer_lr, outer_momentum, outer_nesterov
+      (local_sgd only, default plain averaging; DiLoCo's outer step is outer_lr=0.7,
+      outer_momentum=0.9, outer_nesterov=True): the modes' options, as train()'s; workers:
       threads (default: one per core); batch_size: examples per update (per worker; global in
       sync, backup and local_sgd); lr: the first epoch's step, times lr_decay after each;
       weight_decay: L2 on the touched coordinates.
@@ -429,7 +445,8 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
     if _int("seed", seed) < 0:
         raise ValueError(f"seed={seed} is out of range [0, 2^63)")
     mode = _str("mode", mode)
-    mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every)
+    mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
+                                 outer_momentum, outer_nesterov)
     indptr, indices, values, labels, dim = _csr("x", x, y, None)
     test = None
     if test_x is not None:
@@ -498,14 +515,16 @@ def _ratings(name, users, items, ratings):
 def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers=None,
              batch_size=1, epochs=20, lr=0.02, lr_decay=1.0, weight_decay=0.05, seed=1,
              shuffle=True, staleness_bound=None, backup_workers=None, average_every=None,
-             checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
+             outer_lr=None, outer_momentum=None, outer_nesterov=None, checkpoint_dir=None,
+             resume=False, overwrite_checkpoint=False):
     """Low-rank matrix factorization by per-rating Hogwild! SGD, the library behind
     `bazel run //sparse:train -- --model=mf` (docs/workloads.md, "Sparse workloads").
 
     users, items: integer arrays [R], indices from 0 (U = the largest user index + 1 of the
       training and test ratings, I likewise); ratings: [R] numbers. test: None or a tuple
       (users, items, ratings) of held-out ratings in the same index space.
-    mode, staleness_bound, backup_workers, average_every: as train_sparse's; batch_size: ratings
+    mode, staleness_bound, backup_workers, average_every, outer_lr, outer_momentum,
+      outer_nesterov: as train_sparse's; batch_size: ratings
       per update (per worker; global in sync, backup and local_sgd); the other keywords are the
       command's flags, with its defaults for mf. The GIL is released while training; Ctrl-C
       stops the run after the current epoch (and its checkpoint) and raises KeyboardInterrupt.
@@ -515,7 +534,8 @@ def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers
     if _int("seed", seed) < 0:
         raise ValueError(f"seed={seed} is out of range [0, 2^63)")
     mode = _str("mode", mode)
-    mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every)
+    mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
+                                 outer_momentum, outer_nesterov)
     train = _ratings("ratings", users, items, ratings)
     held_out = None if test is None else _ratings("test", *test)
     sets = [train] + ([held_out] if held_out is not None else [])
