@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# One of the four study findings of benchmarks/README.md ("Four findings"), by one command:
+# One of the study findings of benchmarks/README.md ("Findings"), by one command:
 #
 #   bazel run //benchmarks:finding -- NAME [OUT_DIR]
 #
-# NAME is backup, momentum, staleness_lr or ssp. Runs the study runner (//benchmarks:study) on
+# NAME is backup, momentum, staleness_lr, ssp or diloco. Runs the study runner (//benchmarks:study) on
 # the finding's flag file, benchmarks/findings/NAME.flags (a simulated grid with every seed),
 # into OUT_DIR (default /tmp/hogwild_finding_NAME; resumable: finished runs are kept), then
 # draws OUT_DIR/study.png (accuracy against simulated time and examples, bands over seeds) and
@@ -11,10 +11,10 @@
 # Extra flags after OUT_DIR go to the study runner (e.g. --seeds=1 for a quick look).
 set -euo pipefail
 
-usage="usage: bazel run //benchmarks:finding -- backup|momentum|staleness_lr|ssp [OUT_DIR] [study flags]"
+usage="usage: bazel run //benchmarks:finding -- backup|momentum|staleness_lr|ssp|diloco [OUT_DIR] [study flags]"
 name="${1:-}"
 case "$name" in
-  backup | momentum | staleness_lr | ssp) ;;
+  backup | momentum | staleness_lr | ssp | diloco) ;;
   *) echo "error: unknown finding '$name'; $usage" >&2; exit 2 ;;
 esac
 shift

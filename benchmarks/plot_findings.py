@@ -18,11 +18,16 @@ every rate diverged is named as such.
                 worker count, one line per learning rate, with the plain and with the
                 staleness-aware learning rate
   ssp           the time to target against the staleness bound, with sync and async
+  diloco        the final test loss against the averaging period H (the table gives the
+                exchanges) and against the simulated time, for local SGD with plain averaging
+                and with DiLoCo's outer optimizer, with W workers and with one (the M = 1
+                control), and sync
 """
 import argparse
 import csv
 import math
 import os
+import re
 import sys
 
 import matplotlib
@@ -254,7 +259,72 @@ def finding_ssp(rows, out_dir, target, ax_time, ax_examples):
     return lines
 
 
+def last_eval(log):
+    """The last evaluation row of a run's convergence log: its step and simulated time."""
+    last = None
+    with open(log, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["kind"] == "eval":
+                last = r
+    return int(last["step"]), float(last["wall_time_s"])
+
+
+def finding_diloco(rows, out_dir, target, ax_period, ax_time):
+    # Per configuration (mode label, workers): the steps and simulated time of its runs.
+    runs = {}
+    with open(os.path.join(out_dir, "runs.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            runs.setdefault((r["mode"], int(r["workers"])), []).append(last_eval(r["log"]))
+    lines = ["| configuration | workers | H | exchanges | simulated time (s) | final test loss |"
+             " final test acc (%) | time to target (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    series = {}
+    for r in sorted(rows, key=lambda r: (r["mode"] != "sync", -r["workers"], r["mode"])):
+        done = runs[(r["mode"], r["workers"])]
+        steps = done[0][0]
+        m = re.fullmatch(r"local_sgd\(H=(\d+)(?: outer=(\S+))?\)", r["mode"])
+        h = int(m.group(1)) if m else 1
+        outer = (m.group(2) or "avg") if m else None
+        exchanges = math.ceil(steps / h) if r["workers"] > 1 else 0
+        time_s = sum(t for _, t in done) / len(done)
+        name = "sync" if m is None else ("DiLoCo" if outer == "diloco" else f"local SGD ({outer})")
+        # The simulator's step time does not grow with the batch, so one worker taking the
+        # whole global batch per step would look W times faster than it computes: no time.
+        time_text = f"{time_s:.1f}" if r["workers"] > 1 else "(not comparable)"
+        lines.append(f"| {name} | {r['workers']} | {h if m else ''} | {exchanges} | {time_text} | "
+                     f"{ci(r, 'final_test_loss')} | {ci(r, 'final_test_accuracy', 100)} | "
+                     f"{time_cell(r, target)} |")
+        series.setdefault((name, r["workers"]), []).append((exchanges, time_s, h, r))
+    for i, ((name, workers), pts) in enumerate(sorted(series.items())):
+        pts.sort(key=lambda p: p[2])
+        label = f"{name}, {workers} worker{'s' if workers > 1 else ''}"
+        style = dict(marker="o", capsize=3, color=f"C{i}", label=label,
+                     linestyle="--" if workers == 1 else "-")
+        loss = [p[3]["final_test_loss_mean"] for p in pts]
+        err = [0 if math.isnan(p[3]["final_test_loss_ci95"]) else p[3]["final_test_loss_ci95"]
+               for p in pts]
+        if name == "sync":
+            mean, half = loss[0], err[0]
+            ax_period.axhline(mean, color=style["color"], linestyle=":", label=label + " (band: 95%)")
+            ax_period.axhspan(mean - half, mean + half, color=style["color"], alpha=0.12)
+        else:
+            ax_period.errorbar([p[2] for p in pts], loss, yerr=err, **style)
+        if workers > 1:  # see the table: one worker's simulated time is not comparable
+            ax_time.errorbar([p[1] for p in pts], loss, yerr=err, **style)
+            for p in pts:
+                ax_time.annotate("sync" if name == "sync" else f"H={p[2]}",
+                                 (p[1], p[3]["final_test_loss_mean"]), fontsize=7)
+    ax_period.set_xscale("log")
+    ax_period.set_xlabel("averaging period H (local steps between exchanges)")
+    ax_time.set_xscale("log")
+    ax_time.set_xlabel("simulated time of the run (s), all-reduces included; W workers")
+    for ax in (ax_period, ax_time):
+        ax.set_ylabel("final test loss, mean and 95% interval")
+        ax.legend(fontsize=8)
+    return lines
+
+
 FINDINGS = {
+    "diloco": finding_diloco,
     "backup": finding_backup,
     "momentum": finding_momentum,
     "staleness_lr": finding_staleness_lr,

@@ -120,6 +120,11 @@ expect_error "--lr_decay_rate=1 has no effect" --lr_schedule=exponential
 expect_error "--staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" --staleness_bound=2
 expect_error "--backup_workers has no effect in async mode; it is for backup mode (--mode=backup)" --backup_workers=1
 expect_error "--average_every has no effect in async mode; it is for local_sgd mode (--mode=local_sgd)" --average_every=2
+expect_error "--outer_lr has no effect in sync mode; it is for local_sgd mode (--mode=local_sgd)" \
+  --mode=sync --outer_lr=0.7
+expect_error "--outer_lr=2.5 is out of range; it must be in (0, 2]" --mode=local_sgd --outer_lr=2.5
+expect_error "--outer_nesterov needs --outer_momentum > 0 (Nesterov's look-ahead is along the momentum)" \
+  --mode=local_sgd --outer_nesterov
 expect_error "the run needs about" --devices=cpu --workers=2 --hidden=65536,65536,65536,65536,65536,65536
 
 # A flag given twice (the last would win), flags from elsewhere or ignored, empty values (an

@@ -33,6 +33,8 @@ expect_error "--staleness_bound=-1" --mode=ssp --staleness_bound=-1
 expect_error "--backup_workers=16 is out of range; it must be in [0, 15]" --mode=backup \
   --workers=16 --backup_workers=16
 expect_error "--average_every=0" --mode=local_sgd --average_every=0
+expect_error "--outer_momentum=1 is out of range; it must be in [0, 1)" --mode=local_sgd \
+  --outer_momentum=1
 expect_error "--staleness_csv=$empty_dir/s.csv exists" --staleness_csv="$empty_dir/s.csv"
 expect_error "--log_every has no effect without --log" --log_every=5
 expect_error "the directory ${TEST_TMPDIR:-/tmp}/no_such_dir does not exist" \

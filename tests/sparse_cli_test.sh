@@ -76,13 +76,14 @@ expect_one_line_error "huge LIBSVM values diverge" "error: training diverged: pa
 
 # Every mode trains matrix factorization, with the modes' own flags.
 for run in "--mode=sync --batch_size=8" "--mode=ssp --staleness_bound=1" \
-  "--mode=backup --batch_size=8 --backup_workers=1" "--mode=local_sgd --batch_size=8 --average_every=2"; do
+  "--mode=backup --batch_size=8 --backup_workers=1" "--mode=local_sgd --batch_size=8 --average_every=2" \
+  "--mode=local_sgd --batch_size=8 --average_every=2 --outer_lr=0.7 --outer_momentum=0.9 --outer_nesterov"; do
   # shellcheck disable=SC2086
   out=$("$train" --model=mf --dataset="$dir/ratings.csv" --rank=4 --workers=2 --epochs=2 $run 2>&1) ||
     fail "mf $run: exit $?: $out"
   grep -q "^done: 2 epochs" <<<"$out" || fail "mf $run: no summary: $out"
 done
-echo "ok:   mf trains with sync, ssp, backup and local_sgd"
+echo "ok:   mf trains with sync, ssp, backup and local_sgd (plain and DiLoCo's outer optimizer)"
 expect_one_line_error "staleness bound in async mode" \
   "error: --staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" \
   "$train" --staleness_bound=1
