@@ -129,6 +129,13 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
                            ctx.LrNow()));
     ++ctx.worker_steps[w];
     ++worker.clock;
+    if (stats.dropped) {  // too stale (SgdOptions::max_delay): computed, not applied
+      ++ctx.dropped[w];
+      ctx.metrics->RecordDropped(worker.examples, worker.loss_sum);
+      HOGWILD_RETURN_IF_ERROR(advance(w, now));
+      HOGWILD_RETURN_IF_ERROR(release(now));
+      continue;
+    }
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(worker.examples, worker.loss_sum,
                                                       stats.staleness, stats.applied_lr, now));
     if (WorkerUpdatesEma(t.mode, w)) HOGWILD_RETURN_IF_ERROR(ctx.UpdateEma());

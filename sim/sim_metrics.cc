@@ -24,6 +24,12 @@ absl::Status SimMetrics::RecordUpdate(int64_t examples, double loss_sum, uint64_
   return absl::OkStatus();
 }
 
+void SimMetrics::RecordDropped(int64_t examples, double loss_sum) {
+  examples_ += examples;
+  window_examples_ += examples;
+  window_loss_sum_ += loss_sum;
+}
+
 absl::Status SimMetrics::Flush(float lr, double time_s) {
   if (window_steps_ == 0) return absl::OkStatus();
   const double mean_loss = window_examples_ > 0 ? window_loss_sum_ / window_examples_ : 0.0;

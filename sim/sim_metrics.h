@@ -30,6 +30,10 @@ class SimMetrics {
   absl::Status RecordUpdate(int64_t examples, double loss_sum, uint64_t staleness, float lr,
                             double time_s);
 
+  // A gradient computed but not applied (async's too stale one, SgdOptions::max_delay): its
+  // examples and loss count, as the real trainer counts them; no step, no staleness.
+  void RecordDropped(int64_t examples, double loss_sum);
+
   // An evaluation of the parameters after steps() updates, at simulated time `time_s`, and of
   // their weight EMA's (trainer/weight_ema.h) when there is one.
   absl::Status RecordEval(const EvalResult& eval, float lr, double time_s,

@@ -34,6 +34,7 @@
 #include "core/status_macros.h"
 #include "sim/simulator.h"
 #include "trainer/cli/argv_flags.h"
+#include "trainer/cli/async_flags.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/mode_flags.h"
 #include "trainer/cli/option_flags.h"
@@ -62,8 +63,6 @@ ABSL_FLAG(double, lr, 0.005,
           "workers' updates, 63 steps stale, diverge");
 ABSL_FLAG(double, momentum, 0.0, "SGD momentum in [0, 1) (PyTorch convention)");
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
-ABSL_FLAG(bool, staleness_aware_lr, false,
-          "async only: divide the learning rate by the update's staleness (Zhang et al. 2016)");
 ABSL_FLAG(std::string, seed, "1",
           "seed of initialization, data order and compute times, in [0, 2^64 - 1]");
 ABSL_FLAG(std::string, eval_every, "1epoch",
@@ -166,7 +165,7 @@ absl::Status ParseTrainingFlags(hogwild::TrainerOptions& t) {
   HOGWILD_ASSIGN_OR_RETURN(t.lr.base_lr, ToFloat32("lr", FlagText("lr")));
   HOGWILD_ASSIGN_OR_RETURN(t.sgd.momentum, ToFloat32("momentum", FlagText("momentum")));
   HOGWILD_ASSIGN_OR_RETURN(t.sgd.weight_decay, ToFloat32("weight_decay", FlagText("weight_decay")));
-  t.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
+  ApplyAsyncFlags(t.sgd);
   HOGWILD_ASSIGN_OR_RETURN(EvalEvery eval_every, ParseEvalEvery(absl::GetFlag(FLAGS_eval_every)));
   t.eval_every_steps = eval_every.steps;
   t.eval_every_epochs = eval_every.epochs;
@@ -303,7 +302,8 @@ int Main(int argc, char** argv) {
       "Simulates data-parallel SGD with W logical workers on one thread (simulated time).\n"
       "  bazel run //sim:simulate -- --workers=256 --batch_size=16");
   if (const std::optional<int> exit_code = hogwild::ParseCommandLineFlags(
-          argc, argv, "simulate", {"sim/simulate_main.cc", "trainer/cli/mode_flags.cc"})) {
+          argc, argv, "simulate",
+          {"sim/simulate_main.cc", "trainer/cli/mode_flags.cc", "trainer/cli/async_flags.cc"})) {
     return *exit_code;
   }
   // A stop signal during the histogram's write removes its temporary file.

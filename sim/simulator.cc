@@ -242,10 +242,11 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
 std::string FormatSimSummary(const SimResult& r) {
   std::string extra;
   if (r.mode == Mode::kSsp) extra = absl::StrFormat(" | largest clock gap %d", r.max_clock_gap);
-  if (r.mode == Mode::kBackup) {
-    int64_t dropped = 0;
-    for (int64_t d : r.dropped) dropped += d;
-    extra = absl::StrFormat(" | %d late parts dropped", dropped);
+  int64_t dropped = 0;
+  for (int64_t d : r.dropped) dropped += d;
+  if (r.mode == Mode::kBackup) extra = absl::StrFormat(" | %d late parts dropped", dropped);
+  if (dropped > 0 && r.mode == Mode::kAsync) {
+    extra = absl::StrFormat(" | %d updates dropped as too stale", dropped);
   }
   return absl::StrFormat(
       "simulated %s | workers %d | simulated time %.2f s | real time %.2f s | %d examples, %d "

@@ -133,7 +133,9 @@ struct SimResult {
   // [W] steps each worker's gradient was used in: async, ssp, locked and round_robin its
   // updates; sync, backup and local_sgd the global steps it contributed to.
   std::vector<int64_t> worker_steps;
-  std::vector<int64_t> dropped;  // [W] backup: parts dropped as late; other modes: zeros
+  // [W] backup: parts dropped as late; async: updates dropped as too stale
+  // (SgdOptions::max_delay; their examples count in `examples`); other modes: zeros.
+  std::vector<int64_t> dropped;
   // async and ssp: the largest clock gap seen when a step started (its worker's completed
   // steps minus the smallest of the workers that still had data); ssp keeps it <= the bound.
   // Other modes: 0.

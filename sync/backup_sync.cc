@@ -47,6 +47,13 @@ int64_t BackupSync::dropped(int worker) const {
   return dropped_[worker];
 }
 
+int64_t BackupSync::num_dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t total = 0;
+  for (int64_t d : dropped_) total += d;
+  return total;
+}
+
 absl::Status BackupSync::DoReadParams(absl::Span<float> out) const {
   std::shared_lock<std::shared_mutex> lock(params_mu_);
   const absl::Span<const float> params = store()->unsafe_values();

@@ -75,6 +75,7 @@ class BackupSync final : public UpdatePolicy {
   int backup_workers() const { return num_workers() - needed_; }
   // Gradients of worker w dropped so far. Thread-safe.
   int64_t dropped(int worker) const;
+  int64_t num_dropped() const override;
 
  private:
   absl::Status DoReadParams(absl::Span<float> out) const override;

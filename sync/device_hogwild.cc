@@ -154,7 +154,7 @@ absl::StatusOr<StepStats> DeviceHogwild::DoFinishStep(int worker, DeviceSpan<con
                                                       float lr) {
   PerWorker& w = workers_[worker];
   const StepStats stats =
-      AsyncStepStats(store()->version(), w.read_version, lr, sgd_options().staleness_aware_lr);
+      AsyncStepStats(store()->version(), w.read_version, lr, sgd_options(), num_workers());
   // Per-worker state: the step is this worker's count, like the CPU policy's.
   HOGWILD_RETURN_IF_ERROR(
       LaunchDeviceOptimizerUpdate(w.backend->stream(), sgd_options(), stats.applied_lr,

@@ -124,8 +124,8 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
     ScaleTrained(o, 0, scale, grad, absl::MakeSpan(w.clipped));
     grad = absl::MakeConstSpan(w.clipped);
   }
-  const StepStats stats =
-      AsyncStepStats(store()->version(), w.read_version, lr, o.staleness_aware_lr);
+  const StepStats stats = AsyncStepStats(store()->version(), w.read_version, lr, o, num_workers());
+  if (stats.dropped) return Drop(w, stats);
   // The update also refreshes this worker's snapshot: one pass over P instead of two (an update
   // and the next step's Read()), see "What the profile showed" in
   // benchmarks/results/2026-12-02-throughput-and-pytorch.md. The snapshot counts as a fresh read
@@ -172,6 +172,12 @@ absl::StatusOr<StepStats> Hogwild::DoFinishStep(int worker, DeviceSpan<const flo
   return stats;
 }
 
+StepStats Hogwild::Drop(PerWorker& w, const StepStats& stats) {
+  w.snapshot_current = false;
+  dropped_.fetch_add(1, std::memory_order_relaxed);
+  return stats;
+}
+
 absl::StatusOr<const float*> Hogwild::DoBeginSparseStep(int worker) {
   // The live array, no O(P) copy: the staleness counts from the version the read began at.
   PerWorker& w = workers_[worker];
@@ -185,8 +191,8 @@ absl::StatusOr<StepStats> Hogwild::DoFinishSparseStep(int worker, const SparseGr
   const SgdOptions& o = sgd_options();
   if (!o.updates_touched_only()) return UpdatePolicy::DoFinishSparseStep(worker, grad, lr);
   PerWorker& w = workers_[worker];
-  const StepStats stats =
-      AsyncStepStats(store()->version(), w.read_version, lr, o.staleness_aware_lr);
+  const StepStats stats = AsyncStepStats(store()->version(), w.read_version, lr, o, num_workers());
+  if (stats.dropped) return Drop(w, stats);
   ApplySparseSgd(stats.applied_lr, o.weight_decay, o.no_decay, grad,
                  store()->unsafe_values().data());
   w.read_version = store()->CompleteUpdate() + 1;

@@ -39,6 +39,11 @@
 // the store afresh (with kAfterOwnUpdate: the store as it is then, not as this worker's update
 // left it).
 //
+// The learning rate and dropping by staleness (SgdOptions::staleness_aware_lr, delay_adaptive_lr,
+// max_delay) are AsyncStepStats's (sync/update_policy.h), decided when FinishStep begins from the
+// store's version then: a dropped update writes nothing, advances no version and leaves no
+// optimizer state (the worker's next BeginStep reads afresh); num_dropped() counts them.
+//
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. With one worker the result is exactly sequential minibatch SGD.
 #ifndef HOGWILD_SYNC_HOGWILD_H_
@@ -76,6 +81,8 @@ class Hogwild final : public UpdatePolicy {
   int num_optimizer_buffers() const override;
   // Owners with adam and adamw, else 0.
   int num_optimizer_steps() const override;
+  // Updates dropped as too stale (SgdOptions::max_delay). Thread-safe.
+  int64_t num_dropped() const override { return dropped_.load(std::memory_order_relaxed); }
 
  private:
   struct PerWorker {
@@ -103,12 +110,15 @@ class Hogwild final : public UpdatePolicy {
   std::vector<uint64_t> DoSaveOptimizerSteps() const override;
   void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
   int num_owners() const;
+  // An update dropped as too stale: nothing is written, the next BeginStep reads afresh.
+  StepStats Drop(PerWorker& w, const StepStats& stats);
 
   const ReadPoint read_point_;
   std::vector<PerWorker> workers_;
   // shared_optimizer_state: the one state, its elements accessed with relaxed atomics.
   OptimizerSlots shared_slots_;
   std::atomic<uint64_t> shared_step_{0};
+  std::atomic<int64_t> dropped_{0};
 };
 
 }  // namespace hogwild

@@ -66,6 +66,13 @@ struct SgdOptions {
   bool shared_optimizer_state = false;
   // Async only: divide the learning rate by max(1, staleness) (Zhang et al., IJCAI 2016).
   bool staleness_aware_lr = false;
+  // Async only, not with staleness_aware_lr: the delay-adaptive step size, lr * min(1, W / tau)
+  // for an update of staleness tau with W workers: the full rate for the delays that W
+  // concurrent workers make anyway, scaled down only beyond them (AsyncStepStats).
+  bool delay_adaptive_lr = false;
+  // Async only: drop an update whose staleness exceeds this bound instead of applying it
+  // (Ringmaster ASGD's threshold R; AsyncStepStats). 0 = no bound; >= 0.
+  int64_t max_delay = 0;
   // Clip the gradient to this global L2 norm before the update (sync/grad_clip.h: sync and
   // backup the averaged gradient, the other modes each worker's); 0 = no clipping; >= 0.
   float clip_global_norm = 0.0f;
@@ -111,7 +118,7 @@ struct StepStats {
   // The learning rate actually applied (after staleness scaling).
   float applied_lr = 0.0f;
   // The gradient was dropped, not applied (backup: it arrived after the step's first
-  // W - backup_workers gradients).
+  // W - backup_workers gradients; async: its staleness exceeded SgdOptions::max_delay).
   bool dropped = false;
   // Async across processes (mpi/sharded_hogwild.h): this step's update triggered an exchange
   // with the other ranks, whose remote staleness this is (pushes by other ranks since this
@@ -139,19 +146,31 @@ struct PolicyState {
   std::vector<int64_t> worker_steps;
 };
 
-// The statistics of one asynchronous update: staleness = updates applied by other workers
+// The statistics of one asynchronous update: staleness tau = updates applied by other workers
 // between this worker's read (at version `read_version`) and now (`version_now`; the worker's own
-// previous update completed before its read, so only others' updates count), and the learning
-// rate to apply: `lr`, divided by the staleness when `staleness_aware_lr` and staleness > 1
-// (Zhang et al., IJCAI 2016). Shared by the host and device Hogwild policies. Pure.
+// previous update completed before its read, so only others' updates count), the learning rate
+// to apply, and whether the update is dropped. By `options`:
+//   staleness_aware_lr  lr / tau when tau > 1 (Zhang, Gupta, Lian, Liu, IJCAI 2016, eq. 4);
+//   delay_adaptive_lr   lr * min(1, W / tau), W = `num_workers`: a step size of the form
+//                       min(eta, c / tau) (Koloskova, Stich, Jaggi, NeurIPS 2022, section 4;
+//                       Mishchenko, Bach, Even, Woodworth, NeurIPS 2022), with c = eta * W so
+//                       that the delays of W concurrent workers (tau <= W) keep the full rate;
+//   max_delay R > 0     dropped (not applied) when tau > R (Ringmaster ASGD, Maranjyan, Tyurin,
+//                       Richtarik, ICML 2025, Algorithm 1: a gradient older than R is ignored).
+// Shared by the host and device Hogwild policies. Pure.
 inline StepStats AsyncStepStats(uint64_t version_now, uint64_t read_version, float lr,
-                                bool staleness_aware_lr) {
+                                const SgdOptions& options, int num_workers) {
   StepStats stats;
   stats.staleness = version_now - read_version;
   stats.applied_lr = lr;
-  if (staleness_aware_lr && stats.staleness > 1) {
+  if (options.staleness_aware_lr && stats.staleness > 1) {
     stats.applied_lr = lr / static_cast<float>(stats.staleness);
   }
+  if (options.delay_adaptive_lr && stats.staleness > static_cast<uint64_t>(num_workers)) {
+    stats.applied_lr = lr * (static_cast<float>(num_workers) / static_cast<float>(stats.staleness));
+  }
+  stats.dropped =
+      options.max_delay > 0 && stats.staleness > static_cast<uint64_t>(options.max_delay);
   return stats;
 }
 
@@ -266,6 +285,11 @@ class UpdatePolicy {
   // whose cuts are taken where no worker waits (sync, backup, local_sgd: the step boundary's
   // lockstep cut), return 0. Thread-safe.
   virtual int num_blocked_workers() const { return 0; }
+
+  // Gradients computed but not applied so far, every worker's (StepStats::dropped): backup's late
+  // ones, async's too stale ones (SgdOptions::max_delay); 0 in the policies that drop none.
+  // Thread-safe.
+  virtual int64_t num_dropped() const { return 0; }
 
   // The state to checkpoint (see PolicyState), copied to host memory. Call only while no
   // worker is inside a step (before the first BeginStep, between steps at a step boundary where

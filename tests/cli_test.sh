@@ -123,6 +123,11 @@ expect_error "--average_every has no effect in async mode; it is for local_sgd m
 expect_error "--outer_lr has no effect in sync mode; it is for local_sgd mode (--mode=local_sgd)" \
   --mode=sync --outer_lr=0.7
 expect_error "--outer_lr=2.5 is out of range; it must be in (0, 2]" --mode=local_sgd --outer_lr=2.5
+expect_error "--max_delay has no effect in sync mode (its update policy does not read it); it is for async mode only" \
+  --mode=sync --max_delay=3
+expect_error "--max_delay=-1 is out of range; it must be in [0, 1099511627776]" --workers=2 --max_delay=-1
+expect_error "--delay_adaptive_lr and --staleness_aware_lr are two rules for the same learning rate; choose one" \
+  --workers=2 --delay_adaptive_lr --staleness_aware_lr
 expect_error "--outer_nesterov needs --outer_momentum > 0 (Nesterov's look-ahead is along the momentum)" \
   --mode=local_sgd --outer_nesterov
 expect_error "the run needs about" --devices=cpu --workers=2 --hidden=65536,65536,65536,65536,65536,65536

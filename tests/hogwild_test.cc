@@ -2,6 +2,8 @@
 // disjoint parameters give the exact sequential result, however their steps interleave), the
 // update bitwise equal to the functor, the staleness accounting, and the staleness-aware
 // learning rate.
+#include "sync/hogwild.h"
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -16,10 +18,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-
 #include "gtest/gtest.h"
 #include "kernels/functors.h"
-#include "sync/hogwild.h"
 #include "sync/parameter_store.h"
 
 namespace hogwild {
@@ -58,7 +58,8 @@ TEST(Hogwild, DisjointWorkersMatchTheSequentialResultExactly) {
         auto stats = policy.FinishStep(w, grad, lr);
         if (!stats.ok()) return void(errors[w] = stats.status());
         uint64_t seen = max_staleness.load();
-        while (stats->staleness > seen && !max_staleness.compare_exchange_weak(seen, stats->staleness)) {
+        while (stats->staleness > seen &&
+               !max_staleness.compare_exchange_weak(seen, stats->staleness)) {
         }
       }
     });
@@ -80,8 +81,8 @@ TEST(Hogwild, DisjointWorkersMatchTheSequentialResultExactly) {
   }
   int64_t mismatches = 0;
   for (int64_t i = 0; i < kParams; ++i) {
-    mismatches += std::bit_cast<uint32_t>(store.unsafe_values()[i]) !=
-                  std::bit_cast<uint32_t>(expected[i]);
+    mismatches +=
+        std::bit_cast<uint32_t>(store.unsafe_values()[i]) != std::bit_cast<uint32_t>(expected[i]);
   }
   EXPECT_EQ(mismatches, 0);
   // Not vacuous: the parameters moved most of the way to the targets.
@@ -175,9 +176,9 @@ INSTANTIATE_TEST_SUITE_P(MomentumWeightDecay, HogwildUpdate,
 // worker on its own thread, taking turns in script order.
 struct Action {
   int worker;
-  bool finish;               // false: BeginStep
-  uint64_t want_staleness;   // for finishes
-  float grad;                // every element of this worker's gradient, for finishes
+  bool finish;              // false: BeginStep
+  uint64_t want_staleness;  // for finishes
+  float grad;               // every element of this worker's gradient, for finishes
 };
 
 class TurnTaker {
@@ -228,11 +229,11 @@ std::vector<StepStats> RunScript(Hogwild& policy, const std::vector<Action>& scr
 
 // Worker 1 reads at version 0 and 2; worker 0 updates once, then three times, in between.
 const std::vector<Action> kScript = {
-    {0, false, 0, 0}, {1, false, 0, 0}, {0, true, 0, 0.0f}, {1, true, 1, 1.0f},  // v: 0 -> 2
-    {1, false, 0, 0}, {0, false, 0, 0}, {0, true, 0, 0.0f},                      // v: 3
-    {0, false, 0, 0}, {0, true, 0, 0.0f}, {0, false, 0, 0}, {0, true, 0, 0.0f},  // v: 5
-    {1, true, 3, 1.0f},                                                          // v: 6
-    {0, false, 0, 0}, {0, true, 0, 0.0f},                                        // v: 7
+    {0, false, 0, 0},   {1, false, 0, 0},   {0, true, 0, 0.0f}, {1, true, 1, 1.0f},  // v: 0 -> 2
+    {1, false, 0, 0},   {0, false, 0, 0},   {0, true, 0, 0.0f},                      // v: 3
+    {0, false, 0, 0},   {0, true, 0, 0.0f}, {0, false, 0, 0},   {0, true, 0, 0.0f},  // v: 5
+    {1, true, 3, 1.0f},                                                              // v: 6
+    {0, false, 0, 0},   {0, true, 0, 0.0f},                                          // v: 7
 };
 
 TEST(Hogwild, StalenessCountsOtherWorkersUpdatesBetweenReadAndWrite) {
@@ -278,6 +279,51 @@ TEST(Hogwild, StalenessAwareLrDividesTheLearningRateByTheStaleness) {
   const float after_second = SgdMomentumFn{0.3f / 3, 0.0f, 0.0f}(after_first, 1.0f, unused);
   for (float v : store.unsafe_values()) EXPECT_EQ(v, after_second);
   EXPECT_NE(after_second, (0.0f - 0.3f) - 0.3f);
+}
+
+// The delay-adaptive rule with W = 2 workers: staleness 1 (<= W) keeps the rate, staleness 3
+// scales it by W / 3 (sync/update_policy.h AsyncStepStats).
+TEST(Hogwild, DelayAdaptiveLrScalesOnlyDelaysBeyondTheWorkerCount) {
+  ParameterStore store(3);
+  Hogwild policy(&store, 2, SgdOptions{.delay_adaptive_lr = true});
+  const std::vector<StepStats> stats = RunScript(policy, kScript, store.size());
+  for (size_t i = 0; i < kScript.size(); ++i) {
+    if (!kScript[i].finish) continue;
+    const uint64_t tau = kScript[i].want_staleness;
+    const float want = tau > 2 ? 0.3f * (2.0f / static_cast<float>(tau)) : 0.3f;
+    EXPECT_EQ(stats[i].applied_lr, want) << "script entry " << i;
+  }
+  float unused = 0.0f;
+  const float after_first = SgdMomentumFn{0.3f, 0.0f, 0.0f}(0.0f, 1.0f, unused);
+  const float after_second =
+      SgdMomentumFn{0.3f * (2.0f / 3.0f), 0.0f, 0.0f}(after_first, 1.0f, unused);
+  for (float v : store.unsafe_values()) EXPECT_EQ(v, after_second);
+  EXPECT_EQ(policy.num_dropped(), 0);
+}
+
+// Ringmaster's threshold R = 2: worker 1's update of staleness 3 is dropped (nothing written, no
+// version), its update of staleness 1 applied; R = 3 drops nothing.
+TEST(Hogwild, MaxDelayDropsOnlyTheUpdatesStalerThanIt) {
+  ParameterStore store(3);
+  Hogwild policy(&store, 2, SgdOptions{.max_delay = 2});
+  const std::vector<StepStats> stats = RunScript(policy, kScript, store.size());
+  for (size_t i = 0; i < kScript.size(); ++i) {
+    if (!kScript[i].finish) continue;
+    EXPECT_EQ(stats[i].dropped, kScript[i].want_staleness > 2) << "script entry " << i;
+  }
+  EXPECT_EQ(policy.num_dropped(), 1);
+  EXPECT_EQ(store.version(), 6u);  // 7 updates, one dropped
+  for (float v : store.unsafe_values()) EXPECT_EQ(v, 0.0f - 0.3f * 1.0f);
+  // The dropping worker reads afresh: its next step sees the store as it is.
+  auto read = policy.BeginStep(1);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->data()[0], store.unsafe_values()[0]);
+
+  ParameterStore kept(3);
+  Hogwild lenient(&kept, 2, SgdOptions{.max_delay = 3});
+  RunScript(lenient, kScript, kept.size());
+  EXPECT_EQ(lenient.num_dropped(), 0);
+  EXPECT_EQ(kept.version(), 7u);
 }
 
 TEST(Hogwild, CancelMakesLaterStepsReturnCancelled) {

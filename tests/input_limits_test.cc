@@ -194,6 +194,22 @@ TEST(OptionsInEffect, EveryModeOrDeviceSpecificOptionIsRefusedWhereItDoesNothing
        },
        {"TrainerOptions::sgd.staleness_aware_lr=true", "one worker"}},
       {[](TrainerOptions& o) {
+         o.mode = Mode::kSsp;
+         o.sgd.delay_adaptive_lr = true;
+       },
+       {"TrainerOptions::sgd.delay_adaptive_lr=true", "ssp mode", "async mode only"}},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kSync;
+         o.sgd.max_delay = 4;
+       },
+       {"TrainerOptions::sgd.max_delay", "sync mode", "async mode only"}},
+      {[](TrainerOptions& o) {
+         o.num_workers = 1;
+         o.sgd.max_delay = 4;
+       },
+       {"TrainerOptions::sgd.max_delay", "one worker"}},
+
+      {[](TrainerOptions& o) {
          o.epochs = 2;
          o.eval_every_epochs = 3;
        },
@@ -210,6 +226,21 @@ TEST(OptionsInEffect, EveryModeOrDeviceSpecificOptionIsRefusedWhereItDoesNothing
     }
     EXPECT_NE(status.message().find("has no effect"), std::string::npos) << status;
   }
+}
+
+TEST(OptionsInEffect, TwoLearningRateRulesOfAsyncAreRefusedTogether) {
+  TrainerOptions o = SmallOptions();
+  o.num_workers = 2;
+  o.sgd.delay_adaptive_lr = true;
+  o.sgd.staleness_aware_lr = true;
+  EXPECT_EQ(ValidateOptions(o).message(),
+            "TrainerOptions::sgd.delay_adaptive_lr and TrainerOptions::sgd.staleness_aware_lr are "
+            "two rules for the same learning rate; choose one");
+  o.sgd.staleness_aware_lr = false;
+  EXPECT_TRUE(ValidateOptions(o).ok());
+  o.sgd.max_delay = -1;
+  EXPECT_EQ(ValidateOptions(o).message(),
+            "TrainerOptions::sgd.max_delay=-1 is out of range; it must be in [0, 1099511627776]");
 }
 
 TEST(OptionsInEffect, AJsonLogNameIsRefusedNotWrittenAsCsv) {

@@ -198,6 +198,64 @@ TEST(Simulator, WithoutJitterStalenessIsExactlyWMinusOneAfterTheFirstW) {
   EXPECT_EQ(result->worker_steps, std::vector<int64_t>(kWorkers, 8));
 }
 
+// Without jitter every update after the first W has staleness W - 1 (above): a bound R = W - 2
+// drops exactly those, a bound of W - 1 drops none and is bitwise the unbounded run, and the
+// dropped updates' examples still count (they were computed).
+TEST(Simulator, MaxDelayDropsTheUpdatesStalerThanItAndCountsTheirExamples) {
+  constexpr int kWorkers = 8;
+  const Dataset train = testing::SyntheticDataset(256, 6, 3, 9);
+  SimOptions sim{.trainer = BaseOptions(Mode::kAsync, kWorkers)};
+  sim.trainer.lr.base_lr = 0.01f;
+  sim.compute.step_time_s = 0.25;
+  auto unbounded = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(unbounded.ok()) << unbounded.status();
+  sim.trainer.sgd.max_delay = kWorkers - 1;
+  auto lenient = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(lenient.ok()) << lenient.status();
+  EXPECT_EQ(CountBitwiseDifferences(lenient->params, unbounded->params), 0);
+  EXPECT_EQ(lenient->dropped, std::vector<int64_t>(kWorkers, 0));
+
+  sim.trainer.sgd.max_delay = kWorkers - 2;
+  auto strict = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  // Which updates drop depends on the drops before them (a dropped one advances no version):
+  // count them from the result and check what must hold.
+  int64_t dropped = 0;
+  for (int64_t d : strict->dropped) dropped += d;
+  EXPECT_GT(dropped, 0);
+  EXPECT_EQ(strict->steps + dropped, 2 * 256 / 8);
+  EXPECT_EQ(strict->examples, unbounded->examples);
+  EXPECT_LE(strict->staleness_max, static_cast<uint64_t>(kWorkers - 2));
+  EXPECT_GT(CountBitwiseDifferences(strict->params, unbounded->params), 0);
+  EXPECT_NE(
+      FormatSimSummary(*strict).find(absl::StrFormat("| %d updates dropped as too stale", dropped)),
+      std::string::npos)
+      << FormatSimSummary(*strict);
+}
+
+// The delay-adaptive rule keeps the rate up to W: without jitter no staleness exceeds W - 1, so
+// the run is bitwise the plain one; with heavy jitter some updates are older than W and scaled.
+TEST(Simulator, DelayAdaptiveLrChangesOnlyUpdatesStalerThanTheWorkerCount) {
+  constexpr int kWorkers = 8;
+  const Dataset train = testing::SyntheticDataset(256, 6, 3, 9);
+  SimOptions sim{.trainer = BaseOptions(Mode::kAsync, kWorkers)};
+  sim.trainer.lr.base_lr = 0.01f;
+  auto plain = Simulate(sim, train, Dataset());
+  sim.trainer.sgd.delay_adaptive_lr = true;
+  auto adaptive = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(plain.ok() && adaptive.ok()) << plain.status() << adaptive.status();
+  EXPECT_EQ(CountBitwiseDifferences(adaptive->params, plain->params), 0);
+
+  sim.compute.jitter = 2.0;
+  sim.trainer.sgd.delay_adaptive_lr = false;
+  plain = Simulate(sim, train, Dataset());
+  sim.trainer.sgd.delay_adaptive_lr = true;
+  adaptive = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(plain.ok() && adaptive.ok()) << plain.status() << adaptive.status();
+  ASSERT_GT(plain->staleness_max, static_cast<uint64_t>(kWorkers));
+  EXPECT_GT(CountBitwiseDifferences(adaptive->params, plain->params), 0);
+}
+
 TEST(Simulator, SameSeedReproducesParametersStalenessAndLogBitwise) {
   const Dataset train = testing::SyntheticDataset(300, 8, 4, 3);
   const Dataset test = testing::SyntheticDataset(50, 8, 4, 4);

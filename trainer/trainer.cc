@@ -136,6 +136,8 @@ absl::Status ClusterOptionsStatus(const TrainerOptions& options, int num_ranks) 
     if (HasBatchNorm(options.model)) return not_across("model.name=" + options.model.name);
     if (!options.weight_decay_biases) return not_across("weight_decay_biases=false");
     if (options.lr.scaling != LrSchedule::Scaling::kNone) return not_across("lr.scaling");
+    if (options.sgd.delay_adaptive_lr) return not_across("sgd.delay_adaptive_lr");
+    if (options.sgd.max_delay != 0) return not_across("sgd.max_delay");
   }
   if (options.exchange_every < 1) {
     return absl::InvalidArgumentError(
@@ -778,6 +780,7 @@ absl::StatusOr<TrainResult> RunResult(const TrainerOptions& options, const RankI
       snapshot.wall_time_s > 0 ? snapshot.examples_seen / snapshot.wall_time_s : 0;
   result.staleness_mean = snapshot.staleness_mean;
   result.staleness_max = snapshot.staleness_max;
+  result.dropped = context.policy->num_dropped();
   result.staleness_histogram = context.metrics->StalenessHistogram();
   result.params = std::move(final_state.params);
   result.stopped_early = context.boundary->stopped();
@@ -954,6 +957,10 @@ std::string FormatSummary(const TrainResult& r) {
       "final test accuracy %.2f%% | test loss %.4f | staleness mean %.2f, max %d",
       ModeName(r.mode), r.num_workers, r.wall_time_s, r.examples, r.steps, r.examples_per_s,
       100.0 * r.final_test_accuracy, r.final_test_loss, r.staleness_mean, r.staleness_max);
+  if (r.dropped > 0) {
+    absl::StrAppendFormat(&summary, " | %d gradients dropped (%s)", r.dropped,
+                          r.mode == Mode::kBackup ? "late" : "too stale");
+  }
   if (r.num_ranks > 1) {
     absl::StrAppendFormat(
         &summary,

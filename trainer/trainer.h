@@ -51,6 +51,10 @@ struct TrainResult {
   double final_test_accuracy = 0.0;
   double staleness_mean = 0.0;
   uint64_t staleness_max = 0;
+  // Gradients computed but not applied (UpdatePolicy::num_dropped): backup's late ones, async's
+  // too stale ones (SgdOptions::max_delay). Their examples count in `examples`; the staleness
+  // statistics are those of the applied updates.
+  int64_t dropped = 0;
   std::vector<uint64_t> staleness_histogram;  // see TrainingMetrics::kStalenessBuckets
   std::vector<float> params;                  // [P] final parameters
   // With TrainerOptions::ema_decay: the moving average of the weights ([P]) and its test loss and

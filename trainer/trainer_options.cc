@@ -149,6 +149,36 @@ absl::Status ValidateOptimizerInEffect(const TrainerOptions& o) {
     return Ignored("TrainerOptions::sgd.staleness_aware_lr=true",
                    "with one worker (its updates have staleness 0); it needs 2 or more workers");
   }
+  // The delay rules of async updates (AsyncStepStats): async only, 2 or more workers.
+  const struct {
+    const char* field;
+    bool set;
+  } delay_rules[] = {
+      {"TrainerOptions::sgd.delay_adaptive_lr=true", o.sgd.delay_adaptive_lr},
+      {"TrainerOptions::sgd.max_delay", o.sgd.max_delay != 0},
+  };
+  for (const auto& [field, set] : delay_rules) {
+    if (!set) continue;
+    if (o.mode != Mode::kAsync) {
+      return Ignored(field, absl::StrFormat("in %s mode (its update policy does not read it); it "
+                                            "is for async mode only",
+                                            ModeName(o.mode)));
+    }
+    if (WorkerCount(o) == 1) {
+      return Ignored(field,
+                     "with one worker (its updates have staleness 0); it needs 2 or more workers");
+    }
+  }
+  if (o.sgd.delay_adaptive_lr && o.sgd.staleness_aware_lr) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::sgd.delay_adaptive_lr and TrainerOptions::sgd.staleness_aware_lr are two "
+        "rules for the same learning rate; choose one");
+  }
+  if (gpu && o.sgd.max_delay != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "TrainerOptions::sgd.max_delay=%d is not available on GPU devices yet; use cpu devices",
+        o.sgd.max_delay));
+  }
   return absl::OkStatus();
 }
 
@@ -353,6 +383,8 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("average_every", o.average_every, int64_t{1}, kMaxAverageEvery));
   HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "TrainerOptions::outer."));
+  HOGWILD_RETURN_IF_ERROR(
+      CheckRange("sgd.max_delay", o.sgd.max_delay, int64_t{0}, kMaxStalenessBound));
   if (o.mode == Mode::kLocalSgd && o.batch_size < WorkerCount(o)) {
     return OutOfRange("batch_size", absl::StrFormat("%d", o.batch_size),
                       absl::StrFormat("in [%d, %d] in local_sgd mode (at least one example per "

@@ -100,13 +100,17 @@ absl::Status RunSteps(int worker, const WorkerContext& ctx, int64_t& step) {
       delay = ctx.stragglers->DelayAfter(worker, batch->step, absl::Now() - step_start);
       ctx.delay_gate->SleepFor(delay);
     }
+    // An async update dropped as too stale made no global step and has no update staleness (a
+    // late backup gradient's step was made by the others, at staleness 0).
+    const bool made_step = !(stats.dropped && ctx.policy->mode() == Mode::kAsync);
     // A failing convergence log stops the run (trainer/metrics/convergence_log.h).
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordStep(
-        worker, batch->size, loss_sum, stats.staleness, stats.applied_lr, global_step + 1,
-        absl::ToDoubleSeconds(delay), stats.remote_staleness));
+        worker, batch->size, loss_sum,
+        made_step ? std::optional<uint64_t>(stats.staleness) : std::nullopt, stats.applied_lr,
+        global_step + 1, absl::ToDoubleSeconds(delay), stats.remote_staleness));
     // The global step this update made (read before it, plus it): the first claimer to reach a
     // point takes it; a point the global step has passed unclaimed is taken late, never skipped.
-    if (claims_evals && ctx.eval_schedule->Claim(global_step + 1).has_value()) {
+    if (claims_evals && made_step && ctx.eval_schedule->Claim(global_step + 1).has_value()) {
       // Sync: all slices are updated (the closing barrier passed) and the others only read the
       // parameters until worker 0 reaches the next barrier, so this is the exact step-boundary
       // state. Async: a consistent-enough snapshot, as any Hogwild reader sees.

@@ -35,6 +35,7 @@
 #include "mpi/mpi_cluster.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/cli/argv_flags.h"
+#include "trainer/cli/async_flags.h"
 #include "trainer/cli/flags_parse.h"
 #include "trainer/cli/gpu_handoff.h"
 #include "trainer/cli/mode_flags.h"
@@ -162,8 +163,6 @@ ABSL_FLAG(double, eps, 0.0,
           "adam, adamw, rmsprop, adagrad: the denominator's epsilon, >= 0; 0: PyTorch's default "
           "(1e-8, adagrad 1e-10)");
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay, >= 0");
-ABSL_FLAG(bool, staleness_aware_lr, false,
-          "async only: divide the learning rate by the update's staleness (Zhang et al. 2016)");
 // A string, parsed by ParseSeed: Abseil's own uint64 parsing refuses "-1" with a bare "Illegal
 // value" that names no range.
 ABSL_FLAG(std::string, seed, "1", "seed of initialization and data order, in [0, 2^64 - 1]");
@@ -326,7 +325,7 @@ absl::Status ParseRecipeFlags(hogwild::TrainerOptions& options, bool gpus, bool 
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.momentum, ToFloat32("momentum", FlagText("momentum")));
   HOGWILD_ASSIGN_OR_RETURN(options.sgd.weight_decay,
                            ToFloat32("weight_decay", FlagText("weight_decay")));
-  options.sgd.staleness_aware_lr = absl::GetFlag(FLAGS_staleness_aware_lr);
+  ApplyAsyncFlags(options.sgd);
   options.weight_decay_biases = absl::GetFlag(FLAGS_weight_decay_biases);
   HOGWILD_ASSIGN_OR_RETURN(options.ema_decay, ToFloat32("ema_decay", FlagText("ema_decay")));
   options.ema_num_updates = absl::GetFlag(FLAGS_ema_num_updates);
@@ -653,7 +652,8 @@ int Main(int argc, char** argv) {
   std::vector<char*> original_argv(argv, argv + argc);
   original_argv.push_back(nullptr);
   if (const std::optional<int> exit_code = hogwild::ParseCommandLineFlags(
-          argc, argv, "train", {"trainer/cli/main.cc", "trainer/cli/mode_flags.cc"})) {
+          argc, argv, "train",
+          {"trainer/cli/main.cc", "trainer/cli/mode_flags.cc", "trainer/cli/async_flags.cc"})) {
     return *exit_code;
   }
   // Relative paths mean the directory `bazel run` was typed in, not the runfiles tree.

@@ -45,6 +45,8 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::ema_decay", "--ema_decay"},
       {"TrainerOptions::ema_num_updates=false", "--noema_num_updates"},
       {"TrainerOptions::sgd.staleness_aware_lr", "--staleness_aware_lr"},
+      {"TrainerOptions::sgd.delay_adaptive_lr", "--delay_adaptive_lr"},
+      {"TrainerOptions::sgd.max_delay", "--max_delay"},
       {"TrainerOptions::staleness_bound", "--staleness_bound"},
       {"TrainerOptions::backup_workers", "--backup_workers"},
       {"TrainerOptions::average_every", "--average_every"},

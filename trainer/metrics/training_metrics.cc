@@ -57,8 +57,9 @@ absl::Status TrainingMetrics::FlushHeldLocked() {
 }
 
 absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double loss_sum,
-                                         uint64_t staleness, float lr, int64_t global_step,
-                                         double delay_s, int64_t remote_staleness) {
+                                         std::optional<uint64_t> staleness, float lr,
+                                         int64_t global_step, double delay_s,
+                                         int64_t remote_staleness) {
   std::lock_guard<std::mutex> lock(mu_);
   examples_seen_ += examples;
   train_loss_sum_ += loss_sum;
@@ -66,16 +67,20 @@ absl::Status TrainingMetrics::RecordStep(int worker, int64_t examples, double lo
   // In async mode a worker's global step was read before its update, so steps reach here
   // slightly out of order: a row reports the largest step recorded, which never decreases.
   last_global_step_ = std::max(last_global_step_, global_step);
-  staleness_sum_ += static_cast<double>(staleness);
-  staleness_max_ = std::max(staleness_max_, staleness);
-  ++histogram_[std::min<uint64_t>(staleness, kStalenessBuckets - 1)];
   Window& w = windows_[worker];
+  if (staleness.has_value()) {
+    ++staleness_updates_;
+    staleness_sum_ += static_cast<double>(*staleness);
+    staleness_max_ = std::max(staleness_max_, *staleness);
+    ++histogram_[std::min<uint64_t>(*staleness, kStalenessBuckets - 1)];
+    ++w.staleness_steps;
+    w.staleness_sum += static_cast<double>(*staleness);
+    w.staleness_max = std::max(w.staleness_max, *staleness);
+  }
   ++w.steps;
   w.delay_s += delay_s;
   w.examples += examples;
   w.loss_sum += loss_sum;
-  w.staleness_sum += static_cast<double>(staleness);
-  w.staleness_max = std::max(w.staleness_max, staleness);
   if (remote_staleness >= 0) {
     ++exchanges_;
     remote_sum_ += remote_staleness;
@@ -99,7 +104,7 @@ absl::Status TrainingMetrics::CloseWindowLocked(int worker, float lr) {
              .examples_seen = examples_seen_,
              .worker = worker,
              .train_loss = mean_loss,
-             .staleness_mean = w.staleness_sum / w.steps,
+             .staleness_mean = w.staleness_steps > 0 ? w.staleness_sum / w.staleness_steps : 0.0,
              .staleness_max = w.staleness_max,
              .lr = lr,
              .delay_s = w.delay_s,
@@ -149,7 +154,8 @@ TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, flo
                     .examples_seen = examples_seen_,
                     .worker = -1,
                     .train_loss = RecentLossLocked(),
-                    .staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0,
+                    .staleness_mean =
+                        staleness_updates_ > 0 ? staleness_sum_ / staleness_updates_ : 0.0,
                     .staleness_max = staleness_max_,
                     .lr = lr,
                     .eval_seconds = eval_seconds_},
@@ -206,7 +212,7 @@ TrainingMetrics::Snapshot TrainingMetrics::Get() const {
   s.recent_train_loss = RecentLossLocked();
   s.train_loss_sum = train_loss_sum_;
   s.last_eval = last_eval_;
-  s.staleness_mean = updates_ > 0 ? staleness_sum_ / updates_ : 0.0;
+  s.staleness_mean = staleness_updates_ > 0 ? staleness_sum_ / staleness_updates_ : 0.0;
   s.staleness_max = staleness_max_;
   s.evals = evals_;
   s.eval_seconds = eval_seconds_;

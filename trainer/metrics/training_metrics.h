@@ -67,12 +67,14 @@ class TrainingMetrics {
 
   // One step of `worker`: `examples` examples with loss sum `loss_sum`, update staleness,
   // learning rate, the global step after the update, and the straggler delay it added
-  // (seconds, trainer/straggler.h). Errors: the log's (see above).
+  // (seconds, trainer/straggler.h). Errors: the log's (see above). `staleness` nullopt: a
+  // gradient that was not applied (async's too stale one, SgdOptions::max_delay): its examples
+  // and loss count, and the staleness statistics, which are those of applied updates, skip it.
   // `remote_staleness`: StepStats::remote_staleness (-1: the step made no exchange with other
   // processes).
-  absl::Status RecordStep(int worker, int64_t examples, double loss_sum, uint64_t staleness,
-                          float lr, int64_t global_step, double delay_s = 0.0,
-                          int64_t remote_staleness = -1);
+  absl::Status RecordStep(int worker, int64_t examples, double loss_sum,
+                          std::optional<uint64_t> staleness, float lr, int64_t global_step,
+                          double delay_s = 0.0, int64_t remote_staleness = -1);
 
   // An evaluation in two halves, so its row has the counters of the instant the parameters
   // were read. BeginEval (call it just before reading them): the row's counters now, with step
@@ -119,6 +121,7 @@ class TrainingMetrics {
     int64_t examples = 0;
     double loss_sum = 0.0;
     double staleness_sum = 0.0;
+    int64_t staleness_steps = 0;  // steps with a staleness (applied updates)
     uint64_t staleness_max = 0;
     double delay_s = 0.0;
     int64_t exchanges = 0;  // steps with remote_staleness >= 0
@@ -153,6 +156,7 @@ class TrainingMetrics {
   int64_t examples_seen_ = 0;
   double train_loss_sum_ = 0.0;  // Snapshot::train_loss_sum
   int64_t updates_ = 0;
+  int64_t staleness_updates_ = 0;  // updates with a staleness (applied)
   double staleness_sum_ = 0.0;
   uint64_t staleness_max_ = 0;
   int64_t exchanges_ = 0;  // as Window's, over the whole run
