@@ -100,9 +100,19 @@ ABSL_FLAG(std::string, outer, "avg",
           "local_sgd runs: the outer optimizer of each averaging, comma-separated (a grid axis): "
           "avg (plain averaging), diloco (Douillard et al. 2023: outer lr 0.7, Nesterov momentum "
           "0.9) or LR:MOMENTUM[:nesterov], e.g. 0.7:0.9:nesterov");
+ABSL_FLAG(std::string, async_lr, "constant",
+          "async runs with more than one worker: the learning-rate rule of each update, "
+          "comma-separated (a grid axis): constant, staleness_aware (lr / staleness, Zhang et al. "
+          "2016) or delay_adaptive (lr * min(1, W / staleness), Koloskova et al. and Mishchenko "
+          "et al. 2022)");
 ABSL_FLAG(std::string, staleness_aware_lr, "off",
           "async runs with more than one worker: off, on, or off,on (a grid axis): divide the "
-          "learning rate by each update's staleness (Zhang et al. 2016)");
+          "learning rate by each update's staleness (Zhang et al. 2016); the same as "
+          "--async_lr=constant, staleness_aware or constant,staleness_aware");
+ABSL_FLAG(std::string, max_delay, "0",
+          "async runs with more than one worker: drop an update staler than this many updates "
+          "(Ringmaster ASGD's R, Maranjyan et al. 2025), each >= 0, 0: none; a list is a grid "
+          "axis");
 ABSL_FLAG(bool, simulate, false,
           "run every configuration in the simulation (sim/simulator.h): W logical workers on "
           "one thread, deterministic, times in simulated seconds");
@@ -281,8 +291,18 @@ std::string ModeLabel(const TrainerOptions& o) {
     case Mode::kLocalSgd:
       if (o.outer == OuterOptimizer{}) return absl::StrFormat("local_sgd(H=%d)", o.average_every);
       return absl::StrFormat("local_sgd(H=%d outer=%s)", o.average_every, OuterLabel(o.outer));
+    case Mode::kAsync: {
+      // The plain rule keeps the bare name, so that the keys of older studies stay the same.
+      std::vector<std::string> rules;
+      if (o.sgd.staleness_aware_lr) rules.push_back("lr/staleness");
+      if (o.sgd.delay_adaptive_lr) rules.push_back("lr delay-adaptive");
+      if (o.sgd.max_delay > 0) rules.push_back(absl::StrFormat("R=%d", o.sgd.max_delay));
+      if (rules.empty()) return "async";
+      // Spaces, not commas: labels are fields of runs.csv and staleness.csv.
+      return absl::StrFormat("async(%s)", absl::StrJoin(rules, " "));
+    }
     default:
-      return o.sgd.staleness_aware_lr ? "async(lr/staleness)" : ModeName(o.mode);
+      return ModeName(o.mode);
   }
 }
 
@@ -314,11 +334,19 @@ absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
           "--%s has no effect: the grid has no %s runs (--modes or --runs)", flag, ModeName(mode)));
     }
   }
-  if (absl::StrContains(absl::GetFlag(FLAGS_staleness_aware_lr), "on") &&
-      !any([](const RunSpec& r) { return r.mode == Mode::kAsync && r.workers > 1; })) {
-    return absl::InvalidArgumentError(
-        "--staleness_aware_lr=on has no effect: the grid has no async runs with more than one "
-        "worker");
+  // Async's delay rules act on stale updates: with one worker there are none.
+  if (!any([](const RunSpec& r) { return r.mode == Mode::kAsync && r.workers > 1; })) {
+    if (absl::StrContains(absl::GetFlag(FLAGS_staleness_aware_lr), "on")) {
+      return absl::InvalidArgumentError(
+          "--staleness_aware_lr=on has no effect: the grid has no async runs with more than one "
+          "worker");
+    }
+    for (const char* flag : {"async_lr", "max_delay"}) {
+      if (absl::flags_internal::WasPresentOnCommandLine(flag)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--%s has no effect: the grid has no async runs with more than one worker", flag));
+      }
+    }
   }
   if (absl::GetFlag(FLAGS_allreduce_ms) != 0 &&
       !any([](const RunSpec& r) { return SplitsGlobalBatch(r.mode); })) {
@@ -328,6 +356,9 @@ absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
   }
   return absl::OkStatus();
 }
+
+// Async's learning-rate rule (--async_lr), one of SgdOptions' exclusive rules.
+enum class AsyncLr { kConstant, kStalenessAware, kDelayAdaptive };
 
 // The grid's axes besides the runs (mode x workers): each value once.
 struct GridAxes {
@@ -339,7 +370,8 @@ struct GridAxes {
   std::vector<int64_t> average_everys;    // local_sgd
   std::vector<OuterOptimizer> outers;     // local_sgd
   std::vector<int64_t> backup_workers;    // backup
-  std::vector<bool> staleness_aware;      // async with more than one worker
+  std::vector<AsyncLr> async_lrs;         // async with more than one worker
+  std::vector<int64_t> max_delays;        // async with more than one worker; 0: none
 };
 
 // Comma-separated integers, each in [low, high].
@@ -356,7 +388,6 @@ absl::StatusOr<std::vector<int64_t>> ParseIntsInRange(const std::string& flag,
   return values;
 }
 
-// --staleness_aware_lr: off, on, or off,on.
 // --outer: each value once, in the order given.
 absl::StatusOr<std::vector<OuterOptimizer>> ParseOuters() {
   const std::string text = absl::GetFlag(FLAGS_outer);
@@ -389,20 +420,39 @@ absl::StatusOr<std::vector<OuterOptimizer>> ParseOuters() {
   return outers;
 }
 
-absl::StatusOr<std::vector<bool>> ParseStalenessAware() {
-  std::vector<bool> aware_values;
-  for (absl::string_view v : absl::StrSplit(absl::GetFlag(FLAGS_staleness_aware_lr), ',')) {
-    if (v != "off" && v != "on") {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--staleness_aware_lr=%s: '%s' is neither off nor on (give off, on or "
-                          "off,on)",
-                          absl::GetFlag(FLAGS_staleness_aware_lr), std::string(v)));
-    }
-    if (std::find(aware_values.begin(), aware_values.end(), v == "on") == aware_values.end()) {
-      aware_values.push_back(v == "on");
-    }
+// --async_lr, or the older --staleness_aware_lr (off: constant, on: staleness_aware), not
+// both: each value once, in the order given.
+absl::StatusOr<std::vector<AsyncLr>> ParseAsyncLrs() {
+  const bool legacy = absl::flags_internal::WasPresentOnCommandLine("staleness_aware_lr");
+  if (legacy && absl::flags_internal::WasPresentOnCommandLine("async_lr")) {
+    return absl::InvalidArgumentError(
+        "--async_lr and --staleness_aware_lr both choose async's learning-rate rule; give "
+        "--async_lr alone (--staleness_aware_lr=off,on is --async_lr=constant,staleness_aware)");
   }
-  return aware_values;
+  const std::string flag = legacy ? "staleness_aware_lr" : "async_lr";
+  const std::string text =
+      legacy ? absl::GetFlag(FLAGS_staleness_aware_lr) : absl::GetFlag(FLAGS_async_lr);
+  std::vector<AsyncLr> rules;
+  for (absl::string_view v : absl::StrSplit(text, ',')) {
+    AsyncLr rule;
+    if (legacy && (v == "off" || v == "on")) {
+      rule = v == "on" ? AsyncLr::kStalenessAware : AsyncLr::kConstant;
+    } else if (!legacy && v == "constant") {
+      rule = AsyncLr::kConstant;
+    } else if (!legacy && v == "staleness_aware") {
+      rule = AsyncLr::kStalenessAware;
+    } else if (!legacy && v == "delay_adaptive") {
+      rule = AsyncLr::kDelayAdaptive;
+    } else {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s=%s: '%s' is %s", flag, text, std::string(v),
+          legacy ? "neither off nor on (give off, on or off,on)"
+                 : "not a learning-rate rule (give constant, staleness_aware or delay_adaptive, "
+                   "comma-separated)"));
+    }
+    if (std::find(rules.begin(), rules.end(), rule) == rules.end()) rules.push_back(rule);
+  }
+  return rules;
 }
 
 // The axes' flags (and --target_accuracy), checked in the order of their help.
@@ -432,7 +482,10 @@ absl::StatusOr<GridAxes> ParseGridAxes() {
   HOGWILD_ASSIGN_OR_RETURN(axes.outers, ParseOuters());
   HOGWILD_ASSIGN_OR_RETURN(axes.backup_workers,
                            ParseInts("backup_workers", absl::GetFlag(FLAGS_backup_workers)));
-  HOGWILD_ASSIGN_OR_RETURN(axes.staleness_aware, ParseStalenessAware());
+  HOGWILD_ASSIGN_OR_RETURN(axes.async_lrs, ParseAsyncLrs());
+  HOGWILD_ASSIGN_OR_RETURN(
+      axes.max_delays,
+      ParseIntsInRange("max_delay", absl::GetFlag(FLAGS_max_delay), 0, kMaxStalenessBound));
   return axes;
 }
 
@@ -511,8 +564,8 @@ absl::Status CheckWorkloadFlags() {
   }
   if (workload != StudyWorkload::kDense && !absl::GetFlag(FLAGS_simulate)) {
     // The sparse trainers' real runs are plain SGD on their own threads.
-    for (const char* flag :
-         {"momentums", "drop_last", "stragglers", "straggler_delay", "staleness_aware_lr"}) {
+    for (const char* flag : {"momentums", "drop_last", "stragglers", "straggler_delay",
+                             "staleness_aware_lr", "async_lr", "max_delay"}) {
       if (absl::flags_internal::WasPresentOnCommandLine(flag)) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "--%s has no effect on --workload=%s's real runs (the sparse trainers' plain SGD); "
@@ -677,14 +730,20 @@ absl::StatusOr<std::vector<TrainerOptions>> PolicyVariants(const RunSpec& spec, 
       }
       break;
     case Mode::kAsync:
-      // With one worker there is no staleness to scale by: only the plain run.
-      for (bool aware : axes.staleness_aware) {
-        if (aware && spec.workers == 1) continue;
-        v.sgd.staleness_aware_lr = aware;
-        variants.push_back(v);
+      // With one worker there is no staleness to scale by or drop for: only the plain run.
+      for (AsyncLr rule : axes.async_lrs) {
+        for (int64_t max_delay : axes.max_delays) {
+          if (spec.workers == 1 && (rule != AsyncLr::kConstant || max_delay != 0)) continue;
+          v.sgd.staleness_aware_lr = rule == AsyncLr::kStalenessAware;
+          v.sgd.delay_adaptive_lr = rule == AsyncLr::kDelayAdaptive;
+          v.sgd.max_delay = max_delay;
+          variants.push_back(v);
+        }
       }
-      if (variants.empty()) {  // only "on" was asked for: the 1-worker run is the same
+      if (variants.empty()) {  // no plain value was asked for: the 1-worker run is the same
         v.sgd.staleness_aware_lr = false;
+        v.sgd.delay_adaptive_lr = false;
+        v.sgd.max_delay = 0;
         variants.push_back(v);
       }
       break;
@@ -802,7 +861,8 @@ std::string WithStudyFlagNames(absl::string_view message) {
                               {"TrainerOptions::eval_every_epochs", "--eval_every_epochs"},
                               {"TrainerOptions::stragglers.slowdown", "--stragglers"},
                               {"TrainerOptions::stragglers", "--straggler_delay"},
-                              {"TrainerOptions::num_workers", "--workers"}});
+                              {"TrainerOptions::num_workers", "--workers"},
+                              {"TrainerOptions::sgd.max_delay", "--max_delay"}});
 }
 
 // Records and tables are replaced whole (core/atomic_file.h): a rerun reads them back.
@@ -951,6 +1011,7 @@ absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options, const Stu
   result.staleness_mean = r.staleness_mean;
   result.staleness_max = r.staleness_max;
   result.staleness_histogram = std::move(r.staleness_histogram);
+  for (int64_t d : r.dropped) result.dropped += d;
   result.params = std::move(r.params);
   return result;
 }

@@ -161,6 +161,8 @@ TrainerOptions OptionsFromDict(py::dict options, std::map<std::string, std::stri
   o.ema_decay = TakeFloat32(options, "ema_decay");
   o.ema_num_updates = TakeAs<bool>(options, "ema_num_updates");
   o.sgd.staleness_aware_lr = TakeAs<bool>(options, "staleness_aware_lr");
+  o.sgd.delay_adaptive_lr = TakeAs<bool>(options, "delay_adaptive_lr");
+  o.sgd.max_delay = TakeAs<int64_t>(options, "max_delay");
   o.staleness_bound = TakeAs<int64_t>(options, "staleness_bound");
   o.backup_workers = TakeInt(options, "backup_workers", 0, kMaxWorkers - 1);
   o.average_every = TakeAs<int64_t>(options, "average_every");
@@ -260,6 +262,7 @@ py::dict ResultToDict(TrainResult r, bool has_test) {
   d["final_ema_test_accuracy"] = measured(r.final_ema_test_accuracy);
   d["staleness_mean"] = r.staleness_mean;
   d["staleness_max"] = r.staleness_max;
+  d["dropped"] = r.dropped;
   d["staleness_histogram"] = ToNumpy(std::move(r.staleness_histogram));
   d["params"] = ToNumpy(std::move(r.params));
   d["ema_params"] = ToNumpy(std::move(r.ema_params));

@@ -187,6 +187,29 @@ class BadInput(unittest.TestCase):
             with self.subTest(**{k: repr(v) for k, v in keywords.items()}):
                 self.assertEqual(self.refuses(exception, [], *d, **keywords), message)
 
+    def test_async_delay_rule_errors_name_the_keyword(self):
+        d = (self.x, self.y)
+        for keywords, exception, message in (
+                ({"max_delay": -1}, ValueError,
+                 "max_delay=-1 is out of range; it must be in [0, 1099511627776]"),
+                ({"mode": "sync", "max_delay": 4}, ValueError,
+                 "max_delay has no effect in sync mode (its update policy does not read it); it "
+                 "is for async mode only"),
+                ({"mode": "ssp", "delay_adaptive_lr": True}, ValueError,
+                 "delay_adaptive_lr=True has no effect in ssp mode (its update policy does not "
+                 "read it); it is for async mode only"),
+                ({"workers": 1, "max_delay": 4}, ValueError,
+                 "max_delay has no effect with one worker (its updates have staleness 0); it "
+                 "needs 2 or more workers"),
+                ({"delay_adaptive_lr": True, "staleness_aware_lr": True}, ValueError,
+                 "delay_adaptive_lr and staleness_aware_lr are two rules for the same learning "
+                 "rate; choose one"),
+                ({"delay_adaptive_lr": 1}, TypeError,
+                 "delay_adaptive_lr must be True or False, got 1"),
+                ({"max_delay": "4"}, TypeError, "max_delay must be an int, got str")):
+            with self.subTest(**{k: repr(v) for k, v in keywords.items()}):
+                self.assertEqual(self.refuses(exception, [], *d, **keywords), message)
+
     def test_a_checkpoint_of_another_outer_optimizer_names_the_keyword(self):
         diloco = {"outer_lr": 0.7, "outer_momentum": 0.9, "outer_nesterov": True}
         with tempfile.TemporaryDirectory() as tmp:

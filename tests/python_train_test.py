@@ -102,6 +102,42 @@ class Train(unittest.TestCase):
                                    outer_momentum=0.9, **common)
         self.assertFalse(np.allclose(first.params, heavy_ball.params, rtol=0, atol=1e-3))
 
+    def test_max_delay_drops_the_updates_staler_than_it(self):
+        # Every worker step is an update without a bound; with max_delay=1 an update staler
+        # than 1 is dropped, not applied: steps + dropped is the same count of worker steps, every
+        # example still counts, and no applied update is staler than the bound. Which updates
+        # are stale is the scheduler's doing: 8 workers of a 2-layer mlp make some on any number
+        # of cores (more on a loaded machine), and a few tries are allowed for a run that drops.
+        common = {"mode": "async", "hidden": [256, 256], "workers": 8, "batch_size": 16,
+                  "epochs": 2}
+        worker_steps = 8 * 2 * math.ceil(2000 / 8 / 16)
+        plain = hogwild.train(self.x, self.y, self.test_x, self.test_y, **common)
+        self.assertEqual((plain.steps, plain.dropped), (worker_steps, 0))
+        for _ in range(5):
+            bounded = hogwild.train(self.x, self.y, self.test_x, self.test_y, max_delay=1,
+                                    **common)
+            self.assertEqual(bounded.steps + bounded.dropped, worker_steps, bounded)
+            self.assertEqual(bounded.examples, 2 * 2000)
+            self.assertLessEqual(bounded.staleness_max, 1)
+            self.assertEqual(int(bounded.staleness_histogram.sum()), bounded.steps)
+            if bounded.dropped > 0:
+                break
+        self.assertGreater(bounded.dropped, 0, "5 runs of 8 workers, none staler than 1")
+        self.assertGreater(bounded.final_test_accuracy, 0.7, bounded)
+
+    def test_the_result_counts_backups_dropped_gradients(self):
+        # backup_workers=1: each step applies the first gradient of 2 and drops the other.
+        result = hogwild.train(self.x, self.y, mode="backup", workers=2, backup_workers=1,
+                               hidden=[32], epochs=2)
+        self.assertEqual(result.dropped, result.steps)
+        self.assertGreater(result.steps, 0)
+
+    def test_delay_adaptive_lr_trains_and_learns(self):
+        result = hogwild.train(self.x, self.y, self.test_x, self.test_y, mode="async",
+                               hidden=[32], workers=4, epochs=8, delay_adaptive_lr=True)
+        self.assertEqual((result.examples, result.dropped), (8 * 2000, 0))
+        self.assertGreater(result.final_test_accuracy, 0.7, result)
+
     def test_the_optimizers_run_from_python_and_learn(self):
         for mode, optimizer, extra in (("async", "adam", {"optimizer_state": "shared"}),
                                        ("sync", "adamw", {"weight_decay": 0.01}),

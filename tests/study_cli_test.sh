@@ -9,6 +9,7 @@
 #    the same report from a second study (the simulation is deterministic), its times called
 #    simulated time, never wall time;
 #  - the report's words: how wide two seeds' intervals are, which final accuracy it gives;
+#  - async's learning-rate rules x --max_delay as a grid axis, drops counted per run;
 #  - the default sync batch: W times an async worker's batch (the same work per worker step);
 #  - the sparse workloads: their flags checked before any data, a simulated sparse SVM study
 #    over the policies and worker counts, resumable like the others.
@@ -71,6 +72,17 @@ expect_error "--outer=0.7:0:nesterov: '0.7:0:nesterov': outer nesterov needs out
   --modes=local_sgd --outer=0.7:0:nesterov
 expect_error "--staleness_aware_lr=on has no effect: the grid has no async runs with more than one worker" \
   --modes=sync --staleness_aware_lr=on
+expect_error "--async_lr=constant,fast: 'fast' is not a learning-rate rule (give constant, staleness_aware or delay_adaptive, comma-separated)" \
+  --async_lr=constant,fast
+expect_error "--async_lr and --staleness_aware_lr both choose async's learning-rate rule; give --async_lr alone (--staleness_aware_lr=off,on is --async_lr=constant,staleness_aware)" \
+  --async_lr=delay_adaptive --staleness_aware_lr=on
+expect_error "--max_delay=4,-1: '-1' is not a non-negative integer" --max_delay=4,-1
+expect_error "--max_delay: 2000000000000 is out of range; each value must be in [0, 1099511627776]" \
+  --max_delay=2000000000000
+expect_error "--max_delay has no effect: the grid has no async runs with more than one worker" \
+  --runs=async:1,sync:2 --max_delay=4
+expect_error "--async_lr has no effect: the grid has no async runs with more than one worker" \
+  --modes=sync --async_lr=delay_adaptive
 expect_error "--allreduce_ms has no effect: the grid has no sync, backup or local_sgd runs" \
   --simulate --modes=async,ssp --allreduce_ms=5
 expect_error "--backup_workers (default 1; give --backup_workers=0 for 1-worker backup runs)" \
@@ -207,6 +219,34 @@ if [[ $rc -eq 0 ]] && grep -q '^run 3/3: ' "$tmp/outer.txt" &&
 else
   echo "FAIL: --outer grid (exit $rc); output and report:"
   sed 's/^/    /' "$tmp/outer.txt" "$tmp/outer/study.md"
+  failures=$((failures + 1))
+fi
+
+# Async's delay rules are grid axes: --async_lr (constant keeps the bare "async" label, and so
+# its runs' keys) x --max_delay, each pair a configuration of its own, labelled without commas
+# (runs.csv is split on them); the 1-worker run is the plain one only. Jitter makes updates
+# staler than 4: the R=4 runs drop some, and their per-run lines count them; the delay-adaptive
+# rate is read (another log than the constant rate's).
+"$study" --data_dir="$data" --simulate --jitter=1 --runs=async:1,async:4 \
+  --async_lr=constant,staleness_aware,delay_adaptive --max_delay=0,4 --batch_size=2 --epochs=1 \
+  --target_accuracy=0.1 --plot=false --out_dir="$tmp/delay" >"$tmp/delay.txt" 2>&1
+rc=$?
+log_of() { awk -F, -v c="$1" '$1 == c { print $7 }' "$tmp/delay/runs.csv"; }
+labels_found=0
+for label in "async w=1" "async w=4" "async(R=4) w=4" "async(lr/staleness) w=4" \
+    "async(lr/staleness R=4) w=4" "async(lr delay-adaptive) w=4" "async(lr delay-adaptive R=4) w=4"; do
+  grep -qF "| $label lr=0.05 m=0 | 1 | " "$tmp/delay/study.md" && labels_found=$((labels_found + 1))
+done
+if [[ $rc -eq 0 && $labels_found -eq 7 ]] && grep -q '^run 7/7: ' "$tmp/delay.txt" &&
+   [[ $(grep -c ' updates dropped as too stale$' "$tmp/delay.txt") -eq 3 ]] &&
+   [[ $(grep -c '^run .*R=4' "$tmp/delay.txt") -eq 3 ]] &&
+   [[ $(awk -F, 'NF != 7' "$tmp/delay/runs.csv" | wc -l) -eq 0 ]] &&
+   [[ -s "$(log_of "async w=4 lr=0.05 m=0")" ]] &&
+   ! cmp -s "$(log_of "async w=4 lr=0.05 m=0")" "$(log_of "async(lr delay-adaptive) w=4 lr=0.05 m=0")"; then
+  echo "ok:   --async_lr x --max_delay is a grid axis of async runs: 7 configurations, drops counted"
+else
+  echo "FAIL: --async_lr x --max_delay grid (exit $rc, $labels_found of 7 labels); output, report and runs.csv:"
+  sed 's/^/    /' "$tmp/delay.txt" "$tmp/delay/study.md" "$tmp/delay/runs.csv"
   failures=$((failures + 1))
 fi
 

@@ -43,7 +43,10 @@ class TrainResult:
       final_test_accuracy: fraction in [0, 1] on the test set (None without a test set: not
         measured).
       final_test_loss: mean cross-entropy on the test set (None without a test set).
-      staleness_mean, staleness_max: staleness of the updates (0 in sync mode).
+      staleness_mean, staleness_max: staleness of the updates (0 in sync mode); of the
+        applied ones where some were dropped.
+      dropped: gradients computed but not applied: backup's late ones, async's too stale ones
+        (max_delay); their examples count in examples.
       staleness_histogram: uint64 [65]; bucket s counts updates of staleness s, the last one
         those of staleness >= 64.
       params: float32 [P], the trained parameters, all layers in order (docs/workloads.md,
@@ -58,7 +61,7 @@ class TrainResult:
 
     __slots__ = ("mode", "workers", "wall_time_s", "examples", "steps", "examples_per_s",
                  "final_test_loss", "final_test_accuracy", "staleness_mean", "staleness_max",
-                 "staleness_histogram", "params", "stopped_early", "resumed_from_step",
+                 "dropped", "staleness_histogram", "params", "stopped_early", "resumed_from_step",
                  "last_checkpoint_step", "ema_params", "final_ema_test_accuracy",
                  "final_ema_test_loss")
 
@@ -157,7 +160,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           momentum=None, adam_beta1=None, adam_beta2=None, rmsprop_alpha=None, eps=None,
           clip_global_norm=0.0, bn_momentum=None,
           weight_decay=0.0, weight_decay_biases=None, ema_decay=0.0, ema_num_updates=None,
-          staleness_aware_lr=False, staleness_bound=None, backup_workers=None,
+          staleness_aware_lr=False, delay_adaptive_lr=False, max_delay=0,
+          staleness_bound=None, backup_workers=None,
           average_every=None, outer_lr=None, outer_momentum=None, outer_nesterov=None, seed=1,
           eval_every="1epoch", log=None, overwrite_log=False,
           log_every=None, checkpoint_dir=None, checkpoint_every=None, resume=False,
@@ -197,7 +201,9 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     modes each worker's), bn_momentum (cnn_bn only: the moving statistics' momentum, PyTorch's
     convention), weight_decay, weight_decay_biases (False: biases exempt from it), ema_decay
     (0: none; async and sync), ema_num_updates,
-    staleness_aware_lr (async only), staleness_bound (ssp only, default 3), backup_workers
+    staleness_aware_lr (async only: lr / staleness), delay_adaptive_lr (async only, not with
+    staleness_aware_lr: lr * min(1, workers / staleness)), max_delay (async only: drop an update
+    staler than this many updates, 0: none; the result's dropped counts them), staleness_bound (ssp only, default 3), backup_workers
     (backup only, default 0), average_every (local_sgd only, default 8), outer_lr,
     outer_momentum, outer_nesterov (local_sgd only: the outer optimizer each averaging applies
     to the replicas' pseudo-gradient, SGD with outer_lr in (0, 2], momentum in [0, 1) and
@@ -346,6 +352,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
         "ema_decay": _float("ema_decay", ema_decay),
         "ema_num_updates": _bool("ema_num_updates", ema_num_updates),
         "staleness_aware_lr": _bool("staleness_aware_lr", staleness_aware_lr),
+        "delay_adaptive_lr": _bool("delay_adaptive_lr", delay_adaptive_lr),
+        "max_delay": _int("max_delay", max_delay),
         **mode_options,
         "seed": seed,
         "eval_every_steps": eval_steps,
