@@ -278,7 +278,12 @@ def finding_diloco(rows, out_dir, target, ax_period, ax_time):
     lines = ["| configuration | workers | H | exchanges | simulated time (s) | final test loss |"
              " final test acc (%) | time to target (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     series = {}
-    for r in sorted(rows, key=lambda r: (r["mode"] != "sync", -r["workers"], r["mode"])):
+
+    def period(r):
+        m = re.fullmatch(r"local_sgd\(H=(\d+)(?: outer=(\S+))?\)", r["mode"])
+        return (int(m.group(1)), m.group(2) or "avg") if m else (0, "")
+
+    for r in sorted(rows, key=lambda r: (r["mode"] != "sync", -r["workers"], period(r))):
         done = runs[(r["mode"], r["workers"])]
         steps = done[0][0]
         m = re.fullmatch(r"local_sgd\(H=(\d+)(?: outer=(\S+))?\)", r["mode"])
@@ -289,10 +294,11 @@ def finding_diloco(rows, out_dir, target, ax_period, ax_time):
         name = "sync" if m is None else ("DiLoCo" if outer == "diloco" else f"local SGD ({outer})")
         # The simulator's step time does not grow with the batch, so one worker taking the
         # whole global batch per step would look W times faster than it computes: no time.
-        time_text = f"{time_s:.1f}" if r["workers"] > 1 else "(not comparable)"
+        several = r["workers"] > 1
+        time_text = f"{time_s:.1f}" if several else "(not comparable)"
         lines.append(f"| {name} | {r['workers']} | {h if m else ''} | {exchanges} | {time_text} | "
                      f"{ci(r, 'final_test_loss')} | {ci(r, 'final_test_accuracy', 100)} | "
-                     f"{time_cell(r, target)} |")
+                     f"{time_cell(r, target) if several else '(not comparable)'} |")
         series.setdefault((name, r["workers"]), []).append((exchanges, time_s, h, r))
     for i, ((name, workers), pts) in enumerate(sorted(series.items())):
         pts.sort(key=lambda p: p[2])
