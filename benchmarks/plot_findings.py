@@ -18,6 +18,9 @@ every rate diverged is named as such.
                 worker count, one line per learning rate, with the plain and with the
                 staleness-aware learning rate
   ssp           the time to target against the staleness bound, with sync and async
+  async_delay   per async learning-rate rule (constant, staleness-aware, delay-adaptive), with
+                and without Ringmaster's max_delay, the time to target and the final test
+                accuracy against the worker count, under heavy-tailed compute times
   diloco        the final test loss against the averaging period H (the table gives the
                 exchanges) and against the simulated time, for local SGD with plain averaging
                 and with DiLoCo's outer optimizer, with W workers and with one (the M = 1
@@ -329,7 +332,48 @@ def finding_diloco(rows, out_dir, target, ax_period, ax_time):
     return lines
 
 
+def finding_async_delay(rows, out_dir, target, ax_time, ax_accuracy):
+    # Per variant (the mode label: rule and bound) and worker count, its best learning rate.
+    variants = sorted({r["mode"] for r in rows}, key=lambda v: (len(v), v))
+    workers = sorted({r["workers"] for r in rows})
+    lines = ["| variant | " + " | ".join(f"{w} workers: time to target (s), best lr; final acc (%)"
+                                        for w in workers) + " |",
+             "|---|" + "---:|" * len(workers)]
+    for i, variant in enumerate(variants):
+        cells, tx, ty, te, ax_, ay, ae = [], [], [], [], [], [], []
+        for w in workers:
+            b = best([r for r in rows if r["mode"] == variant and r["workers"] == w])
+            if b is None:
+                cells.append("every rate diverged")
+                continue
+            cells.append(f"{time_cell(b, target)}, lr {b['lr']:g}; "
+                         f"{ci(b, 'final_test_accuracy', 100)}")
+            if b["not_reached"] == 0:
+                tx.append(w)
+                ty.append(b["time_to_target_s_mean"])
+                half = b["time_to_target_s_ci95"]
+                te.append(0 if math.isnan(half) else half)
+            ax_.append(w)
+            ay.append(100 * b["final_test_accuracy_mean"])
+            half = b["final_test_accuracy_ci95"]
+            ae.append(0 if math.isnan(half) else 100 * half)
+        lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+        style = dict(marker="o", capsize=3, color=f"C{i}", label=variant,
+                     linestyle="--" if "R=" in variant else "-")
+        ax_time.errorbar(tx, ty, yerr=te, **style)
+        ax_accuracy.errorbar(ax_, ay, yerr=ae, **style)
+    for ax in (ax_time, ax_accuracy):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("async workers (simulated, heavy-tailed step times)")
+        ax.legend(fontsize=7)
+    ax_time.set_ylabel(f"simulated time to {100 * target:g}% (s), mean and 95% interval")
+    ax_time.set_yscale("log")
+    ax_accuracy.set_ylabel("final test accuracy (%), mean and 95% interval")
+    return lines
+
+
 FINDINGS = {
+    "async_delay": finding_async_delay,
     "diloco": finding_diloco,
     "backup": finding_backup,
     "momentum": finding_momentum,
