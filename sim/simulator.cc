@@ -246,7 +246,7 @@ std::string FormatSimSummary(const SimResult& r) {
   for (int64_t d : r.dropped) dropped += d;
   if (r.mode == Mode::kBackup) extra = absl::StrFormat(" | %d late parts dropped", dropped);
   if (dropped > 0 && r.mode == Mode::kAsync) {
-    extra = absl::StrFormat(" | %d updates dropped as too stale", dropped);
+    extra = absl::StrFormat(" | %d gradients dropped (too stale)", dropped);
   }
   return absl::StrFormat(
       "simulated %s | workers %d | simulated time %.2f s | real time %.2f s | %d examples, %d "

@@ -227,9 +227,9 @@ TEST(Simulator, MaxDelayDropsTheUpdatesStalerThanItAndCountsTheirExamples) {
   EXPECT_EQ(strict->examples, unbounded->examples);
   EXPECT_LE(strict->staleness_max, static_cast<uint64_t>(kWorkers - 2));
   EXPECT_GT(CountBitwiseDifferences(strict->params, unbounded->params), 0);
-  EXPECT_NE(
-      FormatSimSummary(*strict).find(absl::StrFormat("| %d updates dropped as too stale", dropped)),
-      std::string::npos)
+  EXPECT_NE(FormatSimSummary(*strict).find(
+                absl::StrFormat("| %d gradients dropped (too stale)", dropped)),
+            std::string::npos)
       << FormatSimSummary(*strict);
 }
 

@@ -238,7 +238,7 @@ for label in "async w=1" "async w=4" "async(R=4) w=4" "async(lr/staleness) w=4" 
   grep -qF "| $label lr=0.05 m=0 | 1 | " "$tmp/delay/study.md" && labels_found=$((labels_found + 1))
 done
 if [[ $rc -eq 0 && $labels_found -eq 7 ]] && grep -q '^run 7/7: ' "$tmp/delay.txt" &&
-   [[ $(grep -c ' updates dropped as too stale$' "$tmp/delay.txt") -eq 3 ]] &&
+   [[ $(grep -c ' gradients dropped (too stale)$' "$tmp/delay.txt") -eq 3 ]] &&
    [[ $(grep -c '^run .*R=4' "$tmp/delay.txt") -eq 3 ]] &&
    [[ $(awk -F, 'NF != 7' "$tmp/delay/runs.csv" | wc -l) -eq 0 ]] &&
    [[ -s "$(log_of "async w=4 lr=0.05 m=0")" ]] &&

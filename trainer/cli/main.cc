@@ -512,10 +512,20 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   spec.num_classes = train.num_classes;
   HOGWILD_ASSIGN_OR_RETURN(auto model, Model::Create(spec));
   if (speaks) {
-    // The optimizer, and its state's kind where it is not the default (per worker).
-    const std::string optimizer =
+    // The optimizer, its state's kind where it is not the default (per worker), and the rules
+    // that change what an update does: async's delay rules, local_sgd's outer optimizer.
+    std::string optimizer =
         absl::StrCat(OptimizerName(options.sgd.optimizer),
                      options.sgd.shared_optimizer_state ? " (shared state)" : "");
+    if (options.sgd.staleness_aware_lr) absl::StrAppend(&optimizer, ", lr / staleness");
+    if (options.sgd.delay_adaptive_lr) absl::StrAppend(&optimizer, ", delay-adaptive lr");
+    if (options.sgd.max_delay > 0) {
+      absl::StrAppendFormat(&optimizer, ", updates staler than %d dropped", options.sgd.max_delay);
+    }
+    if (!(options.outer == OuterOptimizer{})) {
+      absl::StrAppendFormat(&optimizer, ", outer optimizer lr %g momentum %g%s", options.outer.lr,
+                            options.outer.momentum, options.outer.nesterov ? " (Nesterov)" : "");
+    }
     absl::PrintF(
         "hogwild: %s mode, %s%d worker%s on %s, optimizer %s, %s (%d train / %d test "
         "examples)\n%s\n",
