@@ -34,7 +34,7 @@ absl_libs=$(pkg-config --libs absl_status absl_statusor absl_str_format absl_str
 
 declare -A sources=(
   [idx]="tests/fuzz/idx_fuzzer.cc trainer/data/idx_reader.cc"
-  [checkpoint]="tests/fuzz/checkpoint_fuzzer.cc trainer/checkpoint/checkpoint.cc trainer/checkpoint/checkpoint_file.cc core/mode.cc core/capabilities.cc trainer/finite_check.cc core/atomic_file.cc"
+  [checkpoint]="tests/fuzz/checkpoint_fuzzer.cc trainer/checkpoint/checkpoint.cc trainer/checkpoint/checkpoint_file.cc core/mode.cc core/capabilities.cc trainer/finite_check.cc core/atomic_file.cc sync/outer_optimizer.cc"
   [libsvm]="tests/fuzz/libsvm_fuzzer.cc sparse/libsvm_reader.cc sparse/sparse_dataset.cc core/text_lines.cc"
   [cifar10]="tests/fuzz/cifar10_fuzzer.cc trainer/data/cifar10.cc"
 )
