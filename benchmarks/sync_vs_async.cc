@@ -95,9 +95,11 @@ ABSL_FLAG(std::string, backup_workers, "1",
           "backup runs: gradients dropped per step, each in [0, W - 1] for every worker count "
           "W; a list is a grid axis");
 ABSL_FLAG(std::string, average_every, "8",
-          "local_sgd runs: local steps between averagings, each >= 1; a list is a grid axis");
+          "local_sgd and async_local_sgd runs: local steps per round (between averagings, or "
+          "between a worker's pushes), each >= 1; a list is a grid axis");
 ABSL_FLAG(std::string, outer, "avg",
-          "local_sgd runs: the outer optimizer of each averaging, comma-separated (a grid axis): "
+          "local_sgd and async_local_sgd runs: the outer optimizer of each averaging or push, "
+          "comma-separated (a grid axis): "
           "avg (plain averaging), diloco (Douillard et al. 2023: outer lr 0.7, Nesterov momentum "
           "0.9) or LR:MOMENTUM[:nesterov], e.g. 0.7:0.9:nesterov");
 ABSL_FLAG(std::string, async_lr, "constant",
@@ -113,6 +115,13 @@ ABSL_FLAG(std::string, max_delay, "0",
           "async runs with more than one worker: drop an update staler than this many updates "
           "(Ringmaster ASGD's R, Maranjyan et al. 2025), each >= 0, 0: none; a list is a grid "
           "axis");
+ABSL_FLAG(std::string, delayed_nesterov, "1",
+          "async_local_sgd runs: pushes per update of the outer momentum (Liu et al. 2024's "
+          "delayed Nesterov), each >= 1 (> 1 needs an outer optimizer with momentum); a list is a "
+          "grid axis");
+ABSL_FLAG(std::string, dynamic_local_updates, "off",
+          "async_local_sgd runs: off, on, or off,on (a grid axis): each worker's round length "
+          "from its speed (Liu et al. 2024's DyLU)");
 ABSL_FLAG(bool, simulate, false,
           "run every configuration in the simulation (sim/simulator.h): W logical workers on "
           "one thread, deterministic, times in simulated seconds");
@@ -121,7 +130,8 @@ ABSL_FLAG(double, step_time_ms, 10.0,
 ABSL_FLAG(double, jitter, 0.0,
           "--simulate: log-normal sigma of each step's compute time, in [0, 4]");
 ABSL_FLAG(double, allreduce_ms, 0.0,
-          "--simulate: all-reduce time of each sync/backup step and local_sgd averaging, in "
+          "--simulate: all-reduce time of each sync/backup step, local_sgd averaging and "
+          "async_local_sgd push, in "
           "[0, 1e9] ms");
 ABSL_FLAG(std::string, stragglers, "",
           "every run: slowed workers, worker:factor,... (e.g. 1:3); see trainer/straggler.h "
@@ -291,6 +301,14 @@ std::string ModeLabel(const TrainerOptions& o) {
     case Mode::kLocalSgd:
       if (o.outer == OuterOptimizer{}) return absl::StrFormat("local_sgd(H=%d)", o.average_every);
       return absl::StrFormat("local_sgd(H=%d outer=%s)", o.average_every, OuterLabel(o.outer));
+    case Mode::kAsyncLocalSgd: {
+      // Spaces, not commas: labels are fields of runs.csv and staleness.csv.
+      std::string label = absl::StrFormat("async_local_sgd(H=%d", o.average_every);
+      if (!(o.outer == OuterOptimizer{})) absl::StrAppend(&label, " outer=", OuterLabel(o.outer));
+      if (o.delayed_nesterov > 1) absl::StrAppendFormat(&label, " N=%d", o.delayed_nesterov);
+      if (o.dynamic_local_updates) absl::StrAppend(&label, " dylu");
+      return label + ")";
+    }
     case Mode::kAsync: {
       // The plain rule keeps the bare name, so that the keys of older studies stay the same.
       std::vector<std::string> rules;
@@ -326,10 +344,15 @@ absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
   } policy_flags[] = {{"staleness_bound", Mode::kSsp},
                       {"backup_workers", Mode::kBackup},
                       {"average_every", Mode::kLocalSgd},
-                      {"outer", Mode::kLocalSgd}};
+                      {"outer", Mode::kLocalSgd},
+                      {"delayed_nesterov", Mode::kAsyncLocalSgd},
+                      {"dynamic_local_updates", Mode::kAsyncLocalSgd}};
   for (const auto& [flag, mode] : policy_flags) {
-    if (absl::flags_internal::WasPresentOnCommandLine(flag) &&
-        !any([mode = mode](const RunSpec& r) { return r.mode == mode; })) {
+    // local_sgd's options are async_local_sgd's too (core/mode.h HasLocalRounds).
+    const auto reads = [mode = mode](const RunSpec& r) {
+      return mode == Mode::kLocalSgd ? HasLocalRounds(r.mode) : r.mode == mode;
+    };
+    if (absl::flags_internal::WasPresentOnCommandLine(flag) && !any(reads)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--%s has no effect: the grid has no %s runs (--modes or --runs)", flag, ModeName(mode)));
     }
@@ -349,10 +372,10 @@ absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
     }
   }
   if (absl::GetFlag(FLAGS_allreduce_ms) != 0 &&
-      !any([](const RunSpec& r) { return SplitsGlobalBatch(r.mode); })) {
+      !any([](const RunSpec& r) { return Exchanges(r.mode); })) {
     return absl::InvalidArgumentError(
-        "--allreduce_ms has no effect: the grid has no sync, backup or local_sgd runs (async and "
-        "ssp have no all-reduce)");
+        "--allreduce_ms has no effect: the grid has no sync, backup, local_sgd or "
+        "async_local_sgd runs (async and ssp have no all-reduce)");
   }
   return absl::OkStatus();
 }
@@ -366,12 +389,14 @@ struct GridAxes {
   std::vector<double> lrs;
   std::vector<double> sync_lrs;  // the modes that split a global batch
   std::vector<double> momentums;
-  std::vector<int64_t> staleness_bounds;  // ssp
-  std::vector<int64_t> average_everys;    // local_sgd
-  std::vector<OuterOptimizer> outers;     // local_sgd
-  std::vector<int64_t> backup_workers;    // backup
-  std::vector<AsyncLr> async_lrs;         // async with more than one worker
-  std::vector<int64_t> max_delays;        // async with more than one worker; 0: none
+  std::vector<int64_t> staleness_bounds;    // ssp
+  std::vector<int64_t> average_everys;      // local_sgd
+  std::vector<OuterOptimizer> outers;       // local_sgd
+  std::vector<int64_t> backup_workers;      // backup
+  std::vector<AsyncLr> async_lrs;           // async with more than one worker
+  std::vector<int64_t> max_delays;          // async with more than one worker; 0: none
+  std::vector<int64_t> delayed_nesterovs;   // async_local_sgd
+  std::vector<bool> dynamic_local_updates;  // async_local_sgd
 };
 
 // Comma-separated integers, each in [low, high].
@@ -486,6 +511,20 @@ absl::StatusOr<GridAxes> ParseGridAxes() {
   HOGWILD_ASSIGN_OR_RETURN(
       axes.max_delays,
       ParseIntsInRange("max_delay", absl::GetFlag(FLAGS_max_delay), 0, kMaxStalenessBound));
+  HOGWILD_ASSIGN_OR_RETURN(
+      axes.delayed_nesterovs,
+      ParseIntsInRange("delayed_nesterov", absl::GetFlag(FLAGS_delayed_nesterov), 1,
+                       kMaxDelayedNesterov));
+  for (absl::string_view value : absl::StrSplit(absl::GetFlag(FLAGS_dynamic_local_updates), ',')) {
+    if (value != "off" && value != "on") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--dynamic_local_updates: \"%s\" is not off or on; give off, on or off,on", value));
+    }
+    if (std::find(axes.dynamic_local_updates.begin(), axes.dynamic_local_updates.end(),
+                  value == "on") == axes.dynamic_local_updates.end()) {
+      axes.dynamic_local_updates.push_back(value == "on");
+    }
+  }
   return axes;
 }
 
@@ -711,6 +750,24 @@ absl::StatusOr<std::vector<TrainerOptions>> PolicyVariants(const RunSpec& spec, 
           v.average_every = h;
           v.outer = outer;
           variants.push_back(v);
+        }
+      }
+      break;
+    case Mode::kAsyncLocalSgd:
+      for (int64_t h : axes.average_everys) {
+        for (const OuterOptimizer& outer : axes.outers) {
+          for (int64_t n : axes.delayed_nesterovs) {
+            // Delaying needs momentum to delay (CheckDelayedNesterov): skipped, as 1-worker
+            // async skips its rules.
+            if (n > 1 && !outer.has_momentum()) continue;
+            for (bool dylu : axes.dynamic_local_updates) {
+              v.average_every = h;
+              v.outer = outer;
+              v.delayed_nesterov = n;
+              v.dynamic_local_updates = dylu;
+              variants.push_back(v);
+            }
+          }
         }
       }
       break;
@@ -992,9 +1049,7 @@ absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options, const Stu
   sim.compute.stragglers = options.stragglers.slowdown;
   sim.compute.step_time_s = absl::GetFlag(FLAGS_step_time_ms) / 1000.0;
   sim.compute.jitter = absl::GetFlag(FLAGS_jitter);
-  if (SplitsGlobalBatch(options.mode)) {
-    sim.allreduce_time_s = absl::GetFlag(FLAGS_allreduce_ms) / 1000.0;
-  }
+  if (Exchanges(options.mode)) sim.allreduce_time_s = absl::GetFlag(FLAGS_allreduce_ms) / 1000.0;
   HOGWILD_ASSIGN_OR_RETURN(SimResult r, data.workload != nullptr
                                             ? SimulateWorkload(sim, *data.workload)
                                             : Simulate(sim, data.images.train, data.images.test));
@@ -1034,13 +1089,7 @@ absl::StatusOr<TrainResult> TrainSparseRun(const TrainerOptions& options, const 
   const auto wd = static_cast<float>(absl::GetFlag(FLAGS_weight_decay));
   // The option of the run's mode; the others keep their defaults (the sparse trainers refuse a
   // value a mode does not read).
-  ModeOptions mode_options;
-  if (options.mode == Mode::kSsp) mode_options.staleness_bound = options.staleness_bound;
-  if (options.mode == Mode::kBackup) mode_options.backup_workers = options.backup_workers;
-  if (options.mode == Mode::kLocalSgd) {
-    mode_options.average_every = options.average_every;
-    mode_options.outer = options.outer;
-  }
+  const ModeOptions mode_options = ModeOptionsOf(options);
   TrainResult result;
   result.mode = options.mode;
   result.num_workers = options.num_workers;

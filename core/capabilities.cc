@@ -70,6 +70,7 @@ constexpr Row kTable[] = {
     {kDense,  Mode::kLocalSgd,   true,  {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
     {kDense,  Mode::kLocked,     true,  {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
     {kDense,  Mode::kRoundRobin, false, {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
+    {kDense,  Mode::kAsyncLocalSgd, false, {kRuns,   kRuns,     kNoMpi,    kNoGpu}},
     {kSparse, Mode::kAsync,      true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kSync,       true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kSsp,        true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
@@ -77,6 +78,7 @@ constexpr Row kTable[] = {
     {kSparse, Mode::kLocalSgd,   true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kLocked,     true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kRoundRobin, true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kAsyncLocalSgd, true,  {kRuns,   kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kAsync,      true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kSync,       true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kSsp,        true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
@@ -84,6 +86,7 @@ constexpr Row kTable[] = {
     {kMf,     Mode::kLocalSgd,   true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kLocked,     true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kRoundRobin, true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kAsyncLocalSgd, true,  {kRuns,   kRuns,     kOneProc,  kCpuOnly}},
 };
 // clang-format on
 

@@ -21,6 +21,8 @@ const char* ModeName(Mode mode) {
       return "locked";
     case Mode::kRoundRobin:
       return "round_robin";
+    case Mode::kAsyncLocalSgd:
+      return "async_local_sgd";
   }
   return "unknown";  // a value cast from an integer that names no mode
 }
@@ -30,14 +32,18 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name) {
     if (name == ModeName(mode)) return mode;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "unknown mode \"%s\"; the modes are async, sync, ssp, backup, local_sgd, locked and "
-      "round_robin",
+      "unknown mode \"%s\"; the modes are async, sync, ssp, backup, local_sgd, locked, "
+      "round_robin and async_local_sgd",
       name));
 }
 
 bool SplitsGlobalBatch(Mode mode) {
   return mode == Mode::kSync || mode == Mode::kBackup || mode == Mode::kLocalSgd;
 }
+
+bool HasLocalRounds(Mode mode) { return mode == Mode::kLocalSgd || mode == Mode::kAsyncLocalSgd; }
+
+bool Exchanges(Mode mode) { return SplitsGlobalBatch(mode) || mode == Mode::kAsyncLocalSgd; }
 
 bool HasWorkerOptimizerState(Mode mode) {
   return mode == Mode::kAsync || mode == Mode::kSsp || mode == Mode::kLocked ||

@@ -14,6 +14,11 @@
 //               step (read, gradient, update) holds one lock shared by all workers
 //   round_robin the Hogwild! paper's RR baseline: async's data split; the workers compute
 //               concurrently but apply their updates in turn, worker 0, 1, ..., W - 1, 0, ...
+//   async_local_sgd
+//               asynchronous local SGD (sync/async_local_sgd.h, Liu et al. 2024): async's data
+//               split; each worker trains its own replica and, every average_every local steps,
+//               pushes its pseudo-gradient to the shared parameters through the outer optimizer
+//               at once, without waiting for the others, and pulls the result
 #ifndef HOGWILD_CORE_MODE_H_
 #define HOGWILD_CORE_MODE_H_
 
@@ -22,14 +27,15 @@
 
 namespace hogwild {
 
-enum class Mode { kAsync, kSync, kSsp, kBackup, kLocalSgd, kLocked, kRoundRobin };
+enum class Mode { kAsync, kSync, kSsp, kBackup, kLocalSgd, kLocked, kRoundRobin, kAsyncLocalSgd };
 
-inline constexpr Mode kAllModes[] = {Mode::kAsync,     Mode::kSync,     Mode::kSsp,
-                                     Mode::kBackup,    Mode::kLocalSgd, Mode::kLocked,
-                                     Mode::kRoundRobin};
+inline constexpr Mode kAllModes[] = {Mode::kAsync,      Mode::kSync,         Mode::kSsp,
+                                     Mode::kBackup,     Mode::kLocalSgd,     Mode::kLocked,
+                                     Mode::kRoundRobin, Mode::kAsyncLocalSgd};
 
-// "async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin": the spelling of the build
-// flag, the checkpoint file and the log; "unknown" for a value that names no mode. Pure.
+// "async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin", "async_local_sgd": the
+// spelling of the build flag, the checkpoint file and the log; "unknown" for a value that names
+// no mode. Pure.
 const char* ModeName(Mode mode);
 
 // The inverse of ModeName. Errors: kInvalidArgument naming the value and the allowed ones.
@@ -39,8 +45,19 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name);
 // step splits one global batch of TrainerOptions::batch_size examples across the workers, so
 // that all workers take the same number of steps (sync, backup, local_sgd); false when each
 // worker walks its own shard of the epoch in batches of its own (async, ssp, locked,
-// round_robin). Pure.
+// round_robin, async_local_sgd). Pure.
 bool SplitsGlobalBatch(Mode mode);
+
+// Whether the workers train replicas in rounds of TrainerOptions::average_every local steps that
+// end in an outer step (sync/outer_optimizer.h): local_sgd (all workers together) and
+// async_local_sgd (each worker on its own). These modes read average_every and the outer
+// optimizer; the others refuse them. Pure.
+bool HasLocalRounds(Mode mode);
+
+// Whether a step or round of the mode exchanges parameters or gradients between the workers, so
+// that a simulation charges it an all-reduce's (or push's) time: sync, backup, local_sgd and
+// async_local_sgd. Pure.
+bool Exchanges(Mode mode);
 
 // Whether the mode runs Hogwild's updates (sync/hogwild.h), whose optimizer state is one per
 // worker or, with SgdOptions::shared_optimizer_state, one shared by all: async, ssp, locked,
@@ -48,9 +65,9 @@ bool SplitsGlobalBatch(Mode mode);
 bool HasWorkerOptimizerState(Mode mode);
 
 // Whether checkpoints (trainer/checkpoint/) capture this mode's state for dense networks: the
-// capabilities table's checkpoint column (core/capabilities.h SupportsCheckpoints(WorkloadKind::kDense,
-// mode)), which also says which workload runs under which mode where. The other modes refuse
-// TrainerOptions::checkpoint_dir. Pure.
+// capabilities table's checkpoint column (core/capabilities.h
+// SupportsCheckpoints(WorkloadKind::kDense, mode)), which also says which workload runs under which
+// mode where. The other modes refuse TrainerOptions::checkpoint_dir. Pure.
 bool SupportsCheckpoints(Mode mode);
 
 }  // namespace hogwild

@@ -1,4 +1,4 @@
-// async and ssp in simulated time: see sim/simulator.h.
+// async, ssp and async_local_sgd in simulated time: see sim/simulator.h.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -11,6 +11,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "core/status_macros.h"
 #include "sim/sim_context.h"
+#include "sync/async_local_sgd.h"
 #include "sync/hogwild.h"
 #include "sync/parameter_store.h"
 #include "sync/stale_synchronous.h"
@@ -37,8 +38,11 @@ struct AsyncWorker {
 absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
   const TrainerOptions& t = ctx.trainer();
   const bool ssp = t.mode == Mode::kSsp;
+  // The clock async_local_sgd's dynamic local updates measure rounds with: simulated seconds.
+  double now = 0.0;
   const int num_workers = t.num_workers;
   const int64_t num_params = ctx.num_params();
+  const double options_allreduce_s = ctx.options->allreduce_time_s;
   // The real policy objects, called from this one thread: BeginStep at a step's read event,
   // FinishStep at its finish event. Updates never overlap here, so Hogwild's lock-free updates
   // lose nothing and the staleness the policy counts is exact.
@@ -47,7 +51,18 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
   std::copy(ctx.params.begin(), ctx.params.end(), store->unsafe_values().begin());
   std::unique_ptr<UpdatePolicy> policy;
   StaleSynchronous* bounded = nullptr;
-  if (ssp) {
+  AsyncLocalSgd* local = nullptr;
+  if (t.mode == Mode::kAsyncLocalSgd) {
+    auto owned = std::make_unique<AsyncLocalSgd>(
+        store.get(), num_workers, ctx.sgd,
+        AsyncLocalSgdOptions{.average_every = t.average_every,
+                             .outer = t.outer,
+                             .delayed_nesterov = t.delayed_nesterov,
+                             .dynamic_local_updates = t.dynamic_local_updates},
+        [&now] { return now; });
+    local = owned.get();
+    policy = std::move(owned);
+  } else if (ssp) {
     auto owned =
         std::make_unique<StaleSynchronous>(store.get(), num_workers, ctx.sgd, t.staleness_bound);
     bounded = owned.get();
@@ -88,13 +103,20 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
     events.emplace(now + ctx.sampler->Next(w), w);
     return absl::OkStatus();
   };
+  // async_local_sgd: a worker whose step pushed waits for the push and pull
+  // (SimOptions::allreduce_time_s) before its next step; the run ends after the last one.
+  double end_s = 0.0;
+  auto pushes_of = [&](int w) { return local == nullptr ? 0 : local->worker_pushes(w); };
   // Takes worker w's next batch and starts it, unless ssp holds it back; without one, w is done.
   auto advance = [&](int w, double now) -> absl::Status {
     AsyncWorker& worker = workers[w];
     worker.pending = shards.Next(w);
     if (worker.pending == nullptr) {
       worker.done = true;
-      return policy->WorkerDone(w);
+      const int64_t pushes = pushes_of(w);
+      HOGWILD_RETURN_IF_ERROR(policy->WorkerDone(w));
+      if (pushes_of(w) != pushes) end_s = std::max(end_s, now + options_allreduce_s);
+      return absl::OkStatus();
     }
     if (ssp && !bounded->MayBeginStep(w)) {
       worker.blocked = true;
@@ -115,13 +137,23 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
     return absl::OkStatus();
   };
 
+  // Events of kind "start": a worker whose push is done takes its next step.
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> resumes;
   for (int w = 0; w < num_workers; ++w) HOGWILD_RETURN_IF_ERROR(advance(w, 0.0));
-  double now = 0.0;
-  while (!events.empty()) {
+  while (!events.empty() || !resumes.empty()) {
+    // A resume at the same time as a finish goes first (it was scheduled earlier).
+    if (!resumes.empty() && (events.empty() || resumes.top() <= events.top())) {
+      const auto [time_s, w] = resumes.top();
+      resumes.pop();
+      now = time_s;
+      HOGWILD_RETURN_IF_ERROR(advance(w, now));
+      continue;
+    }
     const auto [time_s, w] = events.top();
     events.pop();
     now = time_s;
     AsyncWorker& worker = workers[w];
+    const int64_t pushes = pushes_of(w);
     // The learning rate of the global step before this update, as the real worker reads it.
     HOGWILD_ASSIGN_OR_RETURN(
         StepStats stats,
@@ -140,11 +172,16 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
                                                       stats.staleness, stats.applied_lr, now));
     if (WorkerUpdatesEma(t.mode, w)) HOGWILD_RETURN_IF_ERROR(ctx.UpdateEma());
     HOGWILD_RETURN_IF_ERROR(ctx.MaybeEvaluate(now));
+    if (pushes_of(w) != pushes && options_allreduce_s > 0.0) {
+      resumes.emplace(now + options_allreduce_s, w);
+      end_s = std::max(end_s, now + options_allreduce_s);
+      continue;
+    }
     HOGWILD_RETURN_IF_ERROR(advance(w, now));
     HOGWILD_RETURN_IF_ERROR(release(now));
   }
   HOGWILD_RETURN_IF_ERROR(ctx.ReadPolicyParams());
-  return now;
+  return std::max(now, end_s);
 }
 
 }  // namespace hogwild

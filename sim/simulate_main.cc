@@ -78,8 +78,9 @@ ABSL_FLAG(double, jitter, 0.0,
 ABSL_FLAG(std::string, stragglers, "",
           "slowed workers as worker:factor pairs, e.g. 3:4,7:2.5 (factor in [1, 1000])");
 ABSL_FLAG(double, allreduce_ms, 0.0,
-          "sync, backup, local_sgd: all-reduce time added to each step (local_sgd: each "
-          "averaging), in [0, 1e9] ms");
+          "sync, backup, local_sgd, async_local_sgd: all-reduce time added to each step "
+          "(local_sgd: each averaging; async_local_sgd: each push and pull, which its worker "
+          "waits for), in [0, 1e9] ms");
 ABSL_FLAG(int64_t, max_state_bytes, int64_t{8} << 30,
           "refuse a simulation whose per-worker state (async, ssp, round_robin: W x P floats "
           "x 2, + 1 with momentum; locked, local_sgd: W x P with momentum; sim/simulator.h) "
@@ -138,12 +139,7 @@ absl::Status ParseModeFlags(hogwild::TrainerOptions& t) {
   t.mode = *mode;
   t.num_workers = absl::GetFlag(FLAGS_workers);
   HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(t.mode, t.num_workers));
-  if (t.mode == Mode::kSsp) t.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
-  if (t.mode == Mode::kBackup) t.backup_workers = absl::GetFlag(FLAGS_backup_workers);
-  if (t.mode == Mode::kLocalSgd) {
-    t.average_every = absl::GetFlag(FLAGS_average_every);
-    t.outer = OuterOptimizerFromFlags();
-  }
+  SetModeOptions(ModeOptionsFromFlags(), t);
   return absl::OkStatus();
 }
 
@@ -213,10 +209,10 @@ absl::Status ParseTimeFlags(hogwild::SimOptions& options) {
   }
   HOGWILD_ASSIGN_OR_RETURN(options.allreduce_time_s,
                            Milliseconds("allreduce_ms", absl::GetFlag(FLAGS_allreduce_ms), true));
-  if (options.allreduce_time_s != 0 && !SplitsGlobalBatch(options.trainer.mode)) {
+  if (options.allreduce_time_s != 0 && !Exchanges(options.trainer.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--allreduce_ms=%s applies to --mode=sync, backup or local_sgd only (%s has no "
-        "all-reduce)",
+        "--allreduce_ms=%s applies to --mode=sync, backup, local_sgd or async_local_sgd only (%s "
+        "has no all-reduce)",
         FlagText("allreduce_ms"), ModeName(options.trainer.mode)));
   }
   return absl::OkStatus();

@@ -73,10 +73,10 @@ absl::Status ValidateSimOptions(const SimOptions& options, WorkloadKind workload
         absl::StrFormat("SimOptions::allreduce_time_s=%g is out of range [0, %g] seconds",
                         options.allreduce_time_s, kMaxSimAllreduceTimeS));
   }
-  if (options.allreduce_time_s != 0 && !SplitsGlobalBatch(t.mode)) {
+  if (options.allreduce_time_s != 0 && !Exchanges(t.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "SimOptions::allreduce_time_s=%g applies to sync, backup and local_sgd only (%s has no "
-        "all-reduce)",
+        "SimOptions::allreduce_time_s=%g applies to sync, backup, local_sgd and async_local_sgd "
+        "only (%s has no all-reduce)",
         options.allreduce_time_s, ModeName(t.mode)));
   }
   if (options.max_state_bytes < 1) {
@@ -93,19 +93,23 @@ absl::Status CheckSimStateFits(const SimOptions& options, int64_t num_params) {
   // replica's optimizer state; sync and backup nothing per worker (one state, sliced).
   const bool in_flight =
       t.mode == Mode::kAsync || t.mode == Mode::kSsp || t.mode == Mode::kRoundRobin;
+  // async_local_sgd: the replica, the pulled parameters and the gradient in flight.
+  const bool replicas = t.mode == Mode::kAsyncLocalSgd;
   const bool per_worker_state =
       ((in_flight || t.mode == Mode::kLocked) && !t.sgd.shared_optimizer_state) ||
-      t.mode == Mode::kLocalSgd;
+      HasLocalRounds(t.mode);
   const int state_slots = per_worker_state ? NumStateSlots(t.sgd.optimizer_params()) : 0;
-  const int per_worker_arrays = (in_flight ? 2 : 0) + state_slots;
+  const int per_worker_arrays = (in_flight ? 2 : 0) + (replicas ? 3 : 0) + state_slots;
   const double state_bytes = static_cast<double>(t.num_workers) * static_cast<double>(num_params) *
                              sizeof(float) * per_worker_arrays;
   if (state_bytes > static_cast<double>(options.max_state_bytes)) {
-    std::string what = in_flight ? "the parameter snapshot, the gradient in flight" : "";
+    std::string what = in_flight  ? "the parameter snapshot, the gradient in flight"
+                       : replicas ? "the replica, the pulled parameters, the gradient in flight"
+                                  : "";
     if (state_slots > 0) {
       // The SGD family keeps one buffer, momentum; the others name their optimizer.
       absl::StrAppend(
-          &what, in_flight ? " and " : "",
+          &what, in_flight || replicas ? " and " : "",
           t.sgd.is_sgd_momentum()
               ? std::string("momentum")
               : absl::StrFormat("%s's %d optimizer-state buffer%s", OptimizerName(t.sgd.optimizer),
@@ -193,6 +197,9 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
       break;
     case Mode::kRoundRobin:
       end = RunRoundRobin(ctx);
+      break;
+    case Mode::kAsyncLocalSgd:
+      end = RunAsyncOrSsp(ctx);
       break;
   }
   HOGWILD_RETURN_IF_ERROR(end.status());

@@ -50,8 +50,13 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& o, int num_
                   Mode::kBackup},
            Option{"average_every", o.average_every, 1, kMaxAverageEvery, defaults.average_every,
                   Mode::kLocalSgd},
+           Option{"delayed_nesterov", o.delayed_nesterov, 1, kMaxDelayedNesterov,
+                  defaults.delayed_nesterov, Mode::kAsyncLocalSgd},
        }) {
-    if (option.value != option.default_value && mode != option.reader) {
+    // average_every is read by both modes with local rounds.
+    const bool reads =
+        option.reader == Mode::kLocalSgd ? HasLocalRounds(mode) : mode == option.reader;
+    if (option.value != option.default_value && !reads) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--%s=%d has no effect in %s mode; it is for %s mode (--mode=%s)", option.flag,
           option.value, ModeName(mode), ModeName(option.reader), ModeName(option.reader)));
@@ -62,13 +67,20 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& o, int num_
           option.reader == Mode::kBackup ? " (fewer than the workers)" : ""));
     }
   }
-  if (!(o.outer == defaults.outer) && mode != Mode::kLocalSgd) {
+  if (!(o.outer == defaults.outer) && !HasLocalRounds(mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the outer optimizer (--outer_lr, --outer_momentum, --outer_nesterov) has no effect in %s "
-        "mode; it is for local_sgd mode (--mode=local_sgd)",
+        "mode; it is for local_sgd and async_local_sgd modes (--mode=local_sgd)",
         ModeName(mode)));
   }
-  return CheckOuterOptimizer(o.outer, "--outer_");
+  if (o.dynamic_local_updates && mode != Mode::kAsyncLocalSgd) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--dynamic_local_updates has no effect in %s mode; it is for async_local_sgd mode "
+        "(--mode=async_local_sgd)",
+        ModeName(mode)));
+  }
+  HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "--outer_"));
+  return CheckDelayedNesterov(o.delayed_nesterov, o.outer, "--delayed_nesterov");
 }
 
 std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
@@ -84,6 +96,12 @@ std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
                   ? ""
                   : absl::StrFormat(" outer_lr=%g outer_momentum=%g outer_nesterov=%d", o.outer.lr,
                                     o.outer.momentum, o.outer.nesterov ? 1 : 0));
+    case Mode::kAsyncLocalSgd:
+      return absl::StrFormat(
+          "average_every=%d outer_lr=%g outer_momentum=%g outer_nesterov=%d "
+          "delayed_nesterov=%d dynamic_local_updates=%d",
+          o.average_every, o.outer.lr, o.outer.momentum, o.outer.nesterov ? 1 : 0,
+          o.delayed_nesterov, o.dynamic_local_updates ? 1 : 0);
     default:
       return "";
   }

@@ -143,15 +143,6 @@ absl::StatusOr<Data> Load(uint64_t seed) {
 
 bool Given(const char* flag) { return absl::flags_internal::WasPresentOnCommandLine(flag); }
 
-// --staleness_bound, --backup_workers, --average_every and --outer_* (trainer/cli/mode_flags.h);
-// the trainers refuse one given in a mode that does not read it (ValidateSparseModeOptions).
-ModeOptions ModeOptionsFlags() {
-  return ModeOptions{.staleness_bound = absl::GetFlag(FLAGS_staleness_bound),
-                     .backup_workers = absl::GetFlag(FLAGS_backup_workers),
-                     .average_every = absl::GetFlag(FLAGS_average_every),
-                     .outer = OuterOptimizerFromFlags()};
-}
-
 // The checkpoint flags, with what can be checked before any data is read: the combination and a
 // writable directory (the checkpoint itself is checked against the run by the trainer).
 absl::StatusOr<SparseCheckpointOptions> CheckpointFlags() {
@@ -245,7 +236,7 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   }
   HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
-  options.mode_options = ModeOptionsFlags();
+  options.mode_options = ModeOptionsFromFlags();
   for (const char* flag : {"test", "num_features", "synthetic_examples", "synthetic_test_examples",
                            "synthetic_features", "synthetic_nnz", "synthetic_noise"}) {
     if (Given(flag)) {
@@ -314,7 +305,7 @@ absl::Status Run(const StopOnSignals& stop) {
   options.num_workers = absl::GetFlag(FLAGS_workers);
   HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(options.mode, options.num_workers));
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
-  options.mode_options = ModeOptionsFlags();
+  options.mode_options = ModeOptionsFromFlags();
   options.epochs = absl::GetFlag(FLAGS_epochs);
   HOGWILD_ASSIGN_OR_RETURN(options.lr, ToFloat32("lr", FlagText("lr")));
   HOGWILD_ASSIGN_OR_RETURN(options.lr_decay, ToFloat32("lr_decay", FlagText("lr_decay")));

@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
     case Mode::kLocalSgd:
     case Mode::kLocked:
     case Mode::kRoundRobin:
+    case Mode::kAsyncLocalSgd:
       break;  // refused by the capabilities table
   }
   return absl::InternalError(absl::StrFormat(

@@ -1,7 +1,7 @@
-"""The build flag that picks the trainer's mode: --//sync:mode=async|sync|ssp|backup|local_sgd|locked|round_robin."""
+"""The build flag that picks the trainer's mode: --//sync:mode=async|sync|ssp|backup|local_sgd|locked|round_robin|async_local_sgd."""
 
 # The spellings of core/mode.h ModeName.
-_MODES = ["async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin"]
+_MODES = ["async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin", "async_local_sgd"]
 
 def _mode_impl(ctx):
     if ctx.build_setting_value not in _MODES:

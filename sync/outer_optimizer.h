@@ -18,6 +18,8 @@
 #ifndef HOGWILD_SYNC_OUTER_OPTIMIZER_H_
 #define HOGWILD_SYNC_OUTER_OPTIMIZER_H_
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 
@@ -60,6 +62,49 @@ absl::Status CheckOuterOptimizer(const OuterOptimizer& outer, const char* prefix
 // slices; disjoint slices may run concurrently.
 void ApplyOuterStep(const OuterOptimizer& outer, absl::Span<const float> mean,
                     absl::Span<float> momentum, absl::Span<float> params);
+
+// The largest delayed-Nesterov period accepted (pushes between two momentum updates).
+inline constexpr int64_t kMaxDelayedNesterov = 1 << 20;
+
+// OK when `delayed_nesterov` (N, pushes between two updates of the outer momentum) is in
+// [1, kMaxDelayedNesterov] and, when N > 1, the outer optimizer has momentum (without it there
+// is nothing to delay); else kInvalidArgument naming `name` ("ModeOptions::delayed_nesterov").
+// Pure.
+absl::Status CheckDelayedNesterov(int64_t delayed_nesterov, const OuterOptimizer& outer,
+                                  const char* name);
+
+// One push of asynchronous local SGD (sync/async_local_sgd.h): one worker's pseudo-gradient
+// g = anchor - replica (the parameters it pulled minus its replica after its local steps) applied
+// to theta at once by the outer optimizer, with the delayed Nesterov update of Liu et al.,
+// "Asynchronous Local-SGD Training for Language Modeling", arXiv 2401.09135, section 5.1
+// (momentum activation c = 0, the paper's default). For the t-th push (t = 1, 2, ...) and
+// period N:
+//
+//   sum  = sum + g
+//   if t % N == 0:  m     = mu * m_old + sum / N;  sum = 0
+//                   theta = theta - outer_lr * (g / N + mu * (nesterov ? m : m_old))
+//   else:           theta = theta - outer_lr * g / N
+//
+// so that over every N pushes theta moves by exactly one outer step (ApplyOuterStep's rule) on
+// the mean of their N pseudo-gradients, and the momentum advances once per N pushes instead of
+// once per push. N = 1 is the naive outer optimizer, each push one outer step on its own g:
+// with lr 1 and no momentum theta simply gains the worker's progress, computed as
+// theta = (theta - anchor) + replica so that where no other push moved theta since the pull it
+// becomes the replica exactly (one worker is then sequential SGD, bitwise).
+//
+//   anchor, replica: [n] float32, this slice of the worker's pulled parameters and replica
+//   momentum:        [n] float32, the outer momentum buffer m (read and written); empty when
+//                    !outer.has_momentum()
+//   sum:             [n] float32, the pseudo-gradients summed since the last momentum update
+//                    (read and written); may be empty when N == 1
+//   params:          [n] float32, theta, updated in place
+//
+// `push` is t >= 1, `delayed_nesterov` is N >= 1 (CheckDelayedNesterov). Not thread-safe on
+// overlapping slices.
+void ApplyPushedOuterStep(const OuterOptimizer& outer, int64_t delayed_nesterov, int64_t push,
+                          absl::Span<const float> anchor, absl::Span<const float> replica,
+                          absl::Span<float> momentum, absl::Span<float> sum,
+                          absl::Span<float> params);
 
 }  // namespace hogwild
 

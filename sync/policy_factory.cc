@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "core/capabilities.h"
 #include "core/status_macros.h"
+#include "sync/async_local_sgd.h"
 #include "sync/backup_sync.h"
 #include "sync/hogwild.h"
 #include "sync/local_sgd.h"
@@ -55,6 +56,21 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
       HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(mode_options.outer, "ModeOptions::outer."));
       return std::make_unique<LocalSgd>(store, placement.num_cpu_workers, options,
                                         mode_options.average_every, mode_options.outer);
+    case Mode::kAsyncLocalSgd:
+      if (mode_options.average_every < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("ModeOptions::average_every=%d is out of range; it must be >= 1",
+                            mode_options.average_every));
+      }
+      HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(mode_options.outer, "ModeOptions::outer."));
+      HOGWILD_RETURN_IF_ERROR(CheckDelayedNesterov(
+          mode_options.delayed_nesterov, mode_options.outer, "ModeOptions::delayed_nesterov"));
+      return std::make_unique<AsyncLocalSgd>(
+          store, placement.num_cpu_workers, options,
+          AsyncLocalSgdOptions{.average_every = mode_options.average_every,
+                               .outer = mode_options.outer,
+                               .delayed_nesterov = mode_options.delayed_nesterov,
+                               .dynamic_local_updates = mode_options.dynamic_local_updates});
     case Mode::kLocked:
       return std::make_unique<Locked>(store, placement.num_cpu_workers, options);
     case Mode::kRoundRobin:

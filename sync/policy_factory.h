@@ -21,7 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/mode.h"
-#include "sync/outer_optimizer.h"
+#include "sync/mode_options.h"
 #include "sync/parameter_store.h"
 #include "sync/process_group.h"
 #include "sync/update_policy.h"
@@ -37,14 +37,6 @@ struct PolicyPlacement {
   // Sync on GPUs across processes: the job's processes (not owned; must outlive the policy's
   // creation). nullptr, or num_ranks == 1: this process alone.
   const ProcessGroup* job = nullptr;
-};
-
-// The options of the modes that have any (TrainerOptions validates them; see there).
-struct ModeOptions {
-  int64_t staleness_bound = 3;  // ssp: steps a worker may run ahead of the slowest, >= 0
-  int backup_workers = 0;       // backup: gradients dropped per step, in [0, workers)
-  int64_t average_every = 8;    // local_sgd: local steps between averagings, >= 1
-  OuterOptimizer outer;         // local_sgd: what an averaging applies (plain averaging)
 };
 
 // Creates the CPU policy for `mode` over `store` (which must outlive it) for

@@ -119,8 +119,8 @@ expect_error "--lr_decay_rate has no effect with --lr_schedule=constant" --lr_de
 expect_error "--lr_decay_rate=1 has no effect" --lr_schedule=exponential
 expect_error "--staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" --staleness_bound=2
 expect_error "--backup_workers has no effect in async mode; it is for backup mode (--mode=backup)" --backup_workers=1
-expect_error "--average_every has no effect in async mode; it is for local_sgd mode (--mode=local_sgd)" --average_every=2
-expect_error "--outer_lr has no effect in sync mode; it is for local_sgd mode (--mode=local_sgd)" \
+expect_error "--average_every has no effect in async mode; it is for local_sgd and async_local_sgd modes (--mode=local_sgd or async_local_sgd)" --average_every=2
+expect_error "--outer_lr has no effect in sync mode; it is for local_sgd and async_local_sgd modes (--mode=local_sgd or async_local_sgd)" \
   --mode=sync --outer_lr=0.7
 expect_error "--outer_lr=2.5 is out of range; it must be in (0, 2]" --mode=local_sgd --outer_lr=2.5
 expect_error "--max_delay has no effect in sync mode (its update policy does not read it); it is for async mode only" \
@@ -293,7 +293,7 @@ else
   failures=$((failures + 1))
 fi
 expect_one_line_error "--mode=hogwild" \
-  "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked and round_robin" \
+  "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin and async_local_sgd" \
   "$train" --mode=hogwild --data_dir="$tiny_dir"
 
 if [[ $failures -ne 0 ]]; then

@@ -222,15 +222,15 @@ TEST(LocalSgd, BadSettingsAreRefusedByName) {
   result = Train(o, data, Dataset());
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
-            "TrainerOptions::average_every=2 has no effect in sync mode; it is the averaging "
-            "period of local_sgd mode only");
+            "TrainerOptions::average_every=2 has no effect in sync mode; it is the round length "
+            "of local_sgd and async_local_sgd modes only");
   o.average_every = TrainerOptions{}.average_every;
   o.outer.lr = 0.7f;
   result = Train(o, data, Dataset());
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(),
             "TrainerOptions::outer has no effect in sync mode; it is the outer optimizer of "
-            "local_sgd mode only");
+            "local_sgd and async_local_sgd modes only");
   o = Options(Mode::kLocalSgd, 2);
   o.outer.nesterov = true;
   result = Train(o, data, Dataset());

@@ -307,7 +307,7 @@ class TrainMf(unittest.TestCase):
                 self.assertIn("test ratings: rating 3", str(caught.exception))
         for keywords, needle in (({"mode": "hogwild"},
                                   'unknown mode "hogwild"; the modes are async, sync, ssp, '
-                                  "backup, local_sgd, locked and round_robin"),
+                                  "backup, local_sgd, locked, round_robin and async_local_sgd"),
                                  ({"rank": 0}, "rank=0"), ({"lr": 0.0}, "lr=0")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:

@@ -25,7 +25,7 @@ expect_error() {
 expect_error "--workers=0" --workers=0
 expect_error "--staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" \
   --staleness_bound=2
-expect_error "--average_every has no effect in sync mode; it is for local_sgd mode (--mode=local_sgd)" \
+expect_error "--average_every has no effect in sync mode; it is for local_sgd and async_local_sgd modes (--mode=local_sgd or async_local_sgd)" \
   --mode=sync --average_every=2
 expect_error "--staleness_bound has no effect with 1 worker" --mode=ssp --workers=1 \
   --staleness_bound=2
@@ -49,7 +49,7 @@ expect_error "--jitter=5" --jitter=5
 expect_error "--stragglers=3 does not parse" --stragglers=3
 expect_error "--stragglers worker=64 is out of range; it must be a worker id in [0, 63]" --stragglers=64:2
 expect_error "--stragglers factor=0.5 is out of range; it must be in [1, 1000]" --stragglers=1:0.5
-expect_error "--allreduce_ms=2 applies to --mode=sync, backup or local_sgd only (async has no all-reduce)" --allreduce_ms=2
+expect_error "--allreduce_ms=2 applies to --mode=sync, backup, local_sgd or async_local_sgd only (async has no all-reduce)" --allreduce_ms=2
 expect_error "(ssp has no all-reduce)" --mode=ssp --allreduce_ms=2
 expect_error "--allreduce_ms=-1" --mode=sync --allreduce_ms=-1
 expect_error "--max_state_bytes=0" --max_state_bytes=0

@@ -126,7 +126,7 @@ expect_one_line_error "bad ratings line" "bad.csv:3: item id 'x'" "$train" --mod
   --dataset="$dir/bad.csv"
 
 expect_one_line_error "workers" "--workers=0" "$train" --workers=0
-expect_one_line_error "mode" "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked and round_robin" "$train" --mode=hogwild
+expect_one_line_error "mode" "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin and async_local_sgd" "$train" --mode=hogwild
 expect_one_line_error "model" "--model=mlp" "$train" --model=mlp
 expect_one_line_error "lr" "--lr=-1" "$train" --lr=-1
 expect_one_line_error "lr_decay" "--lr_decay=2" "$train" --lr_decay=2

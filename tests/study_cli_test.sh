@@ -32,7 +32,7 @@ expect_error() {
   expect_one_line_error "study $*" "$want" "$study" --data_dir="$empty_dir" --out_dir="$tmp/bad_out" --plot=false "$@"
 }
 
-expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked and round_robin" \
+expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin and async_local_sgd" \
   --modes=async,hogwild
 expect_error "--workers=" --workers=two
 expect_error "--seeds=" --seeds=-1
@@ -83,7 +83,7 @@ expect_error "--max_delay has no effect: the grid has no async runs with more th
   --runs=async:1,sync:2 --max_delay=4
 expect_error "--async_lr has no effect: the grid has no async runs with more than one worker" \
   --modes=sync --async_lr=delay_adaptive
-expect_error "--allreduce_ms has no effect: the grid has no sync, backup or local_sgd runs" \
+expect_error "--allreduce_ms has no effect: the grid has no sync, backup, local_sgd or async_local_sgd runs" \
   --simulate --modes=async,ssp --allreduce_ms=5
 expect_error "--backup_workers (default 1; give --backup_workers=0 for 1-worker backup runs)" \
   --modes=backup --workers=1

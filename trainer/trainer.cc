@@ -439,10 +439,7 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreatePolicy(const PreparedRun& ru
   } else if (run.worker_devices.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(
         policy, CreateUpdatePolicy(options.mode, run.store.get(), placement, options.sgd,
-                                   ModeOptions{.staleness_bound = options.staleness_bound,
-                                               .backup_workers = options.backup_workers,
-                                               .average_every = options.average_every,
-                                               .outer = options.outer}));
+                                   ModeOptionsOf(options)));
   } else {
     // Across processes (sync; CheckClusterOptions): collective, NCCL over every rank's GPUs.
     ProcessGroup process_group{.rank = job.rank, .num_ranks = job.num_ranks};

@@ -214,15 +214,27 @@ absl::Status ValidateRunInEffect(const TrainerOptions& o) {
                    absl::StrFormat("in %s mode; it drops late gradients in backup mode only",
                                    ModeName(o.mode)));
   }
-  if (o.average_every != TrainerOptions{}.average_every && o.mode != Mode::kLocalSgd) {
+  if (o.average_every != TrainerOptions{}.average_every && !HasLocalRounds(o.mode)) {
     return Ignored(absl::StrFormat("TrainerOptions::average_every=%d", o.average_every),
-                   absl::StrFormat("in %s mode; it is the averaging period of local_sgd mode only",
+                   absl::StrFormat("in %s mode; it is the round length of local_sgd and "
+                                   "async_local_sgd modes only",
                                    ModeName(o.mode)));
   }
-  if (!(o.outer == OuterOptimizer{}) && o.mode != Mode::kLocalSgd) {
+  if (!(o.outer == OuterOptimizer{}) && !HasLocalRounds(o.mode)) {
     return Ignored("TrainerOptions::outer",
-                   absl::StrFormat("in %s mode; it is the outer optimizer of local_sgd mode only",
+                   absl::StrFormat("in %s mode; it is the outer optimizer of local_sgd and "
+                                   "async_local_sgd modes only",
                                    ModeName(o.mode)));
+  }
+  if (o.delayed_nesterov != TrainerOptions{}.delayed_nesterov && o.mode != Mode::kAsyncLocalSgd) {
+    return Ignored(
+        absl::StrFormat("TrainerOptions::delayed_nesterov=%d", o.delayed_nesterov),
+        absl::StrFormat("in %s mode; it is for async_local_sgd mode only", ModeName(o.mode)));
+  }
+  if (o.dynamic_local_updates && o.mode != Mode::kAsyncLocalSgd) {
+    return Ignored(
+        "TrainerOptions::dynamic_local_updates",
+        absl::StrFormat("in %s mode; it is for async_local_sgd mode only", ModeName(o.mode)));
   }
   if (!o.checkpoint_dir.empty() && o.drop_last) {
     return absl::InvalidArgumentError(
@@ -290,6 +302,36 @@ absl::Status ValidateOptionsInEffect(const TrainerOptions& o) {
 int WorkerCount(const TrainerOptions& options) {
   if (options.devices.empty() || !options.devices[0].is_gpu()) return options.num_workers;
   return static_cast<int>(options.devices.size()) * options.workers_per_device;
+}
+
+namespace {
+
+// Copies the fields `mode` reads from `from` to `to`: ModeOptions and TrainerOptions name them
+// alike.
+template <typename From, typename To>
+void CopyModeFields(const From& from, Mode mode, To& to) {
+  if (mode == Mode::kSsp) to.staleness_bound = from.staleness_bound;
+  if (mode == Mode::kBackup) to.backup_workers = from.backup_workers;
+  if (HasLocalRounds(mode)) {
+    to.average_every = from.average_every;
+    to.outer = from.outer;
+  }
+  if (mode == Mode::kAsyncLocalSgd) {
+    to.delayed_nesterov = from.delayed_nesterov;
+    to.dynamic_local_updates = from.dynamic_local_updates;
+  }
+}
+
+}  // namespace
+
+ModeOptions ModeOptionsOf(const TrainerOptions& options) {
+  ModeOptions mode_options;
+  CopyModeFields(options, options.mode, mode_options);
+  return mode_options;
+}
+
+void SetModeOptions(const ModeOptions& mode_options, TrainerOptions& options) {
+  CopyModeFields(mode_options, options.mode, options);
 }
 
 int64_t GlobalBatch(const TrainerOptions& options) {
@@ -383,6 +425,13 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("average_every", o.average_every, int64_t{1}, kMaxAverageEvery));
   HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "TrainerOptions::outer."));
+  HOGWILD_RETURN_IF_ERROR(
+      CheckRange("delayed_nesterov", o.delayed_nesterov, int64_t{1}, kMaxDelayedNesterov));
+  // Its combination with the outer optimizer where it is read (elsewhere it is refused above).
+  if (o.mode == Mode::kAsyncLocalSgd) {
+    HOGWILD_RETURN_IF_ERROR(
+        CheckDelayedNesterov(o.delayed_nesterov, o.outer, "TrainerOptions::delayed_nesterov"));
+  }
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("sgd.max_delay", o.sgd.max_delay, int64_t{0}, kMaxStalenessBound));
   if (o.mode == Mode::kLocalSgd && o.batch_size < WorkerCount(o)) {

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "core/mode.h"
+#include "sync/mode_options.h"
 #include "sync/outer_optimizer.h"
 #include "sync/update_policy.h"
 #include "trainer/device.h"
@@ -74,7 +75,14 @@ struct TrainerOptions {
   int64_t average_every = 8;
   // local_sgd only (sync/outer_optimizer.h): what each averaging applies to the shared
   // parameters; the default is plain averaging, lr 0.7 with Nesterov momentum 0.9 is DiLoCo.
+  // async_local_sgd reads average_every (local steps per round) and outer (what each push
+  // applies) too (sync/async_local_sgd.h).
   OuterOptimizer outer;
+  // async_local_sgd only (sync/async_local_sgd.h): pushes per update of the outer momentum (the
+  // delayed Nesterov update; [1, kMaxDelayedNesterov], > 1 needs outer momentum), and dynamic
+  // local updates (each worker's round length from its measured speed).
+  int64_t delayed_nesterov = 1;
+  bool dynamic_local_updates = false;
   uint64_t seed = 1;  // initialization and data order
   ModelSpec model;    // input_shape and num_classes are taken from the dataset
 
@@ -170,12 +178,23 @@ int WorkerCount(const TrainerOptions& options);
 // of all workers in flight, Goyal et al.'s kn). Pure.
 int64_t GlobalBatch(const TrainerOptions& options);
 
+// The mode's own options as the policies take them (sync/mode_options.h): the fields of
+// `options` that options.mode reads (staleness_bound in ssp, ..., delayed_nesterov and
+// dynamic_local_updates in async_local_sgd), the others at their defaults. Pure.
+ModeOptions ModeOptionsOf(const TrainerOptions& options);
+
+// The inverse: sets the fields of `options` that options.mode reads from `mode_options` and
+// leaves the others as they are (so that ValidateOptions refuses nothing a front end read for
+// another mode).
+void SetModeOptions(const ModeOptions& mode_options, TrainerOptions& options);
+
 // Checks every option against its range (no dataset needed), and refuses an option that would
 // do nothing in this mode, on these devices or with these other options (so nothing the caller
 // set is silently dropped). A field left at its default value is never refused. The rules:
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
 //   staleness_bound          ssp only;   backup_workers   backup only
-//   average_every, outer     local_sgd only
+//   average_every, outer     local_sgd and async_local_sgd only
+//   delayed_nesterov, dynamic_local_updates   async_local_sgd only
 //   mode                     a mode that dense networks run on threads (cpu devices) or on GPUs
 //                            (core/capabilities.h; the table's sentence after
 //                            `TrainerOptions::mode: `)

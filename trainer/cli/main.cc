@@ -61,12 +61,15 @@ constexpr hogwild::Mode kBuildMode = hogwild::Mode::kLocalSgd;
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kLocked;
 #elif defined(HOGWILD_DEFAULT_MODE_ROUND_ROBIN)
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kRoundRobin;
+#elif defined(HOGWILD_DEFAULT_MODE_ASYNC_LOCAL_SGD)
+constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsyncLocalSgd;
 #else
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsync;
 #endif
 
 ABSL_FLAG(std::string, mode, hogwild::ModeName(kBuildMode),
-          "the update policy: async, sync, ssp, backup, local_sgd, locked or round_robin; "
+          "the update policy: async, sync, ssp, backup, local_sgd, locked, round_robin or "
+          "async_local_sgd; "
           "default: the build's --//sync:mode (--config=sync)");
 
 namespace {
@@ -333,12 +336,7 @@ absl::Status ParseRecipeFlags(hogwild::TrainerOptions& options, bool gpus, bool 
     HOGWILD_ASSIGN_OR_RETURN(options.sgd.moving_stats_momentum,
                              ToFloat32("bn_momentum", FlagText("bn_momentum")));
   }
-  if (options.mode == Mode::kSsp) options.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
-  if (options.mode == Mode::kBackup) options.backup_workers = absl::GetFlag(FLAGS_backup_workers);
-  if (options.mode == Mode::kLocalSgd) {
-    options.average_every = absl::GetFlag(FLAGS_average_every);
-    options.outer = OuterOptimizerFromFlags();
-  }
+  SetModeOptions(ModeOptionsFromFlags(), options);
   if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(options.stragglers.slowdown, ParseSlowdown("stragglers", slow));
   }
@@ -526,6 +524,11 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
       absl::StrAppendFormat(&optimizer, ", outer optimizer lr %g momentum %g%s", options.outer.lr,
                             options.outer.momentum, options.outer.nesterov ? " (Nesterov)" : "");
     }
+    if (options.delayed_nesterov > 1) {
+      absl::StrAppendFormat(&optimizer, ", outer momentum every %d pushes (delayed Nesterov)",
+                            options.delayed_nesterov);
+    }
+    if (options.dynamic_local_updates) absl::StrAppend(&optimizer, ", rounds by worker speed");
     absl::PrintF(
         "hogwild: %s mode, %s%d worker%s on %s, optimizer %s, %s (%d train / %d test "
         "examples)\n%s\n",

@@ -11,32 +11,56 @@ ABSL_FLAG(int32_t, backup_workers, 0,
           "backup only (--mode=backup): each step uses the first workers - backup_workers "
           "gradients to arrive and drops the rest, in [0, workers - 1]");
 ABSL_FLAG(int64_t, average_every, 8,
-          "local_sgd only (--mode=local_sgd): local steps between two averagings of the workers' "
-          "replicas, >= 1");
+          "local_sgd and async_local_sgd only: local steps per round (local_sgd: between two "
+          "averagings of the workers' replicas; async_local_sgd: between a worker's pushes), >= 1");
 ABSL_FLAG(double, outer_lr, 1.0,
-          "local_sgd only: the outer optimizer's learning rate on the replicas' pseudo-gradient "
-          "(the shared parameters minus the replicas' mean), in (0, 2]; 1 with no "
+          "local_sgd and async_local_sgd only: the outer optimizer's learning rate on the "
+          "pseudo-gradient (local_sgd: the shared parameters minus the replicas' mean; "
+          "async_local_sgd: a worker's pulled parameters minus its replica) "
+          "in (0, 2]; 1 with no "
           "--outer_momentum is plain averaging. DiLoCo: --outer_lr=0.7 --outer_momentum=0.9 "
           "--outer_nesterov --optimizer=adamw");
-ABSL_FLAG(double, outer_momentum, 0.0,
-          "local_sgd only: the outer optimizer's momentum, in [0, 1) (0: none)");
+ABSL_FLAG(
+    double, outer_momentum, 0.0,
+    "local_sgd and async_local_sgd only: the outer optimizer's momentum, in [0, 1) (0: none)");
 ABSL_FLAG(bool, outer_nesterov, false,
-          "local_sgd only: Nesterov momentum for the outer optimizer (needs --outer_momentum)");
+          "local_sgd and async_local_sgd only: Nesterov momentum for the outer optimizer (needs "
+          "--outer_momentum)");
+ABSL_FLAG(int64_t, delayed_nesterov, 1,
+          "async_local_sgd only: pushes between two updates of the outer momentum (Liu et al. "
+          "2024's delayed Nesterov; each push between them a plain step of outer_lr / N), >= 1; "
+          "1 updates it at every push (naive); > 1 needs --outer_momentum");
+ABSL_FLAG(bool, dynamic_local_updates, false,
+          "async_local_sgd only: each worker's round is --average_every x (the fastest worker's "
+          "time per step / its own) local steps, at least 1, so slow workers push sooner (Liu et "
+          "al. 2024's DyLU)");
 
 namespace hogwild {
 
 absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
+  // The modes that read each flag: one, or the two with local rounds (core/mode.h).
   const struct {
     const char* flag;
     Mode reader;
-  } mode_flags[] = {{"staleness_bound", Mode::kSsp},     {"backup_workers", Mode::kBackup},
-                    {"average_every", Mode::kLocalSgd},  {"outer_lr", Mode::kLocalSgd},
-                    {"outer_momentum", Mode::kLocalSgd}, {"outer_nesterov", Mode::kLocalSgd}};
-  for (const auto& [flag, reader] : mode_flags) {
-    if (mode != reader && absl::flags_internal::WasPresentOnCommandLine(flag)) {
+    bool local_rounds;
+  } mode_flags[] = {{"staleness_bound", Mode::kSsp, false},
+                    {"backup_workers", Mode::kBackup, false},
+                    {"average_every", Mode::kLocalSgd, true},
+                    {"outer_lr", Mode::kLocalSgd, true},
+                    {"outer_momentum", Mode::kLocalSgd, true},
+                    {"outer_nesterov", Mode::kLocalSgd, true},
+                    {"delayed_nesterov", Mode::kAsyncLocalSgd, false},
+                    {"dynamic_local_updates", Mode::kAsyncLocalSgd, false}};
+  for (const auto& [flag, reader, local_rounds] : mode_flags) {
+    const bool reads = local_rounds ? HasLocalRounds(mode) : mode == reader;
+    if (!reads && absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("--%s has no effect in %s mode; it is for %s mode (--mode=%s)", flag,
-                          ModeName(mode), ModeName(reader), ModeName(reader)));
+          local_rounds
+              ? absl::StrFormat("--%s has no effect in %s mode; it is for local_sgd and "
+                                "async_local_sgd modes (--mode=local_sgd or async_local_sgd)",
+                                flag, ModeName(mode))
+              : absl::StrFormat("--%s has no effect in %s mode; it is for %s mode (--mode=%s)",
+                                flag, ModeName(mode), ModeName(reader), ModeName(reader)));
     }
   }
   if (num_workers == 1 && absl::flags_internal::WasPresentOnCommandLine("staleness_bound")) {
@@ -45,6 +69,15 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
         "more workers");
   }
   return absl::OkStatus();
+}
+
+ModeOptions ModeOptionsFromFlags() {
+  return ModeOptions{.staleness_bound = absl::GetFlag(FLAGS_staleness_bound),
+                     .backup_workers = absl::GetFlag(FLAGS_backup_workers),
+                     .average_every = absl::GetFlag(FLAGS_average_every),
+                     .outer = OuterOptimizerFromFlags(),
+                     .delayed_nesterov = absl::GetFlag(FLAGS_delayed_nesterov),
+                     .dynamic_local_updates = absl::GetFlag(FLAGS_dynamic_local_updates)};
 }
 
 OuterOptimizer OuterOptimizerFromFlags() {

@@ -2,7 +2,8 @@
 // (//trainer:train for dense networks, //sparse:train for the sparse workloads, //sim:simulate),
 // so that their names, defaults and help are defined once: --staleness_bound (ssp),
 // --backup_workers (backup), --average_every and the outer optimizer's --outer_lr,
-// --outer_momentum and --outer_nesterov (local_sgd). Their defaults are
+// --outer_momentum and --outer_nesterov (local_sgd, async_local_sgd), --delayed_nesterov and
+// --dynamic_local_updates (async_local_sgd). Their defaults are
 // sync/policy_factory.h's ModeOptions'; their ranges are checked by each command's library
 // (TrainerOptions, ValidateSparseModeOptions).
 #ifndef HOGWILD_TRAINER_CLI_MODE_FLAGS_H_
@@ -13,6 +14,7 @@
 #include "absl/flags/declare.h"
 #include "absl/status/status.h"
 #include "core/mode.h"
+#include "sync/mode_options.h"
 #include "sync/outer_optimizer.h"
 
 ABSL_DECLARE_FLAG(int64_t, staleness_bound);
@@ -21,6 +23,8 @@ ABSL_DECLARE_FLAG(int64_t, average_every);
 ABSL_DECLARE_FLAG(double, outer_lr);
 ABSL_DECLARE_FLAG(double, outer_momentum);
 ABSL_DECLARE_FLAG(bool, outer_nesterov);
+ABSL_DECLARE_FLAG(int64_t, delayed_nesterov);
+ABSL_DECLARE_FLAG(bool, dynamic_local_updates);
 
 namespace hogwild {
 
@@ -30,6 +34,11 @@ namespace hogwild {
 // (--mode=ssp)"), and --staleness_bound with `num_workers` == 1 (no worker can run ahead).
 // Errors: kInvalidArgument naming the flag and the mode or worker count that reads it.
 absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers);
+
+// Every mode flag's value, whatever the mode (the sparse trainers refuse a non-default value in a
+// mode that does not read it: sparse/policy_workers.h ValidateSparseModeOptions). Reads flags;
+// call after parsing.
+ModeOptions ModeOptionsFromFlags();
 
 // The outer optimizer the flags give (--outer_lr, --outer_momentum, --outer_nesterov), unchecked
 // (CheckOuterOptimizer is the range). Reads flags; call after parsing.

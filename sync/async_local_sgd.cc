@@ -1,0 +1,167 @@
+#include "sync/async_local_sgd.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "core/logging.h"
+#include "kernels/optimizer.h"
+#include "sync/sparse_gradient.h"
+
+namespace hogwild {
+namespace {
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+AsyncLocalSgd::AsyncLocalSgd(ParameterStore* store, int num_workers, SgdOptions options,
+                             AsyncLocalSgdOptions mode_options, Clock clock)
+    : UpdatePolicy(Mode::kAsyncLocalSgd, store, num_workers, options),
+      options_(mode_options),
+      clock_(clock ? std::move(clock) : Clock(SteadySeconds)),
+      workers_(num_workers) {
+  HOGWILD_CHECK(mode_options.average_every >= 1, "AsyncLocalSgd: average_every must be >= 1");
+  HOGWILD_CHECK(CheckOuterOptimizer(mode_options.outer, "").ok(),
+                "AsyncLocalSgd: outer optimizer out of range");
+  HOGWILD_CHECK(CheckDelayedNesterov(mode_options.delayed_nesterov, mode_options.outer, "").ok(),
+                "AsyncLocalSgd: delayed_nesterov out of range");
+  absl::MutexLock lock(&mu_);
+  if (mode_options.outer.has_momentum()) outer_momentum_.assign(store->size(), 0.0f);
+  if (mode_options.delayed_nesterov > 1) pushed_sum_.assign(store->size(), 0.0f);
+  step_time_s_.assign(num_workers, 0.0);
+  for (PerWorker& w : workers_) {
+    w.replica.resize(store->size());
+    w.anchor.resize(store->size());
+    w.slots = OptimizerSlots(options, store->size());
+  }
+}
+
+int AsyncLocalSgd::num_optimizer_buffers() const {
+  return num_workers() * NumStateSlots(sgd_options().optimizer_params());
+}
+
+int AsyncLocalSgd::num_optimizer_steps() const {
+  return UsesStepCount(sgd_options().optimizer) ? num_workers() : 0;
+}
+
+absl::Status AsyncLocalSgd::DoReadParams(absl::Span<float> out) const {
+  absl::MutexLock lock(&mu_);
+  const absl::Span<const float> theta = store()->unsafe_values();
+  std::copy(theta.begin(), theta.end(), out.begin());
+  return absl::OkStatus();
+}
+
+void AsyncLocalSgd::PullLocked(PerWorker& w) {
+  const absl::Span<const float> theta = store()->unsafe_values();
+  std::copy(theta.begin(), theta.end(), w.anchor.begin());
+  std::copy(theta.begin(), theta.end(), w.replica.begin());
+  w.pulled_at = pushes_.load(std::memory_order_relaxed);
+  w.since_pull = 0;
+  w.round_steps = options_.average_every;
+  if (options_.dynamic_local_updates) {
+    const int index = static_cast<int>(&w - workers_.data());
+    const double mine = step_time_s_[index];
+    double fastest = 0.0;
+    for (double t : step_time_s_) {
+      if (t > 0.0 && (fastest == 0.0 || t < fastest)) fastest = t;
+    }
+    if (mine > 0.0) {
+      w.round_steps = std::max<int64_t>(
+          1, static_cast<int64_t>(
+                 std::floor(static_cast<double>(options_.average_every) * fastest / mine)));
+    }
+  }
+  w.round_start_s = clock_();
+}
+
+absl::StatusOr<DeviceSpan<const float>> AsyncLocalSgd::DoBeginStep(int worker) {
+  PerWorker& w = workers_[worker];
+  if (!w.started) {
+    absl::MutexLock lock(&mu_);
+    PullLocked(w);
+    w.started = true;
+  }
+  return DeviceSpan<const float>(absl::MakeConstSpan(w.replica));
+}
+
+absl::StatusOr<StepStats> AsyncLocalSgd::DoFinishStep(int worker, DeviceSpan<const float> grad,
+                                                      float lr) {
+  PerWorker& w = workers_[worker];
+  // A CPU policy: the gradient is in host memory. Clipped per worker (its local gradient).
+  ApplyOwnGradient(sgd_options(), lr, grad.HostSpan(), w.slots, w.clipped,
+                   absl::MakeSpan(w.replica));
+  return EndLocalStep(worker, lr);
+}
+
+absl::StatusOr<StepStats> AsyncLocalSgd::DoFinishSparseStep(int worker, const SparseGradient& grad,
+                                                            float lr) {
+  const SgdOptions& o = sgd_options();
+  if (!o.updates_touched_only()) return UpdatePolicy::DoFinishSparseStep(worker, grad, lr);
+  // The replica is this worker's alone.
+  ApplySparseSgd(lr, o.weight_decay, o.no_decay, grad, workers_[worker].replica.data());
+  return EndLocalStep(worker, lr);
+}
+
+StepStats AsyncLocalSgd::EndLocalStep(int worker, float lr) {
+  PerWorker& w = workers_[worker];
+  store()->CompleteUpdate();
+  const StepStats stats{
+      .staleness = static_cast<uint64_t>(pushes_.load(std::memory_order_acquire) - w.pulled_at),
+      .applied_lr = lr};
+  if (++w.since_pull == w.round_steps) PushAndPull(worker);
+  return stats;
+}
+
+void AsyncLocalSgd::PushAndPull(int worker) {
+  PerWorker& w = workers_[worker];
+  absl::MutexLock lock(&mu_);
+  if (w.since_pull > 0) {
+    const double elapsed = clock_() - w.round_start_s;
+    step_time_s_[worker] = elapsed / static_cast<double>(w.since_pull);
+    const int64_t push = pushes_.load(std::memory_order_relaxed) + 1;
+    ApplyPushedOuterStep(options_.outer, options_.delayed_nesterov, push, w.anchor, w.replica,
+                         absl::MakeSpan(outer_momentum_), absl::MakeSpan(pushed_sum_),
+                         store()->unsafe_values());
+    pushes_.store(push, std::memory_order_release);
+    ++w.pushes;
+  }
+  PullLocked(w);
+}
+
+absl::Status AsyncLocalSgd::DoWorkerDone(int worker) {
+  if (workers_[worker].since_pull > 0) PushAndPull(worker);
+  return absl::OkStatus();
+}
+
+std::vector<uint64_t> AsyncLocalSgd::DoSaveOptimizerSteps() const {
+  if (num_optimizer_steps() == 0) return {};
+  std::vector<uint64_t> steps;
+  for (const PerWorker& w : workers_) steps.push_back(w.slots.step);
+  return steps;
+}
+
+void AsyncLocalSgd::DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) {
+  for (size_t w = 0; w < workers_.size() && w < steps.size(); ++w)
+    workers_[w].slots.step = steps[w];
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> AsyncLocalSgd::DoSaveOptimizerState() const {
+  std::vector<std::vector<float>> buffers;
+  for (const PerWorker& w : workers_) AppendSlotBuffers(w.slots, &buffers);
+  return buffers;
+}
+
+absl::Status AsyncLocalSgd::DoRestoreOptimizerState(
+    const std::vector<std::vector<float>>& momentum) {
+  const size_t slots = static_cast<size_t>(NumStateSlots(sgd_options().optimizer_params()));
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    RestoreSlots(momentum, w * slots, {}, w, workers_[w].slots);
+  }
+  for (PerWorker& w : workers_) w.started = false;  // replicas start from the restored store
+  return absl::OkStatus();
+}
+
+}  // namespace hogwild

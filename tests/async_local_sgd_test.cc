@@ -1,0 +1,353 @@
+// Asynchronous local SGD (sync/async_local_sgd.h) and its outer step
+// (sync/outer_optimizer.h ApplyPushedOuterStep) against independent references: the delayed
+// Nesterov update against its equations in float64 and against one synchronous outer step on
+// the mean of N pseudo-gradients; one worker is its inner steps then the outer step, bitwise;
+// H = 1 with lr 1 and no momentum is SGD; concurrent workers push without waiting; dynamic
+// local updates shorten a slow worker's rounds by its measured speed; the simulation is the real
+// trainer bitwise with one worker and charges each push its exchange time; bad options are one
+// line naming the field.
+#include "sync/async_local_sgd.h"
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "sim/simulator.h"
+#include "sync/outer_optimizer.h"
+#include "sync/parameter_store.h"
+#include "tests/bitwise.h"
+#include "tests/expect_error.h"
+#include "tests/test_data.h"
+#include "tests/watchdog.h"
+#include "trainer/trainer.h"
+
+namespace hogwild {
+namespace {
+
+using ::hogwild::testing::CountBitwiseDifferences;
+using ::hogwild::testing::ExpectError;
+
+constexpr double kWatchdogS = 20.0;
+
+std::vector<float> Random(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// Liu et al. 2024's delayed Nesterov (c = 0) in float64, straight from its equations, over a
+// sequence of pseudo-gradients g_1..g_T.
+std::vector<double> DelayedReference(const OuterOptimizer& outer, int64_t n,
+                                     const std::vector<std::vector<float>>& g,
+                                     std::vector<double> theta) {
+  const size_t p = theta.size();
+  std::vector<double> m(p, 0.0), sum(p, 0.0);
+  for (size_t t = 1; t <= g.size(); ++t) {
+    for (size_t i = 0; i < p; ++i) {
+      const double gi = g[t - 1][i];
+      sum[i] += gi;
+      if (t % n == 0) {
+        const double old = m[i];
+        m[i] = outer.momentum * old + sum[i] / n;
+        sum[i] = 0.0;
+        theta[i] -= outer.lr * (gi / n + outer.momentum * (outer.nesterov ? m[i] : old));
+      } else {
+        theta[i] -= outer.lr * gi / n;
+      }
+    }
+  }
+  return theta;
+}
+
+TEST(ApplyPushedOuterStep, DelayedNesterovIsItsEquationsInFloat64) {
+  std::mt19937 rng(7);
+  constexpr size_t kP = 6;
+  for (const OuterOptimizer outer : {OuterOptimizer{.lr = 0.7f, .momentum = 0.9f, .nesterov = true},
+                                     OuterOptimizer{.lr = 0.5f, .momentum = 0.8f}}) {
+    for (int64_t n : {1, 3}) {
+      SCOPED_TRACE(absl::StrFormat("nesterov %d, N = %d", outer.nesterov, n));
+      const std::vector<float> theta0 = Random(kP, rng);
+      std::vector<float> theta = theta0, momentum(kP, 0.0f), sum(kP, 0.0f);
+      std::vector<std::vector<float>> pseudo;
+      for (int t = 1; t <= 7; ++t) {
+        // Each push from its own anchor (the theta its worker pulled) and replica.
+        const std::vector<float> anchor = Random(kP, rng);
+        std::vector<float> replica = anchor;
+        const std::vector<float> step = Random(kP, rng);
+        for (size_t i = 0; i < kP; ++i) replica[i] -= 0.1f * step[i];
+        std::vector<float> g(kP);
+        for (size_t i = 0; i < kP; ++i) g[i] = anchor[i] - replica[i];
+        pseudo.push_back(g);
+        ApplyPushedOuterStep(outer, n, t, anchor, replica, absl::MakeSpan(momentum),
+                             absl::MakeSpan(sum), absl::MakeSpan(theta));
+      }
+      const std::vector<double> expected =
+          DelayedReference(outer, n, pseudo, std::vector<double>(theta0.begin(), theta0.end()));
+      for (size_t i = 0; i < kP; ++i) EXPECT_NEAR(theta[i], expected[i], 1e-6) << i;
+    }
+  }
+}
+
+// Over N pushes from a zero momentum, theta moves by one synchronous outer step
+// (ApplyOuterStep's rule) on the pushes' mean pseudo-gradient: N = 4, in float64.
+TEST(ApplyPushedOuterStep, NPushesMoveThetaAsOneOuterStepOnTheirMean) {
+  std::mt19937 rng(11);
+  constexpr size_t kP = 5;
+  const OuterOptimizer outer{.lr = 0.7f, .momentum = 0.9f, .nesterov = true};
+  const std::vector<float> theta0 = Random(kP, rng);
+  std::vector<float> theta = theta0, momentum(kP, 0.0f), sum(kP, 0.0f);
+  std::vector<double> mean(kP, 0.0);
+  for (int t = 1; t <= 4; ++t) {
+    const std::vector<float> anchor = Random(kP, rng), replica = Random(kP, rng);
+    for (size_t i = 0; i < kP; ++i) mean[i] += (double{anchor[i]} - replica[i]) / 4;
+    ApplyPushedOuterStep(outer, 4, t, anchor, replica, absl::MakeSpan(momentum),
+                         absl::MakeSpan(sum), absl::MakeSpan(theta));
+  }
+  for (size_t i = 0; i < kP; ++i) {
+    // buf = delta; step = delta + mu * buf (Nesterov); theta -= lr * step.
+    const double expected = theta0[i] - outer.lr * (mean[i] + outer.momentum * mean[i]);
+    EXPECT_NEAR(theta[i], expected, 1e-6) << i;
+    EXPECT_NEAR(momentum[i], mean[i], 1e-6) << i;
+    EXPECT_EQ(sum[i], 0.0f) << i;
+  }
+}
+
+// N = 1 with theta still at the worker's anchor is the synchronous outer step on its replica.
+TEST(ApplyPushedOuterStep, NaiveWithNoOtherPushIsTheOuterStepBitwise) {
+  std::mt19937 rng(3);
+  const OuterOptimizer outer = kDiloco;
+  std::vector<float> theta = Random(9, rng);
+  const std::vector<float> anchor = theta, replica = Random(9, rng);
+  std::vector<float> expected = theta, m_expected(9, 0.25f), m(9, 0.25f);
+  ApplyOuterStep(outer, replica, absl::MakeSpan(m_expected), absl::MakeSpan(expected));
+  ApplyPushedOuterStep(outer, 1, 1, anchor, replica, absl::MakeSpan(m), {}, absl::MakeSpan(theta));
+  EXPECT_EQ(CountBitwiseDifferences(theta, expected), 0);
+  EXPECT_EQ(CountBitwiseDifferences(m, m_expected), 0);
+}
+
+// The gradient of 0.5 * |p - target|^2.
+std::vector<float> QuadraticGradient(DeviceSpan<const float> p, const std::vector<float>& target) {
+  std::vector<float> g(target.size());
+  for (size_t i = 0; i < g.size(); ++i) g[i] = p.data()[i] - target[i];
+  return g;
+}
+
+// One worker, H = 3, plain SGD inside and DiLoCo's outer optimizer, 7 steps: two rounds and a
+// last short one pushed by WorkerDone. By hand: 3 SGD steps on a copy, then the outer step.
+TEST(AsyncLocalSgd, OneWorkerIsInnerStepsThenTheOuterStepBitwise) {
+  const std::vector<float> target = {1.0f, -2.0f, 0.5f};
+  ParameterStore store(3);
+  const std::vector<float> initial = {0.3f, 0.7f, -1.1f};
+  std::copy(initial.begin(), initial.end(), store.unsafe_values().begin());
+  AsyncLocalSgd policy(&store, 1, SgdOptions{},
+                       AsyncLocalSgdOptions{.average_every = 3, .outer = kDiloco});
+  constexpr float kLr = 0.1f;
+  for (int step = 0; step < 7; ++step) {
+    auto at = policy.BeginStep(0);
+    ASSERT_TRUE(at.ok()) << at.status();
+    const std::vector<float> g = QuadraticGradient(*at, target);
+    auto stats = policy.FinishStep(0, DeviceSpan<const float>(g.data(), g.size()), kLr);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->staleness, 0u);
+  }
+  ASSERT_TRUE(policy.WorkerDone(0).ok());
+
+  std::vector<float> theta = initial, momentum(3, 0.0f);
+  for (int round_steps : {3, 3, 1}) {
+    std::vector<float> replica = theta;
+    for (int k = 0; k < round_steps; ++k) {
+      for (size_t i = 0; i < 3; ++i) replica[i] -= kLr * (replica[i] - target[i]);
+    }
+    ApplyOuterStep(kDiloco, replica, absl::MakeSpan(momentum), absl::MakeSpan(theta));
+  }
+  std::vector<float> got(3);
+  ASSERT_TRUE(policy.ReadParams(absl::MakeSpan(got)).ok());
+  EXPECT_EQ(CountBitwiseDifferences(got, theta), 0);
+  EXPECT_EQ(policy.num_pushes(), 3);
+  EXPECT_EQ(policy.global_step(), 7u);
+}
+
+// H = 1, outer lr 1, no momentum: each push adds the worker's one SGD step to theta, so one
+// worker is SGD, bitwise (theta, still its anchor, becomes its replica exactly).
+TEST(AsyncLocalSgd, OneLocalStepWithPlainOuterStepIsSgdBitwise) {
+  const std::vector<float> target = {1.0f, -2.0f};
+  ParameterStore store(2);
+  AsyncLocalSgd policy(&store, 1, SgdOptions{}, AsyncLocalSgdOptions{.average_every = 1});
+  std::vector<float> sgd = {0.0f, 0.0f};
+  for (int step = 0; step < 20; ++step) {
+    auto at = policy.BeginStep(0);
+    ASSERT_TRUE(at.ok());
+    const std::vector<float> g = QuadraticGradient(*at, target);
+    ASSERT_TRUE(policy.FinishStep(0, DeviceSpan<const float>(g.data(), 2), 0.2f).ok());
+    for (size_t i = 0; i < 2; ++i) sgd[i] -= 0.2f * (sgd[i] - target[i]);
+  }
+  std::vector<float> got(2);
+  ASSERT_TRUE(policy.ReadParams(absl::MakeSpan(got)).ok());
+  EXPECT_EQ(CountBitwiseDifferences(got, sgd), 0);
+  EXPECT_EQ(policy.num_pushes(), 20);
+}
+
+// Four workers on their own threads push without waiting for each other: every round is pushed,
+// the global step counts every local step, each step's staleness counts the other workers'
+// pushes since its pull (at most all of them), and theta approaches the target.
+TEST(AsyncLocalSgd, ConcurrentWorkersPushWithoutWaiting) {
+  const std::vector<float> target = {1.0f, -2.0f, 3.0f, 0.5f};
+  ParameterStore store(4);
+  AsyncLocalSgd policy(
+      &store, 4, SgdOptions{.momentum = 0.5f},
+      AsyncLocalSgdOptions{.average_every = 4, .outer = kDiloco, .delayed_nesterov = 4});
+  constexpr int kSteps = 40;
+  std::vector<uint64_t> max_staleness(4, 0);
+  auto run = [&](int w) {
+    for (int step = 0; step < kSteps; ++step) {
+      auto at = policy.BeginStep(w);
+      ASSERT_TRUE(at.ok());
+      const std::vector<float> g = QuadraticGradient(*at, target);
+      auto stats = policy.FinishStep(w, DeviceSpan<const float>(g.data(), g.size()), 0.2f);
+      ASSERT_TRUE(stats.ok());
+      max_staleness[w] = std::max(max_staleness[w], stats->staleness);
+    }
+    ASSERT_TRUE(policy.WorkerDone(w).ok());
+  };
+  testing::WithWatchdog(kWatchdogS, "four pushing workers", [&] {
+    std::vector<std::thread> threads;
+    for (int w = 0; w < 4; ++w) threads.emplace_back(run, w);
+    for (std::thread& t : threads) t.join();
+    return 0;
+  });
+  EXPECT_EQ(policy.num_pushes(), 4 * kSteps / 4);
+  EXPECT_EQ(policy.global_step(), 4u * kSteps);
+  for (int w = 0; w < 4; ++w) {
+    EXPECT_EQ(policy.worker_pushes(w), kSteps / 4);
+    EXPECT_LE(max_staleness[w], static_cast<uint64_t>(3 * kSteps / 4));
+  }
+  std::vector<float> got(4);
+  ASSERT_TRUE(policy.ReadParams(absl::MakeSpan(got)).ok());
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(got[i], target[i], 0.2f) << i;
+}
+
+// A worker 4x slower than the other takes H / 4 local steps per round once both have measured a
+// round; the fast one keeps H; a worker with no measured round takes H.
+TEST(AsyncLocalSgd, DynamicLocalUpdatesShortenASlowWorkersRounds) {
+  ParameterStore store(1);
+  double now = 0.0;
+  AsyncLocalSgd policy(&store, 2, SgdOptions{},
+                       AsyncLocalSgdOptions{.average_every = 8, .dynamic_local_updates = true},
+                       [&now] { return now; });
+  const float g = 0.0f;
+  auto step = [&](int w, double seconds) {
+    ASSERT_TRUE(policy.BeginStep(w).ok());
+    now += seconds;
+    ASSERT_TRUE(policy.FinishStep(w, DeviceSpan<const float>(&g, 1), 0.1f).ok());
+  };
+  ASSERT_TRUE(policy.BeginStep(0).ok());  // both pull at time 0
+  ASSERT_TRUE(policy.BeginStep(1).ok());
+  for (int k = 0; k < 8; ++k) step(0, 1.0);  // worker 0's round: 1 s per step
+  EXPECT_EQ(policy.round_steps(0), 8);
+  EXPECT_EQ(policy.round_steps(1), 8);  // not measured yet
+  now = 0.0;
+  for (int k = 0; k < 8; ++k) step(1, 4.0);  // worker 1's round: 4 s per step
+  EXPECT_EQ(policy.round_steps(1), 2);
+  EXPECT_EQ(policy.worker_pushes(1), 1);
+  step(1, 4.0);
+  step(1, 4.0);
+  EXPECT_EQ(policy.worker_pushes(1), 2);  // the short round was pushed
+  // Without dynamic local updates the slow worker keeps H.
+  ParameterStore fixed_store(1);
+  AsyncLocalSgd fixed(&fixed_store, 2, SgdOptions{}, AsyncLocalSgdOptions{.average_every = 8},
+                      [&now] { return now; });
+  EXPECT_TRUE(fixed.BeginStep(1).ok());
+  EXPECT_EQ(fixed.round_steps(1), 8);
+}
+
+TrainerOptions SmallRun(int workers) {
+  TrainerOptions o;
+  o.mode = Mode::kAsyncLocalSgd;
+  o.num_workers = workers;
+  o.batch_size = 8;
+  o.epochs = 2;
+  o.seed = 5;
+  o.model = ModelSpec{.name = "mlp", .hidden = {16}};
+  o.lr = LrSchedule{.kind = LrSchedule::Kind::kExponential,
+                    .base_lr = 0.1f,
+                    .decay_rate = 0.5f,
+                    .decay_steps = 20};
+  o.sgd = SgdOptions{.momentum = 0.9f, .weight_decay = 1e-3f};
+  o.average_every = 5;
+  o.outer = kDiloco;
+  o.eval_every_epochs = 0;
+  return o;
+}
+
+// The simulation calls the real policy: with one worker (deterministic) the simulated and the
+// real trainer agree bitwise, and each push is charged its exchange time: 51 steps in rounds
+// of 5 are 11 pushes (the last of 1 step, at the end of the data).
+TEST(AsyncLocalSgd, TheSimulationIsTheRealTrainerBitwiseAndChargesEachPush) {
+  const Dataset train = testing::SyntheticDataset(203, 10, 4, 77);
+  const TrainerOptions options = SmallRun(1);
+  auto real = Train(options, train, Dataset());
+  ASSERT_TRUE(real.ok()) << real.status();
+  SimOptions sim{.trainer = options};
+  sim.compute.step_time_s = 0.01;
+  sim.allreduce_time_s = 0.004;
+  auto simulated = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(simulated.ok()) << simulated.status();
+  EXPECT_EQ(simulated->steps, real->steps);
+  EXPECT_EQ(simulated->steps, 52);
+  EXPECT_EQ(CountBitwiseDifferences(simulated->params, real->params), 0);
+  EXPECT_NEAR(simulated->simulated_time_s, 52 * 0.01 + 11 * 0.004, 1e-9);
+  // Not vacuous: plain outer steps give other parameters.
+  TrainerOptions plain = options;
+  plain.outer = {};
+  auto other = Train(plain, train, Dataset());
+  ASSERT_TRUE(other.ok());
+  EXPECT_GT(CountBitwiseDifferences(other->params, real->params),
+            static_cast<int64_t>(real->params.size() / 2));
+}
+
+// Three workers on threads train the network: the loss falls.
+TEST(AsyncLocalSgd, ThreeWorkersTrain) {
+  const Dataset train = testing::SyntheticDataset(300, 10, 3, 21);
+  TrainerOptions options = SmallRun(3);
+  options.epochs = 4;
+  options.delayed_nesterov = 3;
+  auto result = Train(options, train, train);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->mode, Mode::kAsyncLocalSgd);
+  EXPECT_GT(result->final_test_accuracy, 0.6);
+}
+
+TEST(AsyncLocalSgd, BadOptionsAreOneLineNamingTheField) {
+  TrainerOptions o = SmallRun(2);
+  o.delayed_nesterov = 0;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::delayed_nesterov=0", "[1, "});
+  o = SmallRun(2);
+  o.outer = {};
+  o.delayed_nesterov = 4;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::delayed_nesterov=4", "outer momentum"});
+  o = SmallRun(2);
+  o.mode = Mode::kAsync;
+  o.average_every = 8;
+  o.outer = {};
+  o.delayed_nesterov = 4;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::delayed_nesterov=4", "async_local_sgd"});
+  o.delayed_nesterov = 1;
+  o.mode = Mode::kLocalSgd;
+  o.dynamic_local_updates = true;
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::dynamic_local_updates", "async_local_sgd"});
+  o = SmallRun(2);
+  o.checkpoint_dir = "/tmp/never";
+  ExpectError(ValidateOptions(o), absl::StatusCode::kInvalidArgument, {"async_local_sgd"});
+}
+
+}  // namespace
+}  // namespace hogwild
