@@ -24,6 +24,7 @@
 #include "sync/outer_optimizer.h"
 #include "sync/parameter_store.h"
 #include "sync/process_group.h"
+#include "sync/streaming.h"
 #include "sync/update_policy.h"
 
 namespace hogwild {
@@ -45,6 +46,7 @@ struct ModeOptions {
   int backup_workers = 0;       // backup: gradients dropped per step, in [0, workers)
   int64_t average_every = 8;    // local_sgd: local steps between averagings, >= 1
   OuterOptimizer outer;         // local_sgd: what an averaging applies (plain averaging)
+  StreamingOptions streaming;   // local_sgd: Streaming DiLoCo's fragments (one, exchanged at once)
 };
 
 // Creates the CPU policy for `mode` over `store` (which must outlive it) for

@@ -437,12 +437,16 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreatePolicy(const PreparedRun& ru
         policy, cluster->CreateUpdatePolicy(options.mode, run.store.get(), options.num_workers,
                                             options.sgd, options.exchange_every));
   } else if (run.worker_devices.empty()) {
+    // The one streaming range ValidateOptions cannot check without the model: F <= P.
+    HOGWILD_RETURN_IF_ERROR(CheckStreamingOptions(options.streaming, options.average_every,
+                                                  run.store->size(), "TrainerOptions::streaming."));
     HOGWILD_ASSIGN_OR_RETURN(
         policy, CreateUpdatePolicy(options.mode, run.store.get(), placement, options.sgd,
                                    ModeOptions{.staleness_bound = options.staleness_bound,
                                                .backup_workers = options.backup_workers,
                                                .average_every = options.average_every,
-                                               .outer = options.outer}));
+                                               .outer = options.outer,
+                                               .streaming = options.streaming}));
   } else {
     // Across processes (sync; CheckClusterOptions): collective, NCCL over every rank's GPUs.
     ProcessGroup process_group{.rank = job.rank, .num_ranks = job.num_ranks};

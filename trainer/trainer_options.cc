@@ -224,6 +224,18 @@ absl::Status ValidateRunInEffect(const TrainerOptions& o) {
                    absl::StrFormat("in %s mode; it is the outer optimizer of local_sgd mode only",
                                    ModeName(o.mode)));
   }
+  if (!o.streaming.is_default() && o.mode != Mode::kLocalSgd) {
+    return Ignored("TrainerOptions::streaming",
+                   absl::StrFormat("in %s mode; it is Streaming DiLoCo's fragments of local_sgd "
+                                   "mode only",
+                                   ModeName(o.mode)));
+  }
+  if (!o.streaming.is_default() && !o.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::streaming is not available with TrainerOptions::checkpoint_dir (between "
+        "the fragments' exchanges the replicas differ from the shared parameters, which are all "
+        "a checkpoint holds); train without one of the two");
+  }
   if (!o.checkpoint_dir.empty() && o.drop_last) {
     return absl::InvalidArgumentError(
         "TrainerOptions::drop_last is not available with TrainerOptions::checkpoint_dir yet (a "
@@ -383,6 +395,8 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("average_every", o.average_every, int64_t{1}, kMaxAverageEvery));
   HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "TrainerOptions::outer."));
+  HOGWILD_RETURN_IF_ERROR(CheckStreamingOptions(o.streaming, o.average_every,
+                                                /*num_params=*/0, "TrainerOptions::streaming."));
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("sgd.max_delay", o.sgd.max_delay, int64_t{0}, kMaxStalenessBound));
   if (o.mode == Mode::kLocalSgd && o.batch_size < WorkerCount(o)) {

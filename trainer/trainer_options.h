@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "core/mode.h"
 #include "sync/outer_optimizer.h"
+#include "sync/streaming.h"
 #include "sync/update_policy.h"
 #include "trainer/device.h"
 #include "trainer/metrics/progress.h"
@@ -75,6 +76,10 @@ struct TrainerOptions {
   // local_sgd only (sync/outer_optimizer.h): what each averaging applies to the shared
   // parameters; the default is plain averaging, lr 0.7 with Nesterov momentum 0.9 is DiLoCo.
   OuterOptimizer outer;
+  // local_sgd only (sync/streaming.h): Streaming DiLoCo's F fragments exchanged at staggered
+  // steps, each exchange overlapping tau steps and merged with factor alpha; the default is one
+  // exchange of all the parameters every H steps. Not with checkpoint_dir unless the default.
+  StreamingOptions streaming;
   uint64_t seed = 1;  // initialization and data order
   ModelSpec model;    // input_shape and num_classes are taken from the dataset
 
@@ -175,7 +180,8 @@ int64_t GlobalBatch(const TrainerOptions& options);
 // set is silently dropped). A field left at its default value is never refused. The rules:
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
 //   staleness_bound          ssp only;   backup_workers   backup only
-//   average_every, outer     local_sgd only
+//   average_every, outer, streaming   local_sgd only; streaming (non-default) not with
+//                            checkpoint_dir
 //   mode                     a mode that dense networks run on threads (cpu devices) or on GPUs
 //                            (core/capabilities.h; the table's sentence after
 //                            `TrainerOptions::mode: `)
