@@ -143,6 +143,7 @@ absl::Status ParseModeFlags(hogwild::TrainerOptions& t) {
   if (t.mode == Mode::kLocalSgd) {
     t.average_every = absl::GetFlag(FLAGS_average_every);
     t.outer = OuterOptimizerFromFlags();
+    t.streaming = StreamingOptionsFromFlags();
   }
   return absl::OkStatus();
 }

@@ -68,7 +68,14 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& o, int num_
         "mode; it is for local_sgd mode (--mode=local_sgd)",
         ModeName(mode)));
   }
-  return CheckOuterOptimizer(o.outer, "--outer_");
+  HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "--outer_"));
+  if (!(o.streaming == defaults.streaming) && mode != Mode::kLocalSgd) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "Streaming DiLoCo's fragments (--fragments, --overlap_steps, --mix_alpha) have no effect "
+        "in %s mode; they are for local_sgd mode (--mode=local_sgd)",
+        ModeName(mode)));
+  }
+  return CheckStreamingOptions(o.streaming, o.average_every, /*num_params=*/0, "--");
 }
 
 std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
@@ -83,7 +90,12 @@ std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
              (o.outer == OuterOptimizer{}
                   ? ""
                   : absl::StrFormat(" outer_lr=%g outer_momentum=%g outer_nesterov=%d", o.outer.lr,
-                                    o.outer.momentum, o.outer.nesterov ? 1 : 0));
+                                    o.outer.momentum, o.outer.nesterov ? 1 : 0)) +
+             (o.streaming.is_default()
+                  ? ""
+                  : absl::StrFormat(" fragments=%d overlap_steps=%d mix_alpha=%g",
+                                    o.streaming.fragments, o.streaming.overlap_steps,
+                                    o.streaming.mix_alpha));
     default:
       return "";
   }

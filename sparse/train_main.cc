@@ -143,13 +143,15 @@ absl::StatusOr<Data> Load(uint64_t seed) {
 
 bool Given(const char* flag) { return absl::flags_internal::WasPresentOnCommandLine(flag); }
 
-// --staleness_bound, --backup_workers, --average_every and --outer_* (trainer/cli/mode_flags.h);
+// --staleness_bound, --backup_workers, --average_every, --outer_* and --fragments,
+// --overlap_steps, --mix_alpha (trainer/cli/mode_flags.h);
 // the trainers refuse one given in a mode that does not read it (ValidateSparseModeOptions).
 ModeOptions ModeOptionsFlags() {
   return ModeOptions{.staleness_bound = absl::GetFlag(FLAGS_staleness_bound),
                      .backup_workers = absl::GetFlag(FLAGS_backup_workers),
                      .average_every = absl::GetFlag(FLAGS_average_every),
-                     .outer = OuterOptimizerFromFlags()};
+                     .outer = OuterOptimizerFromFlags(),
+                     .streaming = StreamingOptionsFromFlags()};
 }
 
 // The checkpoint flags, with what can be checked before any data is read: the combination and a

@@ -338,6 +338,7 @@ absl::Status ParseRecipeFlags(hogwild::TrainerOptions& options, bool gpus, bool 
   if (options.mode == Mode::kLocalSgd) {
     options.average_every = absl::GetFlag(FLAGS_average_every);
     options.outer = OuterOptimizerFromFlags();
+    options.streaming = StreamingOptionsFromFlags();
   }
   if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(options.stragglers.slowdown, ParseSlowdown("stragglers", slow));
@@ -513,7 +514,8 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   HOGWILD_ASSIGN_OR_RETURN(auto model, Model::Create(spec));
   if (speaks) {
     // The optimizer, its state's kind where it is not the default (per worker), and the rules
-    // that change what an update does: async's delay rules, local_sgd's outer optimizer.
+    // that change what an update does: async's delay rules, local_sgd's outer optimizer and
+    // Streaming DiLoCo's fragments.
     std::string optimizer =
         absl::StrCat(OptimizerName(options.sgd.optimizer),
                      options.sgd.shared_optimizer_state ? " (shared state)" : "");
@@ -525,6 +527,10 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
     if (!(options.outer == OuterOptimizer{})) {
       absl::StrAppendFormat(&optimizer, ", outer optimizer lr %g momentum %g%s", options.outer.lr,
                             options.outer.momentum, options.outer.nesterov ? " (Nesterov)" : "");
+    }
+    if (const StreamingOptions& s = options.streaming; !s.is_default()) {
+      absl::StrAppendFormat(&optimizer, ", streaming: %d fragments, overlap %d steps, mix %g",
+                            s.fragments, s.overlap_steps, s.mix_alpha);
     }
     absl::PrintF(
         "hogwild: %s mode, %s%d worker%s on %s, optimizer %s, %s (%d train / %d test "

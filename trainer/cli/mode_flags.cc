@@ -22,6 +22,16 @@ ABSL_FLAG(double, outer_momentum, 0.0,
           "local_sgd only: the outer optimizer's momentum, in [0, 1) (0: none)");
 ABSL_FLAG(bool, outer_nesterov, false,
           "local_sgd only: Nesterov momentum for the outer optimizer (needs --outer_momentum)");
+ABSL_FLAG(int32_t, fragments, 1,
+          "local_sgd only: Streaming DiLoCo's fragments F, each exchanged every --average_every "
+          "steps at its own offset (F contiguous slices of the parameters), in [1, "
+          "min(1024, --average_every, parameters)]; 1: all at once");
+ABSL_FLAG(int64_t, overlap_steps, 0,
+          "local_sgd only: Streaming DiLoCo's tau, the local steps a fragment's exchange overlaps "
+          "before its result is merged into the replicas, in [0, --average_every - 1]");
+ABSL_FLAG(double, mix_alpha, 0.0,
+          "local_sgd only: Streaming DiLoCo's alpha, the merge replica = alpha * replica + "
+          "(1 - alpha) * exchanged, in [0, 1) (0: replace)");
 
 namespace hogwild {
 
@@ -31,7 +41,9 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
     Mode reader;
   } mode_flags[] = {{"staleness_bound", Mode::kSsp},     {"backup_workers", Mode::kBackup},
                     {"average_every", Mode::kLocalSgd},  {"outer_lr", Mode::kLocalSgd},
-                    {"outer_momentum", Mode::kLocalSgd}, {"outer_nesterov", Mode::kLocalSgd}};
+                    {"outer_momentum", Mode::kLocalSgd}, {"outer_nesterov", Mode::kLocalSgd},
+                    {"fragments", Mode::kLocalSgd},      {"overlap_steps", Mode::kLocalSgd},
+                    {"mix_alpha", Mode::kLocalSgd}};
   for (const auto& [flag, reader] : mode_flags) {
     if (mode != reader && absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(
@@ -51,6 +63,12 @@ OuterOptimizer OuterOptimizerFromFlags() {
   return OuterOptimizer{.lr = static_cast<float>(absl::GetFlag(FLAGS_outer_lr)),
                         .momentum = static_cast<float>(absl::GetFlag(FLAGS_outer_momentum)),
                         .nesterov = absl::GetFlag(FLAGS_outer_nesterov)};
+}
+
+StreamingOptions StreamingOptionsFromFlags() {
+  return StreamingOptions{.fragments = absl::GetFlag(FLAGS_fragments),
+                          .overlap_steps = absl::GetFlag(FLAGS_overlap_steps),
+                          .mix_alpha = static_cast<float>(absl::GetFlag(FLAGS_mix_alpha))};
 }
 
 }  // namespace hogwild

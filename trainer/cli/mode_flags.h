@@ -1,8 +1,9 @@
 // The flags of the modes' own options, shared by the commands that run every mode
 // (//trainer:train for dense networks, //sparse:train for the sparse workloads, //sim:simulate),
 // so that their names, defaults and help are defined once: --staleness_bound (ssp),
-// --backup_workers (backup), --average_every and the outer optimizer's --outer_lr,
-// --outer_momentum and --outer_nesterov (local_sgd). Their defaults are
+// --backup_workers (backup), --average_every, the outer optimizer's --outer_lr,
+// --outer_momentum and --outer_nesterov, and Streaming DiLoCo's --fragments, --overlap_steps and
+// --mix_alpha (local_sgd). Their defaults are
 // sync/policy_factory.h's ModeOptions'; their ranges are checked by each command's library
 // (TrainerOptions, ValidateSparseModeOptions).
 #ifndef HOGWILD_TRAINER_CLI_MODE_FLAGS_H_
@@ -14,6 +15,7 @@
 #include "absl/status/status.h"
 #include "core/mode.h"
 #include "sync/outer_optimizer.h"
+#include "sync/streaming.h"
 
 ABSL_DECLARE_FLAG(int64_t, staleness_bound);
 ABSL_DECLARE_FLAG(int32_t, backup_workers);
@@ -21,6 +23,9 @@ ABSL_DECLARE_FLAG(int64_t, average_every);
 ABSL_DECLARE_FLAG(double, outer_lr);
 ABSL_DECLARE_FLAG(double, outer_momentum);
 ABSL_DECLARE_FLAG(bool, outer_nesterov);
+ABSL_DECLARE_FLAG(int32_t, fragments);
+ABSL_DECLARE_FLAG(int64_t, overlap_steps);
+ABSL_DECLARE_FLAG(double, mix_alpha);
 
 namespace hogwild {
 
@@ -34,6 +39,10 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers);
 // The outer optimizer the flags give (--outer_lr, --outer_momentum, --outer_nesterov), unchecked
 // (CheckOuterOptimizer is the range). Reads flags; call after parsing.
 OuterOptimizer OuterOptimizerFromFlags();
+
+// Streaming DiLoCo's options the flags give (--fragments, --overlap_steps, --mix_alpha),
+// unchecked (CheckStreamingOptions is the range). Reads flags; call after parsing.
+StreamingOptions StreamingOptionsFromFlags();
 
 }  // namespace hogwild
 
