@@ -81,8 +81,8 @@
 // [P] gradient from its read to its update; they and locked, unless shared, NumStateSlots [P]
 // optimizer-state buffers per worker (momentum: 1; adam: 2); local_sgd NumStateSlots buffers per
 // worker (and its replica with streaming options): W x P x 4 bytes per per-worker array,
-// refused above SimOptions::max_state_bytes before anything is allocated. Sync and backup hold a few [P] arrays and one optimizer state,
-// local_sgd a few [P] arrays.
+// refused above SimOptions::max_state_bytes before anything is allocated. Sync and backup hold a
+// few [P] arrays and one optimizer state, local_sgd a few [P] arrays.
 //
 // Reproducibility: the result (parameters, counts, staleness, simulated times) and the log are a
 // pure function of the options and the data, bitwise, on one build and machine; only
