@@ -529,7 +529,7 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
                             options.outer.momentum, options.outer.nesterov ? " (Nesterov)" : "");
     }
     if (const StreamingOptions& s = options.streaming; !s.is_default()) {
-      absl::StrAppendFormat(&optimizer, ", streaming: %d fragments, overlap %d steps, mix %g",
+      absl::StrAppendFormat(&optimizer, ", streaming: %d fragments, %d-step overlap, mix %g",
                             s.fragments, s.overlap_steps, s.mix_alpha);
     }
     absl::PrintF(
