@@ -55,6 +55,7 @@
 #include "sparse/synthetic.h"
 #include "sparse/synthetic_flags.h"
 #include "sync/outer_optimizer.h"
+#include "sync/streaming.h"
 #include "trainer/data/mnist.h"
 #include "trainer/model/model.h"
 #include "trainer/straggler.h"
@@ -102,6 +103,10 @@ ABSL_FLAG(std::string, outer, "avg",
           "comma-separated (a grid axis): "
           "avg (plain averaging), diloco (Douillard et al. 2023: outer lr 0.7, Nesterov momentum "
           "0.9) or LR:MOMENTUM[:nesterov], e.g. 0.7:0.9:nesterov");
+ABSL_FLAG(std::string, streaming, "off",
+          "local_sgd runs: Streaming DiLoCo's fragments (Douillard et al. 2025), comma-separated "
+          "(a grid axis): off (all parameters at once) or F:TAU:ALPHA (F fragments, each "
+          "exchange overlapping TAU steps and merged with factor ALPHA), e.g. 4:1:0.5");
 ABSL_FLAG(std::string, async_lr, "constant",
           "async runs with more than one worker: the learning-rate rule of each update, "
           "comma-separated (a grid axis): constant, staleness_aware (lr / staleness, Zhang et al. "
@@ -298,9 +303,19 @@ std::string ModeLabel(const TrainerOptions& o) {
       return absl::StrFormat("ssp(bound=%d)", o.staleness_bound);
     case Mode::kBackup:
       return absl::StrFormat("backup(b=%d)", o.backup_workers);
-    case Mode::kLocalSgd:
-      if (o.outer == OuterOptimizer{}) return absl::StrFormat("local_sgd(H=%d)", o.average_every);
-      return absl::StrFormat("local_sgd(H=%d outer=%s)", o.average_every, OuterLabel(o.outer));
+    case Mode::kLocalSgd: {
+      // Plain averaging and one fragment keep the older labels, and so the older runs' keys.
+      const std::string streaming =
+          o.streaming.is_default()
+              ? ""
+              : absl::StrFormat(" streaming=%d:%d:%g", o.streaming.fragments,
+                                o.streaming.overlap_steps, o.streaming.mix_alpha);
+      if (o.outer == OuterOptimizer{}) {
+        return absl::StrFormat("local_sgd(H=%d%s)", o.average_every, streaming);
+      }
+      return absl::StrFormat("local_sgd(H=%d outer=%s%s)", o.average_every, OuterLabel(o.outer),
+                             streaming);
+    }
     case Mode::kAsyncLocalSgd: {
       // Spaces, not commas: labels are fields of runs.csv and staleness.csv.
       std::string label = absl::StrFormat("async_local_sgd(H=%d", o.average_every);
@@ -338,23 +353,26 @@ uint32_t Fnv1a(const std::string& text) {
 // it is for.
 absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
   auto any = [&](auto pred) { return std::any_of(specs.begin(), specs.end(), pred); };
+  // local_rounds: read by both modes with local rounds (core/mode.h HasLocalRounds).
   const struct {
     const char* flag;
     Mode mode;
-  } policy_flags[] = {{"staleness_bound", Mode::kSsp},
-                      {"backup_workers", Mode::kBackup},
-                      {"average_every", Mode::kLocalSgd},
-                      {"outer", Mode::kLocalSgd},
-                      {"delayed_nesterov", Mode::kAsyncLocalSgd},
-                      {"dynamic_local_updates", Mode::kAsyncLocalSgd}};
-  for (const auto& [flag, mode] : policy_flags) {
-    // local_sgd's options are async_local_sgd's too (core/mode.h HasLocalRounds).
-    const auto reads = [mode = mode](const RunSpec& r) {
-      return mode == Mode::kLocalSgd ? HasLocalRounds(r.mode) : r.mode == mode;
+    bool local_rounds;
+  } policy_flags[] = {{"staleness_bound", Mode::kSsp, false},
+                      {"backup_workers", Mode::kBackup, false},
+                      {"average_every", Mode::kLocalSgd, true},
+                      {"outer", Mode::kLocalSgd, true},
+                      {"streaming", Mode::kLocalSgd, false},
+                      {"delayed_nesterov", Mode::kAsyncLocalSgd, false},
+                      {"dynamic_local_updates", Mode::kAsyncLocalSgd, false}};
+  for (const auto& [flag, mode, local_rounds] : policy_flags) {
+    const auto reads = [mode = mode, local_rounds = local_rounds](const RunSpec& r) {
+      return local_rounds ? HasLocalRounds(r.mode) : r.mode == mode;
     };
     if (absl::flags_internal::WasPresentOnCommandLine(flag) && !any(reads)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--%s has no effect: the grid has no %s runs (--modes or --runs)", flag, ModeName(mode)));
+          "--%s has no effect: the grid has no %s runs (--modes or --runs)", flag,
+          local_rounds ? "local_sgd or async_local_sgd" : ModeName(mode)));
     }
   }
   // Async's delay rules act on stale updates: with one worker there are none.
@@ -389,14 +407,15 @@ struct GridAxes {
   std::vector<double> lrs;
   std::vector<double> sync_lrs;  // the modes that split a global batch
   std::vector<double> momentums;
-  std::vector<int64_t> staleness_bounds;    // ssp
-  std::vector<int64_t> average_everys;      // local_sgd
-  std::vector<OuterOptimizer> outers;       // local_sgd
-  std::vector<int64_t> backup_workers;      // backup
-  std::vector<AsyncLr> async_lrs;           // async with more than one worker
-  std::vector<int64_t> max_delays;          // async with more than one worker; 0: none
-  std::vector<int64_t> delayed_nesterovs;   // async_local_sgd
-  std::vector<bool> dynamic_local_updates;  // async_local_sgd
+  std::vector<int64_t> staleness_bounds;     // ssp
+  std::vector<int64_t> average_everys;       // local_sgd, async_local_sgd
+  std::vector<OuterOptimizer> outers;        // local_sgd, async_local_sgd
+  std::vector<StreamingOptions> streamings;  // local_sgd
+  std::vector<int64_t> backup_workers;       // backup
+  std::vector<AsyncLr> async_lrs;            // async with more than one worker
+  std::vector<int64_t> max_delays;           // async with more than one worker; 0: none
+  std::vector<int64_t> delayed_nesterovs;    // async_local_sgd
+  std::vector<bool> dynamic_local_updates;   // async_local_sgd
 };
 
 // Comma-separated integers, each in [low, high].
@@ -443,6 +462,40 @@ absl::StatusOr<std::vector<OuterOptimizer>> ParseOuters() {
     if (std::find(outers.begin(), outers.end(), outer) == outers.end()) outers.push_back(outer);
   }
   return outers;
+}
+
+// --streaming: each value once, in the order given. The ranges that depend on H are checked
+// with each run (ValidateOptions).
+absl::StatusOr<std::vector<StreamingOptions>> ParseStreamings() {
+  const std::string text = absl::GetFlag(FLAGS_streaming);
+  std::vector<StreamingOptions> streamings;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    StreamingOptions streaming;
+    if (part != "off") {
+      const std::vector<absl::string_view> fields = absl::StrSplit(part, ':');
+      int fragments = 0;
+      int64_t overlap = 0;
+      double alpha = 0;
+      if (fields.size() != 3 || !absl::SimpleAtoi(fields[0], &fragments) ||
+          !absl::SimpleAtoi(fields[1], &overlap) || !absl::SimpleAtod(fields[2], &alpha)) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--streaming=%s: '%s' is not off or F:TAU:ALPHA (e.g. 4:1:0.5)", text,
+                            std::string(part)));
+      }
+      streaming = {
+          .fragments = fragments, .overlap_steps = overlap, .mix_alpha = static_cast<float>(alpha)};
+      if (const absl::Status valid =
+              CheckStreamingOptions(streaming, kMaxAverageEvery, /*num_params=*/0, "streaming ");
+          !valid.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--streaming=%s: '%s': %s", text, std::string(part), valid.message()));
+      }
+    }
+    if (std::find(streamings.begin(), streamings.end(), streaming) == streamings.end()) {
+      streamings.push_back(streaming);
+    }
+  }
+  return streamings;
 }
 
 // --async_lr, or the older --staleness_aware_lr (off: constant, on: staleness_aware), not
@@ -505,6 +558,7 @@ absl::StatusOr<GridAxes> ParseGridAxes() {
       axes.average_everys,
       ParseIntsInRange("average_every", absl::GetFlag(FLAGS_average_every), 1, kMaxAverageEvery));
   HOGWILD_ASSIGN_OR_RETURN(axes.outers, ParseOuters());
+  HOGWILD_ASSIGN_OR_RETURN(axes.streamings, ParseStreamings());
   HOGWILD_ASSIGN_OR_RETURN(axes.backup_workers,
                            ParseInts("backup_workers", absl::GetFlag(FLAGS_backup_workers)));
   HOGWILD_ASSIGN_OR_RETURN(axes.async_lrs, ParseAsyncLrs());
@@ -747,9 +801,12 @@ absl::StatusOr<std::vector<TrainerOptions>> PolicyVariants(const RunSpec& spec, 
     case Mode::kLocalSgd:
       for (int64_t h : axes.average_everys) {
         for (const OuterOptimizer& outer : axes.outers) {
-          v.average_every = h;
-          v.outer = outer;
-          variants.push_back(v);
+          for (const StreamingOptions& streaming : axes.streamings) {
+            v.average_every = h;
+            v.outer = outer;
+            v.streaming = streaming;
+            variants.push_back(v);
+          }
         }
       }
       break;

@@ -66,6 +66,10 @@ std::string WithKeywordNames(absl::string_view message) {
       {"TrainerOptions::outer.momentum", "outer_momentum"},
       {"TrainerOptions::outer.nesterov", "outer_nesterov"},
       {"TrainerOptions::outer", "outer_lr, outer_momentum or outer_nesterov"},
+      {"TrainerOptions::streaming.fragments", "fragments"},
+      {"TrainerOptions::streaming.overlap_steps", "overlap_steps"},
+      {"TrainerOptions::streaming.mix_alpha", "mix_alpha"},
+      {"TrainerOptions::streaming", "fragments, overlap_steps or mix_alpha"},
       {"TrainerOptions::eval_every_steps", "eval_every"},
       {"TrainerOptions::eval_every_epochs", "eval_every"},
       {"TrainerOptions::log_every_steps", "log_every"},
@@ -111,6 +115,9 @@ std::string WithKeywordNames(absl::string_view message) {
       "outer_lr",
       "outer_momentum",
       "outer_nesterov",
+      "fragments",
+      "overlap_steps",
+      "mix_alpha",
   };
   std::string text(message);
   for (const auto& [field, keyword] : kFields) {

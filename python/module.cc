@@ -169,6 +169,10 @@ TrainerOptions OptionsFromDict(py::dict options, std::map<std::string, std::stri
   o.outer = {.lr = TakeFloat32(options, "outer_lr"),
              .momentum = TakeFloat32(options, "outer_momentum"),
              .nesterov = TakeAs<bool>(options, "outer_nesterov")};
+  o.streaming = {.fragments = TakeInt(options, "fragments", std::numeric_limits<int>::min(),
+                                      std::numeric_limits<int>::max()),
+                 .overlap_steps = TakeAs<int64_t>(options, "overlap_steps"),
+                 .mix_alpha = TakeFloat32(options, "mix_alpha")};
   o.seed = TakeAs<uint64_t>(options, "seed");
   o.eval_every_steps = TakeAs<int64_t>(options, "eval_every_steps");
   o.eval_every_epochs = TakeAs<double>(options, "eval_every_epochs");

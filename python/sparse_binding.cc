@@ -83,7 +83,10 @@ void ReadSharedOptions(const py::dict& options, Options& o) {
                     .average_every = Get<int64_t>(options, "average_every"),
                     .outer = {.lr = Get<float>(options, "outer_lr"),
                               .momentum = Get<float>(options, "outer_momentum"),
-                              .nesterov = Get<bool>(options, "outer_nesterov")}};
+                              .nesterov = Get<bool>(options, "outer_nesterov")},
+                    .streaming = {.fragments = GetInt(options, "fragments"),
+                                  .overlap_steps = Get<int64_t>(options, "overlap_steps"),
+                                  .mix_alpha = Get<float>(options, "mix_alpha")}};
   o.checkpoint = {.dir = Get<std::string>(options, "checkpoint_dir"),
                   .resume = Get<bool>(options, "resume"),
                   .overwrite = Get<bool>(options, "overwrite_checkpoint")};
@@ -232,6 +235,9 @@ void AddSparseBindings(py::module_& m) {
         d["outer_lr"] = defaults.outer.lr;
         d["outer_momentum"] = defaults.outer.momentum;
         d["outer_nesterov"] = defaults.outer.nesterov;
+        d["fragments"] = defaults.streaming.fragments;
+        d["overlap_steps"] = defaults.streaming.overlap_steps;
+        d["mix_alpha"] = defaults.streaming.mix_alpha;
         return d;
       },
       "The defaults of the modes' options (sync/policy_factory.h's ModeOptions), as a dict.");

@@ -13,6 +13,7 @@ namespace hogwild {
 
 absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
   const TrainerOptions& t = ctx.trainer();
+  if (!t.streaming.is_default()) return RunStreamingLocalSgd(ctx);
   const int num_workers = t.num_workers;
   const int64_t num_params = ctx.num_params();
   const size_t p = static_cast<size_t>(num_params);

@@ -120,6 +120,8 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx);
 absl::StatusOr<double> RunSync(SimContext& ctx);
 absl::StatusOr<double> RunBackup(SimContext& ctx);
 absl::StatusOr<double> RunLocalSgd(SimContext& ctx);
+// local_sgd with non-default TrainerOptions::streaming (RunLocalSgd calls it).
+absl::StatusOr<double> RunStreamingLocalSgd(SimContext& ctx);
 absl::StatusOr<double> RunLocked(SimContext& ctx);
 absl::StatusOr<double> RunRoundRobin(SimContext& ctx);
 

@@ -99,17 +99,21 @@ absl::Status CheckSimStateFits(const SimOptions& options, int64_t num_params) {
       ((in_flight || t.mode == Mode::kLocked) && !t.sgd.shared_optimizer_state) ||
       HasLocalRounds(t.mode);
   const int state_slots = per_worker_state ? NumStateSlots(t.sgd.optimizer_params()) : 0;
-  const int per_worker_arrays = (in_flight ? 2 : 0) + (replicas ? 3 : 0) + state_slots;
+  // local_sgd with Streaming DiLoCo's options keeps every replica (sim/streaming_rounds.cc).
+  const bool streaming = t.mode == Mode::kLocalSgd && !t.streaming.is_default();
+  const int per_worker_arrays =
+      (in_flight ? 2 : 0) + (replicas ? 3 : 0) + (streaming ? 1 : 0) + state_slots;
   const double state_bytes = static_cast<double>(t.num_workers) * static_cast<double>(num_params) *
                              sizeof(float) * per_worker_arrays;
   if (state_bytes > static_cast<double>(options.max_state_bytes)) {
-    std::string what = in_flight  ? "the parameter snapshot, the gradient in flight"
-                       : replicas ? "the replica, the pulled parameters, the gradient in flight"
-                                  : "";
+    std::string what = in_flight   ? "the parameter snapshot, the gradient in flight"
+                       : replicas  ? "the replica, the pulled parameters, the gradient in flight"
+                       : streaming ? "the replica"
+                                   : "";
     if (state_slots > 0) {
       // The SGD family keeps one buffer, momentum; the others name their optimizer.
       absl::StrAppend(
-          &what, in_flight || replicas ? " and " : "",
+          &what, in_flight || replicas || streaming ? " and " : "",
           t.sgd.is_sgd_momentum()
               ? std::string("momentum")
               : absl::StrFormat("%s's %d optimizer-state buffer%s", OptimizerName(t.sgd.optimizer),

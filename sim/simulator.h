@@ -61,6 +61,17 @@
 // worker's end of round plus `allreduce_time_s`. The parameters equal the real local_sgd
 // trainer's bitwise for the same options (it is deterministic); the H global steps of a round
 // are logged at its end.
+// local_sgd with Streaming DiLoCo's options (TrainerOptions::streaming, sync/streaming.h;
+// sim/streaming_rounds.cc): every replica is kept, and step after step each worker takes its
+// local step, then the merge and the exchange due at that step are made as LocalSgd makes them
+// (the same schedule, mean, outer step and MixIntoReplica), so the parameters equal the real
+// trainer's bitwise. Time: each worker has its own clock. The exchange of a fragment at step s
+// starts when the last worker has finished step s and takes allreduce_time_s / F (a fragment's
+// bytes); each worker merges it at the end of its step s + tau and, if it has not arrived by
+// then, waits for it (tau = 0: every exchange is a barrier plus its time; an exchange shorter
+// than tau steps is never waited for). The global steps since the previous exchange are logged
+// at an exchange's arrival. At the end of the data the pending merges are waited for, then the
+// fragments not exchanged at the last step are exchanged, one after another (their times add).
 //
 // Evaluations take no simulated time. The convergence log has the real runs' schema
 // (trainer/metrics/convergence_log.h) with wall_time_s in simulated seconds; its train rows are
@@ -69,9 +80,9 @@
 // Memory: async, ssp and round_robin hold per worker the policy's [P] parameter snapshot and one
 // [P] gradient from its read to its update; they and locked, unless shared, NumStateSlots [P]
 // optimizer-state buffers per worker (momentum: 1; adam: 2); local_sgd NumStateSlots buffers per
-// worker: W x P x 4 bytes per per-worker array, refused above SimOptions::max_state_bytes before
-// anything is allocated. Sync and backup hold a few [P] arrays and one optimizer state,
-// local_sgd a few [P] arrays.
+// worker (and its replica with streaming options): W x P x 4 bytes per per-worker array,
+// refused above SimOptions::max_state_bytes before anything is allocated. Sync and backup hold a
+// few [P] arrays and one optimizer state, local_sgd a few [P] arrays.
 //
 // Reproducibility: the result (parameters, counts, staleness, simulated times) and the log are a
 // pure function of the options and the data, bitwise, on one build and machine; only
@@ -105,7 +116,8 @@ struct SimOptions {
   // compute.stragglers).
   TrainerOptions trainer;
   ComputeTimeOptions compute;
-  // sync, backup, local_sgd: simulated seconds added to each step (local_sgd: each averaging)
+  // sync, backup, local_sgd: simulated seconds added to each step (local_sgd: each averaging;
+  // with F streaming fragments each fragment's exchange takes 1/F of it, overlapped as above)
   // for the all-reduce, in [0, 1e6].
   double allreduce_time_s = 0.0;
   // The most memory the simulation's per-worker state may take (see Memory above), >= 1.

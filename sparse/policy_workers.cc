@@ -80,7 +80,14 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& o, int num_
         ModeName(mode)));
   }
   HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "--outer_"));
-  return CheckDelayedNesterov(o.delayed_nesterov, o.outer, "--delayed_nesterov");
+  HOGWILD_RETURN_IF_ERROR(CheckDelayedNesterov(o.delayed_nesterov, o.outer, "--delayed_nesterov"));
+  if (!(o.streaming == defaults.streaming) && mode != Mode::kLocalSgd) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "Streaming DiLoCo's fragments (--fragments, --overlap_steps, --mix_alpha) have no effect "
+        "in %s mode; they are for local_sgd mode (--mode=local_sgd)",
+        ModeName(mode)));
+  }
+  return CheckStreamingOptions(o.streaming, o.average_every, /*num_params=*/0, "--");
 }
 
 std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
@@ -95,7 +102,12 @@ std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
              (o.outer == OuterOptimizer{}
                   ? ""
                   : absl::StrFormat(" outer_lr=%g outer_momentum=%g outer_nesterov=%d", o.outer.lr,
-                                    o.outer.momentum, o.outer.nesterov ? 1 : 0));
+                                    o.outer.momentum, o.outer.nesterov ? 1 : 0)) +
+             (o.streaming.is_default()
+                  ? ""
+                  : absl::StrFormat(" fragments=%d overlap_steps=%d mix_alpha=%g",
+                                    o.streaming.fragments, o.streaming.overlap_steps,
+                                    o.streaming.mix_alpha));
     case Mode::kAsyncLocalSgd:
       return absl::StrFormat(
           "average_every=%d outer_lr=%g outer_momentum=%g outer_nesterov=%d "

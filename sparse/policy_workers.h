@@ -88,15 +88,17 @@ absl::Status ValidateSparseBatch(Mode mode, int64_t batch_size, int64_t num_exam
 
 // Checks the mode options (the dense trainer's ranges, trainer/trainer_options.h):
 // staleness_bound in [0, kMaxStalenessBound], backup_workers in [0, W - 1], average_every in
-// [1, kMaxAverageEvery], the outer optimizer's (CheckOuterOptimizer, named --outer_*), and
-// that an option other than its default is one the mode reads.
+// [1, kMaxAverageEvery], the outer optimizer's (CheckOuterOptimizer, named --outer_*),
+// Streaming DiLoCo's (CheckStreamingOptions without the model's size, named --fragments, ...),
+// and that an option other than its default is one the mode reads.
 // Errors: kInvalidArgument naming the flag, its value and the range or the mode that reads it.
 // Pure.
 absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& options, int num_workers);
 
 // The mode option a checkpoint's signature records ("staleness_bound=3" in ssp mode,
 // "backup_workers=1" in backup, "average_every=8" in local_sgd, followed there by the outer
-// optimizer's values when it is not plain averaging), so that a resume with another value is
+// optimizer's values when it is not plain averaging and Streaming DiLoCo's when they are not the
+// defaults), so that a resume with another value is
 // refused; "" in the modes without options. Pure.
 std::string ModeOptionsLayer(Mode mode, const ModeOptions& options);
 

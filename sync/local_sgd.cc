@@ -11,14 +11,18 @@
 namespace hogwild {
 
 LocalSgd::LocalSgd(ParameterStore* store, int num_workers, SgdOptions options,
-                   int64_t average_every, OuterOptimizer outer)
+                   int64_t average_every, OuterOptimizer outer, StreamingOptions streaming)
     : UpdatePolicy(Mode::kLocalSgd, store, num_workers, options),
       average_every_(average_every),
       outer_(outer),
+      streaming_(streaming),
+      schedule_(streaming.fragments, average_every, store->size()),
       barrier_(num_workers),
       workers_(num_workers) {
   HOGWILD_CHECK(average_every >= 1, "LocalSgd: average_every must be >= 1");
   HOGWILD_CHECK(CheckOuterOptimizer(outer, "").ok(), "LocalSgd: outer optimizer out of range");
+  HOGWILD_CHECK(CheckStreamingOptions(streaming, average_every, store->size(), "").ok(),
+                "LocalSgd: streaming options out of range");
   if (outer.has_momentum()) outer_momentum_.assign(store->size(), 0.0f);
   for (PerWorker& w : workers_) {
     w.replica.resize(store->size());
@@ -82,47 +86,84 @@ absl::StatusOr<StepStats> LocalSgd::DoFinishSparseStep(int worker, const SparseG
 }
 
 absl::StatusOr<StepStats> LocalSgd::EndLocalStep(int worker, float lr) {
-  if (++workers_[worker].since_average == average_every_) {
-    HOGWILD_RETURN_IF_ERROR(Average(worker));
+  const int64_t step = ++workers_[worker].steps;
+  // The merge due now first (its exchange was tau steps ago), then the exchange due now.
+  if (streaming_.overlap_steps > 0) {
+    if (const int p = schedule_.ExchangedAt(step - streaming_.overlap_steps); p >= 0) {
+      Merge(worker, p);
+    }
+  }
+  if (const int p = schedule_.ExchangedAt(step); p >= 0) {
+    HOGWILD_RETURN_IF_ERROR(Exchange(worker, {p}, step));
+    if (streaming_.overlap_steps == 0) Merge(worker, p);
   }
   return StepStats{.staleness = 0, .applied_lr = lr};
 }
 
 absl::Status LocalSgd::DoWorkerDone(int worker) {
-  if (workers_[worker].since_average == 0) return absl::OkStatus();
-  return Average(worker);
+  const int64_t step = workers_[worker].steps;
+  // The merges still pending, as if their exchanges had arrived; then one last exchange of the
+  // fragments not exchanged at this step (none when the data ends at an exchange with F = 1).
+  for (int64_t at = std::max<int64_t>(1, step - streaming_.overlap_steps + 1);
+       streaming_.overlap_steps > 0 && at <= step; ++at) {
+    if (const int p = schedule_.ExchangedAt(at); p >= 0) Merge(worker, p);
+  }
+  std::vector<int> behind;
+  for (int p = 0; p < schedule_.fragments(); ++p) {
+    if (schedule_.LastExchange(p, step) < step) behind.push_back(p);
+  }
+  if (behind.empty()) return absl::OkStatus();
+  HOGWILD_RETURN_IF_ERROR(Exchange(worker, behind, step));
+  for (int p : behind) Merge(worker, p);
+  return absl::OkStatus();
 }
 
-absl::Status LocalSgd::Average(int worker) {
+absl::Status LocalSgd::Exchange(int worker, absl::Span<const int> fragments, int64_t step) {
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
-  const int64_t num_params = store()->size();
-  const int64_t begin = num_params * worker / num_workers();
-  const int64_t end = num_params * (worker + 1) / num_workers();
   float* params = store()->unsafe_values().data();
   // The replicas' slice averaged in worker order (sync/tower_sum.h, as the simulated local_sgd),
-  // the outer step from it on the store, and the result into every replica.
+  // and the outer step from it on the store.
   std::vector<const float*> replicas;
   for (const PerWorker& v : workers_) replicas.push_back(v.replica.data());
   PerWorker& w = workers_[worker];
-  const absl::Span<float> slice(params + begin, static_cast<size_t>(end - begin));
-  if (outer_.is_averaging()) {
-    AverageTowers(absl::MakeConstSpan(replicas), begin, end - begin, slice.data());
-  } else {
-    w.mean.resize(slice.size());
-    AverageTowers(absl::MakeConstSpan(replicas), begin, end - begin, w.mean.data());
-    ApplyOuterStep(outer_, w.mean,
-                   outer_momentum_.empty()
-                       ? absl::Span<float>()
-                       : absl::MakeSpan(outer_momentum_).subspan(begin, slice.size()),
-                   slice);
+  for (const int p : fragments) {
+    const int64_t size = schedule_.end(p) - schedule_.begin(p);
+    const int64_t begin = schedule_.begin(p) + size * worker / num_workers();
+    const int64_t end = schedule_.begin(p) + size * (worker + 1) / num_workers();
+    const absl::Span<float> slice(params + begin, static_cast<size_t>(end - begin));
+    if (outer_.is_averaging()) {
+      AverageTowers(absl::MakeConstSpan(replicas), begin, end - begin, slice.data());
+    } else {
+      w.mean.resize(slice.size());
+      AverageTowers(absl::MakeConstSpan(replicas), begin, end - begin, w.mean.data());
+      ApplyOuterStep(outer_, w.mean,
+                     outer_momentum_.empty()
+                         ? absl::Span<float>()
+                         : absl::MakeSpan(outer_momentum_).subspan(begin, slice.size()),
+                     slice);
+    }
   }
-  for (PerWorker& v : workers_) std::copy(slice.begin(), slice.end(), v.replica.begin() + begin);
-  if (worker == 0) store()->RestoreVersion(store()->version() + w.since_average);
-  w.since_average = 0;
+  if (worker == 0) store()->RestoreVersion(store()->version() + (step - w.exchanged_at));
+  w.exchanged_at = step;
   return barrier_.ArriveAndWait();
 }
 
+void LocalSgd::Merge(int worker, int p) {
+  // The store's fragment is the exchange's result until the fragment's next exchange, which
+  // needs this worker at its barrier.
+  const absl::Span<const float> theta = store()->unsafe_values().subspan(
+      schedule_.begin(p), static_cast<size_t>(schedule_.end(p) - schedule_.begin(p)));
+  MixIntoReplica(
+      streaming_.mix_alpha, theta,
+      absl::MakeSpan(workers_[worker].replica).subspan(schedule_.begin(p), theta.size()));
+}
+
 absl::StatusOr<std::vector<std::vector<float>>> LocalSgd::DoSaveOptimizerState() const {
+  if (!streaming_.is_default()) {
+    return absl::FailedPreconditionError(
+        "local_sgd with ModeOptions::streaming takes no checkpoints (the replicas differ from the "
+        "shared parameters between the fragments' exchanges); train without checkpoints");
+  }
   std::vector<std::vector<float>> buffers;
   for (const PerWorker& w : workers_) AppendSlotBuffers(w.slots, &buffers);
   if (outer_.has_momentum()) buffers.push_back(outer_momentum_);

@@ -36,6 +36,26 @@
 // Cancellation: Cancel() releases every worker waiting at the averaging barrier with
 // kCancelled.
 //
+// Streaming DiLoCo (sync/streaming.h; Douillard et al. 2025): with StreamingOptions, the
+// parameters are F contiguous fragments, fragment p exchanged at the local steps s with
+// (s - offset_p) mod H == 0 instead of all of them every H steps. An exchange is the averaging
+// above on one fragment: the barrier, worker w averages its slice [b + n*w/W, b + n*(w+1)/W) of
+// the fragment [b, b + n) in worker order and applies the outer step to the store's slice, the
+// second barrier; then each worker merges the store's fragment into its own replica
+// (MixIntoReplica: alpha * replica + (1 - alpha) * theta), at once with tau = 0, or at the end
+// of its local step s + tau (tau = overlap_steps > 0: the replicas train on, and the mean is
+// of the replicas at step s; the store's fragment does not change before its next exchange at
+// s + H > s + tau, so the merge reads it from there). At the end of a local step the merge due
+// there comes first, then the exchange due there. The global step advances at every exchange
+// by the local steps since the previous one (every H steps with F = 1, as above; about every
+// H / F steps with F fragments), so the learning rate follows the schedule at each exchange.
+// The end of the data (WorkerDone, all workers at the same local step S): the merges still
+// pending (exchanges in (S - tau, S]) are applied at once, then every fragment not exchanged at
+// step S is exchanged (one barrier pair for all of them, in fragment order) and merged at once,
+// so the final store is the outer step from every worker's last replica on every fragment. An
+// orderly stop mid-period keeps the store as the last exchanges left it. With the defaults
+// (F = 1, tau = 0, alpha = 0) every step above is the plain averaging's, bitwise.
+//
 // Checkpoints: taken at round boundaries only (the step boundary's lockstep cut with period H,
 // trainer/checkpoint/step_boundary.h): every worker has passed the round's averaging and no
 // local step of the next round has begun, so every replica equals the store and the state is
@@ -44,7 +64,10 @@
 // restored run starts its
 // replicas from the store, and its rounds from its first step. A stop or a due checkpoint
 // therefore lands at the end of the round (at most H steps later). A resumed run is bitwise the
-// uninterrupted one.
+// uninterrupted one. With non-default StreamingOptions there is no such cut (some fragment of a
+// replica differs from the store at every step, or, alpha > 0, after every exchange), so
+// checkpoints are refused (TrainerOptions refuses checkpoint_dir; SaveState here returns
+// kFailedPrecondition).
 //
 // Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep): the worker reads its
 // replica; for plain SGD (SgdOptions::updates_touched_only) its local step updates the touched
@@ -64,6 +87,7 @@
 #include "sync/outer_optimizer.h"
 #include "sync/parameter_store.h"
 #include "sync/step_barrier.h"
+#include "sync/streaming.h"
 #include "sync/update_policy.h"
 
 namespace hogwild {
@@ -71,10 +95,11 @@ namespace hogwild {
 class LocalSgd final : public UpdatePolicy {
  public:
   // `store` (the initial parameters) must outlive this object. num_workers >= 1,
-  // average_every >= 1, `outer` in range (CheckOuterOptimizer). options.staleness_aware_lr is
+  // average_every >= 1, `outer` in range (CheckOuterOptimizer), `streaming` in range for
+  // average_every and the store's size (CheckStreamingOptions). options.staleness_aware_lr is
   // ignored.
   LocalSgd(ParameterStore* store, int num_workers, SgdOptions options, int64_t average_every,
-           OuterOptimizer outer = {});
+           OuterOptimizer outer = {}, StreamingOptions streaming = {});
 
   // W x NumStateSlots (each replica its own optimizer state, never averaged), e.g. W with
   // momentum, 0 without; plus 1 when the outer optimizer has momentum.
@@ -84,6 +109,7 @@ class LocalSgd final : public UpdatePolicy {
 
   int64_t average_every() const { return average_every_; }
   const OuterOptimizer& outer() const { return outer_; }
+  const StreamingOptions& streaming() const { return streaming_; }
 
  private:
   struct PerWorker {
@@ -91,7 +117,8 @@ class LocalSgd final : public UpdatePolicy {
     OptimizerSlots slots;        // this replica's optimizer state
     std::vector<float> clipped;  // [P] the clipped gradient (clip_global_norm), else empty
     std::vector<float> mean;     // [slice] the replicas' mean on this worker's slice (outer step)
-    int64_t since_average = 0;   // local steps since the last averaging
+    int64_t steps = 0;           // local steps taken (s)
+    int64_t exchanged_at = 0;    // s at the last exchange (where the global step stands)
     bool started = false;        // replica initialized from the store
   };
 
@@ -110,11 +137,17 @@ class LocalSgd final : public UpdatePolicy {
   std::vector<uint64_t> DoSaveOptimizerSteps() const override;
   void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
 
-  // Worker w's part of an averaging (see the top of this file).
-  absl::Status Average(int worker);
+  // Worker w's part of the exchange of `fragments` (ascending) at its local step `step`: the
+  // barrier, its slices' mean and outer step, the global step, the second barrier (see the top
+  // of this file). The merges are the caller's.
+  absl::Status Exchange(int worker, absl::Span<const int> fragments, int64_t step);
+  // Merges the store's fragment p into worker w's replica (MixIntoReplica).
+  void Merge(int worker, int p);
 
   const int64_t average_every_;
   const OuterOptimizer outer_;
+  const StreamingOptions streaming_;
+  const FragmentSchedule schedule_;
   StepBarrier barrier_;
   std::vector<PerWorker> workers_;
   // [P] the outer momentum buffer when outer_.has_momentum(), else empty; worker w owns the

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "sync/outer_optimizer.h"
+#include "sync/streaming.h"
 
 namespace hogwild {
 
@@ -16,6 +17,8 @@ struct ModeOptions {
   int backup_workers = 0;       // backup: gradients dropped per step, in [0, workers)
   int64_t average_every = 8;    // local_sgd, async_local_sgd: local steps per round, >= 1
   OuterOptimizer outer;  // local_sgd, async_local_sgd: the outer step (sync/outer_optimizer.h)
+  // local_sgd: Streaming DiLoCo's fragments (sync/streaming.h; default one, exchanged at once).
+  StreamingOptions streaming;
   // async_local_sgd (sync/async_local_sgd.h): pushes per outer momentum update (delayed
   // Nesterov, CheckDelayedNesterov), and whether each worker's round length follows its speed.
   int64_t delayed_nesterov = 1;

@@ -54,8 +54,12 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
                             mode_options.average_every));
       }
       HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(mode_options.outer, "ModeOptions::outer."));
+      HOGWILD_RETURN_IF_ERROR(CheckStreamingOptions(mode_options.streaming,
+                                                    mode_options.average_every, store->size(),
+                                                    "ModeOptions::streaming."));
       return std::make_unique<LocalSgd>(store, placement.num_cpu_workers, options,
-                                        mode_options.average_every, mode_options.outer);
+                                        mode_options.average_every, mode_options.outer,
+                                        mode_options.streaming);
     case Mode::kAsyncLocalSgd:
       if (mode_options.average_every < 1) {
         return absl::InvalidArgumentError(

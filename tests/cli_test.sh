@@ -123,6 +123,13 @@ expect_error "--average_every has no effect in async mode; it is for local_sgd a
 expect_error "--outer_lr has no effect in sync mode; it is for local_sgd and async_local_sgd modes (--mode=local_sgd or async_local_sgd)" \
   --mode=sync --outer_lr=0.7
 expect_error "--outer_lr=2.5 is out of range; it must be in (0, 2]" --mode=local_sgd --outer_lr=2.5
+expect_error "--fragments has no effect in sync mode; it is for local_sgd mode (--mode=local_sgd)" \
+  --mode=sync --fragments=2
+expect_error "--fragments=3 is out of range; it must be in [1, 2]" --mode=local_sgd --average_every=2 \
+  --fragments=3
+expect_error "--mix_alpha=1 is out of range; it must be in [0, 1)" --mode=local_sgd --mix_alpha=1
+expect_error "--fragments, --overlap_steps or --mix_alpha is not available with --checkpoint_dir" \
+  --mode=local_sgd --overlap_steps=1 --checkpoint_dir="${TEST_TMPDIR:-/tmp}/streaming_ckpt"
 expect_error "--max_delay has no effect in sync mode (its update policy does not read it); it is for async mode only" \
   --mode=sync --max_delay=3
 expect_error "--max_delay=-1 is out of range; it must be in [0, 1099511627776]" --workers=2 --max_delay=-1

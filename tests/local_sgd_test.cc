@@ -1,7 +1,8 @@
 // Local SGD (sync/local_sgd.h): replicas move apart between averagings and meet at their
 // average every H steps (and at the end of the data), or, with an outer optimizer (DiLoCo), at
 // the outer step from it; H = 1 without momentum is sync mode up to float rounding; Cancel()
-// releases the averaging barrier; bad settings are refused by name.
+// releases the averaging barrier; bad settings are refused by name. Streaming DiLoCo's fragments,
+// overlap and mixing (sync/streaming.h) against a float64 reference of one period.
 // (One worker equals sequential SGD bitwise: tests/async_equivalence_test.cc; failures and stops
 // of every worker: tests/fault_injection_test.cc.)
 #include "sync/local_sgd.h"
@@ -16,6 +17,8 @@
 #include "gtest/gtest.h"
 #include "kernels/functors.h"
 #include "sync/parameter_store.h"
+#include "sync/policy_factory.h"
+#include "sync/streaming.h"
 #include "tests/test_data.h"
 #include "tests/watchdog.h"
 #include "trainer/trainer.h"
@@ -238,6 +241,225 @@ TEST(LocalSgd, BadSettingsAreRefusedByName) {
   EXPECT_EQ(result.status().message(),
             "TrainerOptions::outer.nesterov needs TrainerOptions::outer.momentum > 0 (Nesterov's "
             "look-ahead is along the momentum)");
+}
+
+// Streaming DiLoCo's schedule (sync/streaming.h): with H = 8 and F = 3 the offsets are 0, 2 and
+// 5, so fragment 1 is exchanged at steps 2, 10, ..., fragment 2 at 5, 13, ..., fragment 0 at 8,
+// 16, ...; the fragments are [0, 3), [3, 6), [6, 10) of 10 parameters.
+TEST(StreamingSchedule, StaggersTheFragmentsOverThePeriod) {
+  const FragmentSchedule schedule(3, 8, 10);
+  std::vector<int> exchanged;
+  for (int64_t step = 0; step <= 16; ++step) exchanged.push_back(schedule.ExchangedAt(step));
+  EXPECT_EQ(exchanged,
+            (std::vector<int>{-1, -1, 1, -1, -1, 2, -1, -1, 0, -1, 1, -1, -1, 2, -1, -1, 0}));
+  EXPECT_EQ(schedule.begin(1), 3);
+  EXPECT_EQ(schedule.end(2), 10);
+  EXPECT_EQ(schedule.LastExchange(0, 7), 0);
+  EXPECT_EQ(schedule.LastExchange(0, 17), 16);
+  EXPECT_EQ(schedule.LastExchange(2, 12), 5);
+  EXPECT_EQ(schedule.LastExchange(1, 10), 10);
+}
+
+// One period of Streaming DiLoCo by hand in float64: 2 workers, 4 parameters in F = 2 fragments
+// ({0, 1} exchanged at steps 2 and 4, {2, 3} at 1 and 3), H = 2, overlap tau = 1, mixing
+// alpha = 0.5, outer SGD lr 0.5 with Nesterov momentum 0.9, inner plain SGD lr 1 on fixed
+// gradients, 4 steps and the end of the data (the merge still pending from step 4, then the
+// exchange of fragment {2, 3}, last exchanged at step 3). Each worker's replica is compared at
+// every step, so that the overlap (no merge before s + tau) is checked, and the store at the end.
+TEST(StreamingLocalSgd, OverlapAndMixingMatchAFloat64Reference) {
+  constexpr int kWorkers = 2, kParams = 4, kSteps = 4;
+  constexpr double kAlpha = 0.5, kOuterLr = 0.5, kMu = 0.9;
+  const std::vector<double> initial = {1.0, -2.0, 0.5, 3.0};
+  // grads[w][s][i]: worker w's gradient at its step s + 1.
+  std::vector<std::vector<std::vector<float>>> grads(kWorkers);
+  for (int w = 0; w < kWorkers; ++w) {
+    for (int s = 0; s < kSteps; ++s) {
+      std::vector<float> g(kParams);
+      for (int i = 0; i < kParams; ++i) {
+        g[i] = static_cast<float>(0.25 * (w + 1) * (i - 1.5) + 0.125 * s * (w == 0 ? 1 : -1));
+      }
+      grads[w].push_back(g);
+    }
+  }
+  // The reference: replicas r[w], the shared theta, the outer momentum buf.
+  std::vector<std::vector<double>> r(kWorkers, initial);
+  std::vector<double> theta = initial, buf(kParams, 0.0);
+  const std::vector<std::vector<int>> fragment = {{0, 1}, {2, 3}};
+  auto exchange = [&](int f) {
+    for (int i : fragment[f]) {
+      const double mean = (r[0][i] + r[1][i]) / 2;
+      const double delta = theta[i] - mean;
+      buf[i] = kMu * buf[i] + delta;
+      theta[i] -= kOuterLr * (delta + kMu * buf[i]);
+    }
+  };
+  auto merge = [&](int f) {
+    for (int w = 0; w < kWorkers; ++w) {
+      for (int i : fragment[f]) r[w][i] = kAlpha * r[w][i] + (1 - kAlpha) * theta[i];
+    }
+  };
+  // expected[w][s]: worker w's replica as its step s + 1 begins (s = 0..3), then at the end.
+  std::vector<std::vector<std::vector<double>>> expected(kWorkers);
+  // Exchanges at the end of steps 1 (fragment 1), 2 (0), 3 (1), 4 (0); merges one step later.
+  const int exchanged_at[] = {-1, 1, 0, 1, 0};
+  for (int s = 1; s <= kSteps; ++s) {
+    for (int w = 0; w < kWorkers; ++w) {
+      expected[w].push_back(r[w]);
+      for (int i = 0; i < kParams; ++i) r[w][i] -= grads[w][s - 1][i];
+    }
+    if (s >= 2) merge(exchanged_at[s - 1]);
+    exchange(exchanged_at[s]);
+  }
+  merge(exchanged_at[kSteps]);  // the end: the pending merge, then fragment 1's last exchange
+  exchange(1);
+
+  ParameterStore store(kParams);
+  for (int i = 0; i < kParams; ++i) store.unsafe_values()[i] = static_cast<float>(initial[i]);
+  const OuterOptimizer outer{.lr = 0.5f, .momentum = 0.9f, .nesterov = true};
+  const StreamingOptions streaming{.fragments = 2, .overlap_steps = 1, .mix_alpha = 0.5f};
+  LocalSgd policy(&store, kWorkers, SgdOptions{}, /*average_every=*/2, outer, streaming);
+  std::vector<std::vector<std::vector<float>>> seen(kWorkers);
+  auto run = [&](int w) {
+    for (int s = 0; s < kSteps; ++s) {
+      auto params = policy.BeginStep(w);
+      ASSERT_TRUE(params.ok()) << params.status();
+      seen[w].push_back(Copy(*params));
+      const DeviceSpan<const float> g(grads[w][s].data(), kParams);
+      ASSERT_TRUE(policy.FinishStep(w, g, 1.0f).ok());
+    }
+    ASSERT_TRUE(policy.WorkerDone(w).ok());
+  };
+  testing::WithWatchdog(kWatchdogS, "streaming replicas", [&] {
+    std::thread a(run, 0), b(run, 1);
+    a.join();
+    b.join();
+    return 0;
+  });
+  constexpr double kTolerance = 1e-5;
+  for (int w = 0; w < kWorkers; ++w) {
+    ASSERT_EQ(seen[w].size(), expected[w].size());
+    for (int s = 0; s < kSteps; ++s) {
+      for (int i = 0; i < kParams; ++i) {
+        EXPECT_NEAR(seen[w][s][i], expected[w][s][i], kTolerance)
+            << "worker " << w << " step " << s + 1 << " parameter " << i;
+      }
+    }
+  }
+  std::vector<float> stored(kParams);
+  ASSERT_TRUE(policy.ReadParams(absl::MakeSpan(stored)).ok());
+  for (int i = 0; i < kParams; ++i) EXPECT_NEAR(stored[i], theta[i], kTolerance) << i;
+  // Not vacuous: the merge of step 1's exchange (fragment {2, 3}) at the end of step 2 moves
+  // parameter 2 by about 0.1 (10^4 times the tolerance), so a merge at the wrong step (without
+  // the overlap, or never) would fail the replicas' check above.
+  EXPECT_GT(std::fabs(expected[0][2][2] - (expected[0][1][2] - grads[0][1][2])), 0.05);
+  // The global step advanced at each exchange by the steps since the previous one.
+  EXPECT_EQ(policy.global_step(), 4u);
+  // No checkpoint: the replicas differ from the store.
+  EXPECT_EQ(policy.SaveState().status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// With one worker each exchange of a fragment is a copy of the replica (x / 1 == x) and the merge
+// a copy back (alpha 0), so F fragments without overlap are sequential SGD bitwise, whatever F
+// (a constant schedule: the learning rate follows the exchanges).
+TEST(StreamingLocalSgd, OneWorkerIsSequentialSgdBitwise) {
+  const Dataset data = testing::SyntheticDataset(96, 8, 3, 11);
+  TrainerOptions o = Options(Mode::kAsync, 1);
+  o.lr = LrSchedule{.base_lr = 0.1f};
+  o.sgd.momentum = 0.9f;
+  auto sequential = Train(o, data, Dataset());
+  ASSERT_TRUE(sequential.ok()) << sequential.status();
+  o.mode = Mode::kLocalSgd;
+  o.average_every = 6;
+  o.streaming.fragments = 3;
+  auto streaming = Train(o, data, Dataset());
+  ASSERT_TRUE(streaming.ok()) << streaming.status();
+  EXPECT_EQ(streaming->steps, sequential->steps);
+  EXPECT_EQ(streaming->params, sequential->params);
+}
+
+// Two workers: the fragments change the result (each fragment is averaged at other steps) and
+// keep the number of steps.
+TEST(StreamingLocalSgd, FragmentsChangeTheRun) {
+  const Dataset data = testing::SyntheticDataset(96, 8, 3, 11);
+  TrainerOptions o = Options(Mode::kLocalSgd, 2);
+  o.average_every = 4;
+  auto plain = Train(o, data, Dataset());
+  o.streaming = {.fragments = 4, .overlap_steps = 2, .mix_alpha = 0.5f};
+  auto streaming = Train(o, data, Dataset());
+  ASSERT_TRUE(plain.ok() && streaming.ok());
+  EXPECT_GT(MaxRelativeDifference(streaming->params, plain->params), 1e-4);
+  EXPECT_EQ(streaming->steps, plain->steps);
+}
+
+TEST(StreamingLocalSgd, BadSettingsAreRefusedByName) {
+  const Dataset data = testing::SyntheticDataset(40, 4, 2, 1);
+  const struct {
+    StreamingOptions streaming;
+    Mode mode;
+    int64_t average_every;
+    const char* message;
+  } cases[] = {
+      {{.fragments = 5},
+       Mode::kLocalSgd,
+       4,
+       "TrainerOptions::streaming.fragments=5 is out of range; it must be in [1, 4] (at most "
+       "1024, at most the averaging period H = 4 so that each fragment is exchanged at its own "
+       "step of it)"},
+      {{.fragments = 0},
+       Mode::kLocalSgd,
+       4,
+       "TrainerOptions::streaming.fragments=0 is out of range; it must be in [1, 4] (at most "
+       "1024, at most the averaging period H = 4 so that each fragment is exchanged at its own "
+       "step of it)"},
+      {{.overlap_steps = 4},
+       Mode::kLocalSgd,
+       4,
+       "TrainerOptions::streaming.overlap_steps=4 is out of range; it must be in [0, 3] (shorter "
+       "than the averaging period H = 4, so a fragment's exchange is merged before its next "
+       "one)"},
+      {{.mix_alpha = 1.0f},
+       Mode::kLocalSgd,
+       4,
+       "TrainerOptions::streaming.mix_alpha=1 is out of range; it must be in [0, 1) (0 replaces "
+       "the replica's fragment by the exchanged one)"},
+      // F <= P: the model has 4 * 16 + 16 + 16 * 2 + 2 = 114 parameters.
+      {{.fragments = 200},
+       Mode::kLocalSgd,
+       400,
+       "TrainerOptions::streaming.fragments=200 is out of range; it must be in [1, 114] (at most "
+       "1024, at most the averaging period H = 400 so that each fragment is exchanged at its own "
+       "step of it, at most the 114 parameters)"},
+      {{.fragments = 2},
+       Mode::kSync,
+       8,
+       "TrainerOptions::streaming has no effect in sync mode; it is Streaming DiLoCo's fragments "
+       "of local_sgd mode only"},
+  };
+  for (const auto& c : cases) {
+    TrainerOptions o = Options(c.mode, 2);
+    if (c.mode == Mode::kLocalSgd) o.average_every = c.average_every;
+    o.streaming = c.streaming;
+    auto result = Train(o, data, Dataset());
+    ASSERT_FALSE(result.ok()) << c.message;
+    EXPECT_EQ(result.status().message(), c.message);
+  }
+  TrainerOptions o = Options(Mode::kLocalSgd, 2);
+  o.streaming.mix_alpha = 0.5f;
+  o.checkpoint_dir = ::testing::TempDir();
+  EXPECT_EQ(ValidateOptions(o).message(),
+            "TrainerOptions::streaming is not available with TrainerOptions::checkpoint_dir "
+            "(between the fragments' exchanges the replicas differ from the shared parameters, "
+            "which are all a checkpoint holds); train without one of the two");
+  // The policy factory names ModeOptions.
+  ParameterStore store(3);
+  auto policy = CreateUpdatePolicy(Mode::kLocalSgd, &store, PolicyPlacement{.num_cpu_workers = 2},
+                                   SgdOptions{},
+                                   ModeOptions{.average_every = 8, .streaming = {.fragments = 4}});
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.status().message(),
+            "ModeOptions::streaming.fragments=4 is out of range; it must be in [1, 3] (at most "
+            "1024, at most the averaging period H = 8 so that each fragment is exchanged at its "
+            "own step of it, at most the 3 parameters)");
 }
 
 }  // namespace

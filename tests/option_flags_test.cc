@@ -80,6 +80,19 @@ TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
        },
        "TrainerOptions::average_every=0 is out of range; it must be in [1, 1099511627776]",
        "--average_every=0 is out of range; it must be in [1, 1099511627776]"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kLocalSgd;
+         o.streaming.overlap_steps = 8;
+       },
+       "TrainerOptions::streaming.overlap_steps=8 is out of range; it must be in [0, 7]",
+       "--overlap_steps=8 is out of range; it must be in [0, 7]"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kLocalSgd;
+         o.streaming.fragments = 2;
+         o.checkpoint_dir = "/tmp/c";
+       },
+       "TrainerOptions::streaming is not available with TrainerOptions::checkpoint_dir",
+       "--fragments, --overlap_steps or --mix_alpha is not available with --checkpoint_dir"},
   };
   for (const Case& c : cases) {
     TrainerOptions o = Valid();

@@ -176,6 +176,16 @@ class BadInput(unittest.TestCase):
                 ({"mode": "local_sgd", "outer_nesterov": True}, ValueError,
                  "outer_nesterov needs outer_momentum > 0 (Nesterov's look-ahead is along the "
                  "momentum)"),
+                ({"mode": "local_sgd", "fragments": 9}, ValueError,
+                 "fragments=9 is out of range; it must be in [1, 8] (at most 1024, at most the "
+                 "averaging period H = 8 so that each fragment is exchanged at its own step of "
+                 "it)"),
+                ({"mode": "local_sgd", "overlap_steps": -1}, ValueError,
+                 "overlap_steps=-1 is out of range; it must be in [0, 7] (shorter than the "
+                 "averaging period H = 8, so a fragment's exchange is merged before its next "
+                 "one)"),
+                ({"mode": "sync", "mix_alpha": 0.5}, ValueError,
+                 "mix_alpha has no effect with mode='sync'; it is for mode='local_sgd'"),
                 ({"mode": "async", "outer_lr": 0.7}, ValueError,
                  "outer_lr has no effect with mode='async'; it is for mode='local_sgd'"),
                 ({"mode": "sync", "outer_nesterov": False}, ValueError,

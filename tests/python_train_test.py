@@ -102,6 +102,25 @@ class Train(unittest.TestCase):
                                    outer_momentum=0.9, **common)
         self.assertFalse(np.allclose(first.params, heavy_ball.params, rtol=0, atol=1e-3))
 
+    def test_local_sgd_takes_streaming_diloco_options(self):
+        # Streaming DiLoCo (sync/streaming.h): another model, the same every time, still a learnt
+        # one; a value out of range is refused naming the keyword, as is a fragment count in
+        # another mode.
+        common = {"mode": "local_sgd", "hidden": [32], "workers": 2, "epochs": 4,
+                  "average_every": 4}
+        streaming = {"fragments": 2, "overlap_steps": 1, "mix_alpha": 0.5}
+        plain = hogwild.train(self.x, self.y, self.test_x, self.test_y, **common)
+        first = hogwild.train(self.x, self.y, self.test_x, self.test_y, **streaming, **common)
+        again = hogwild.train(self.x, self.y, self.test_x, self.test_y, **streaming, **common)
+        np.testing.assert_array_equal(first.params, again.params)
+        self.assertFalse(np.allclose(first.params, plain.params, rtol=0, atol=1e-3))
+        self.assertGreater(first.final_test_accuracy, 0.7, first)
+        with self.assertRaisesRegex(ValueError, r"^mix_alpha=1 is out of range; it must be in "
+                                    r"\[0, 1\)"):
+            hogwild.train(self.x, self.y, mix_alpha=1.0, **common)
+        with self.assertRaisesRegex(ValueError, "^fragments has no effect with mode='sync'"):
+            hogwild.train(self.x, self.y, mode="sync", fragments=2)
+
     def test_max_delay_drops_the_updates_staler_than_it(self):
         # Every worker step is an update without a bound; with max_delay=1 an update staler
         # than 1 is dropped, not applied: steps + dropped is the same count of worker steps, every

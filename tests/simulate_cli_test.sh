@@ -35,6 +35,10 @@ expect_error "--backup_workers=16 is out of range; it must be in [0, 15]" --mode
 expect_error "--average_every=0" --mode=local_sgd --average_every=0
 expect_error "--outer_momentum=1 is out of range; it must be in [0, 1)" --mode=local_sgd \
   --outer_momentum=1
+expect_error "--overlap_steps=8 is out of range; it must be in [0, 7]" --mode=local_sgd \
+  --overlap_steps=8
+expect_error "--mix_alpha has no effect in async mode; it is for local_sgd mode (--mode=local_sgd)" \
+  --mix_alpha=0.5
 expect_error "--staleness_csv=$empty_dir/s.csv exists" --staleness_csv="$empty_dir/s.csv"
 expect_error "--log_every has no effect without --log" --log_every=5
 expect_error "the directory ${TEST_TMPDIR:-/tmp}/no_such_dir does not exist" \

@@ -2,8 +2,8 @@
 // ssp with a bound past the run is the simulated async run bitwise and with a bound s never
 // starts a step more than s ahead; backup with b = 0 is the simulated (itself the real) sync run
 // bitwise, times included, and with a persistent straggler drops exactly its parts; local_sgd is
-// the real local_sgd trainer bitwise (a deterministic policy), and with one worker sequential
-// SGD.
+// the real local_sgd trainer bitwise (a deterministic policy), with Streaming DiLoCo's fragments
+// too, and with one worker sequential SGD; streaming's exchange times follow its overlap rule.
 #include <bit>
 #include <cstdint>
 #include <numeric>
@@ -197,6 +197,57 @@ TEST(SimulatedLocalSgd, OneWorkerIsSequentialSgd) {
   EXPECT_EQ(CountBitwiseDifferences(r.params, sequential->params), 0);
 }
 
+// Streaming DiLoCo (sync/streaming.h): 3 fragments of a period of 4 (exchanged at offsets 0, 1
+// and 2), each exchange overlapping 2 steps and merged with alpha 0.5, DiLoCo's outer optimizer,
+// a decaying schedule (followed at each exchange) and a last period cut short by the data: the
+// simulation's loop is the real policy's arithmetic, bitwise.
+TEST(SimulatedStreaming, IsTheRealTrainerBitwise) {
+  const Dataset train = testing::SyntheticDataset(203, 12, 4, 8);
+  TrainerOptions options = BaseOptions(Mode::kLocalSgd, 3);
+  options.batch_size = 10;
+  options.average_every = 4;
+  options.outer = {.lr = 0.7f, .momentum = 0.9f, .nesterov = true};
+  options.streaming = {.fragments = 3, .overlap_steps = 2, .mix_alpha = 0.5f};
+  auto real = Train(options, train, Dataset());
+  ASSERT_TRUE(real.ok()) << real.status();
+  SimOptions sim{.trainer = options};
+  sim.compute = {.step_time_s = 0.01, .jitter = 0.3, .stragglers = {{1, 2.0}}};
+  sim.allreduce_time_s = 0.005;
+  const SimResult r = Simulated(sim, train);
+  EXPECT_EQ(r.steps, real->steps);
+  EXPECT_EQ(r.steps, 42);
+  EXPECT_EQ(r.worker_steps, (std::vector<int64_t>{42, 42, 42}));
+  EXPECT_EQ(CountBitwiseDifferences(r.params, real->params), 0);
+  // Not vacuous: without the overlap and the mixing the parameters differ.
+  sim.trainer.streaming = {.fragments = 3};
+  const SimResult no_overlap = Simulated(sim, train);
+  EXPECT_GT(CountBitwiseDifferences(r.params, no_overlap.params),
+            static_cast<int64_t>(r.params.size() / 2));
+}
+
+// The time of an exchange is allreduce_time_s / F, and with an overlap of tau steps no worker
+// waits for it unless it takes longer than they do. Equal steps of 10 ms, 42 of them, H = 4,
+// F = 2 (exchanges at every even step, 21, and fragment 0 once more at the end: 22 of 2.5 ms):
+// without overlap each exchange stalls every worker; with tau = 1 only the last one, and the
+// merge pending at the end (step 42's exchange, 2.5 ms after the last step) is waited for.
+TEST(SimulatedStreaming, TheOverlapHidesAnExchangeShorterThanItsSteps) {
+  const Dataset train = testing::SyntheticDataset(203, 12, 4, 8);
+  TrainerOptions options = BaseOptions(Mode::kLocalSgd, 3);
+  options.batch_size = 10;
+  options.average_every = 4;
+  options.streaming = {.fragments = 2};
+  SimOptions sim{.trainer = options};
+  sim.compute = {.step_time_s = 0.01};
+  sim.allreduce_time_s = 0.005;
+  EXPECT_NEAR(Simulated(sim, train).simulated_time_s, 42 * 0.01 + 22 * 0.0025, 1e-9);
+  sim.trainer.streaming.overlap_steps = 1;
+  EXPECT_NEAR(Simulated(sim, train).simulated_time_s, 42 * 0.01 + 2 * 0.0025, 1e-9);
+  // An exchange of 25 ms against one step of 10: each of the first 20 is waited for 15 ms at its
+  // merge; the last, pending at the end, and the final one 25 ms each.
+  sim.allreduce_time_s = 0.05;
+  EXPECT_NEAR(Simulated(sim, train).simulated_time_s, 42 * 0.01 + 20 * 0.015 + 2 * 0.025, 1e-9);
+}
+
 TEST(SimulatedPolicies, BadInputIsOneLineNamingTheField) {
   SimOptions sim{.trainer = BaseOptions(Mode::kSsp, 4)};
   sim.allreduce_time_s = 0.1;
@@ -220,9 +271,18 @@ TEST(SimulatedPolicies, BadInputIsOneLineNamingTheField) {
   sim.max_state_bytes = 1000;
   ExpectError(Simulate(sim, train, Dataset()).status(), absl::StatusCode::kResourceExhausted,
               {"4 workers", "momentum", "SimOptions::max_state_bytes=1000"});
+  // Streaming DiLoCo keeps every replica: one more per-worker array, named.
+  sim.trainer.streaming.fragments = 2;
+  ExpectError(Simulate(sim, train, Dataset()).status(), absl::StatusCode::kResourceExhausted,
+              {"4 workers", "x 2 =", "the replica and momentum", "SimOptions::max_state_bytes"});
+  sim.trainer.streaming.fragments = 1;
   sim.trainer.mode = Mode::kSync;
   sim.trainer.average_every = TrainerOptions{}.average_every;
   EXPECT_TRUE(Simulate(sim, train, Dataset()).ok());
+  sim = SimOptions{.trainer = BaseOptions(Mode::kLocalSgd, 4)};
+  sim.trainer.streaming.overlap_steps = 8;
+  ExpectError(ValidateSimOptions(sim), absl::StatusCode::kInvalidArgument,
+              {"TrainerOptions::streaming.overlap_steps=8", "[0, 7]"});
 }
 
 }  // namespace

@@ -77,13 +77,17 @@ expect_one_line_error "huge LIBSVM values diverge" "error: training diverged: pa
 # Every mode trains matrix factorization, with the modes' own flags.
 for run in "--mode=sync --batch_size=8" "--mode=ssp --staleness_bound=1" \
   "--mode=backup --batch_size=8 --backup_workers=1" "--mode=local_sgd --batch_size=8 --average_every=2" \
-  "--mode=local_sgd --batch_size=8 --average_every=2 --outer_lr=0.7 --outer_momentum=0.9 --outer_nesterov"; do
+  "--mode=local_sgd --batch_size=8 --average_every=2 --outer_lr=0.7 --outer_momentum=0.9 --outer_nesterov" \
+  "--mode=local_sgd --batch_size=8 --average_every=4 --fragments=2 --overlap_steps=1 --mix_alpha=0.5"; do
   # shellcheck disable=SC2086
   out=$("$train" --model=mf --dataset="$dir/ratings.csv" --rank=4 --workers=2 --epochs=2 $run 2>&1) ||
     fail "mf $run: exit $?: $out"
   grep -q "^done: 2 epochs" <<<"$out" || fail "mf $run: no summary: $out"
 done
-echo "ok:   mf trains with sync, ssp, backup and local_sgd (plain and DiLoCo's outer optimizer)"
+echo "ok:   mf trains with sync, ssp, backup and local_sgd (plain, DiLoCo's outer optimizer, streaming)"
+expect_one_line_error "streaming overlap out of range" \
+  "error: --overlap_steps=4 is out of range; it must be in [0, 3]" \
+  "$train" --mode=local_sgd --batch_size=8 --average_every=4 --overlap_steps=4
 expect_one_line_error "staleness bound in async mode" \
   "error: --staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" \
   "$train" --staleness_bound=1

@@ -62,8 +62,13 @@ expect_error "--straggler_delay delays real threads; with --simulate give --jitt
   --straggler_delay=50ms@0.1
 expect_error "--staleness_bound has no effect: the grid has no ssp runs" --modes=async \
   --staleness_bound=0
-expect_error "--average_every has no effect: the grid has no local_sgd runs" --average_every=4
-expect_error "--outer has no effect: the grid has no local_sgd runs" --outer=diloco
+expect_error "--average_every has no effect: the grid has no local_sgd or async_local_sgd runs" --average_every=4
+expect_error "--outer has no effect: the grid has no local_sgd or async_local_sgd runs" --outer=diloco
+expect_error "--streaming has no effect: the grid has no local_sgd runs" --streaming=2:1:0.5
+expect_error "--streaming=off,2:1: '2:1' is not off or F:TAU:ALPHA (e.g. 4:1:0.5)" \
+  --modes=local_sgd --streaming=off,2:1
+expect_error "--streaming=2:1:1: '2:1:1': streaming mix_alpha=1 is out of range; it must be in [0, 1)" \
+  --modes=local_sgd --streaming=2:1:1
 expect_error "--outer=avg,0.7: '0.7' is not avg, diloco or LR:MOMENTUM[:nesterov]" \
   --modes=local_sgd --outer=avg,0.7
 expect_error "--outer=3:0.9: '3:0.9': outer lr=3 is out of range; it must be in (0, 2]" \
@@ -201,6 +206,23 @@ else
   echo "FAIL: simulated grid (exit $rc1, $rc2); output and report:"
   sed 's/^/    /' "$tmp/sim1.txt" "$tmp/sim1/study.md"
   diff "$tmp/sim1/study.md" "$tmp/sim2/study.md"
+  failures=$((failures + 1))
+fi
+
+# Streaming DiLoCo's options are a grid axis: off keeps the plain label, F:TAU:ALPHA is its own
+# configuration with another result.
+"$study" --data_dir="$data" --simulate --runs=local_sgd:2 --average_every=2 \
+  --streaming=off,2:1:0.5 --batch_size=4 --epochs=1 --target_accuracy=0.1 --plot=false \
+  --out_dir="$tmp/streaming" >"$tmp/streaming.txt" 2>&1
+rc=$?
+if [[ $rc -eq 0 ]] && grep -q '^run 2/2: ' "$tmp/streaming.txt" &&
+   grep -q '^| local_sgd(H=2) w=2 lr=0.05 m=0 | 1 | ' "$tmp/streaming/study.md" &&
+   grep -q '^| local_sgd(H=2 streaming=2:1:0.5) w=2 lr=0.05 m=0 | 1 | ' "$tmp/streaming/study.md" &&
+   [[ $(grep '^| local_sgd' "$tmp/streaming/study.md" | awk -F'|' '{print $(NF-2)}' | sort -u | wc -l) -eq 2 ]]; then
+  echo "ok:   --streaming is a grid axis of local_sgd runs: off and F:TAU:ALPHA, two results"
+else
+  echo "FAIL: --streaming grid (exit $rc); output and report:"
+  sed 's/^/    /' "$tmp/streaming.txt" "$tmp/streaming/study.md"
   failures=$((failures + 1))
 fi
 

@@ -437,6 +437,9 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreatePolicy(const PreparedRun& ru
         policy, cluster->CreateUpdatePolicy(options.mode, run.store.get(), options.num_workers,
                                             options.sgd, options.exchange_every));
   } else if (run.worker_devices.empty()) {
+    // The one streaming range ValidateOptions cannot check without the model: F <= P.
+    HOGWILD_RETURN_IF_ERROR(CheckStreamingOptions(options.streaming, options.average_every,
+                                                  run.store->size(), "TrainerOptions::streaming."));
     HOGWILD_ASSIGN_OR_RETURN(
         policy, CreateUpdatePolicy(options.mode, run.store.get(), placement, options.sgd,
                                    ModeOptionsOf(options)));

@@ -236,6 +236,18 @@ absl::Status ValidateRunInEffect(const TrainerOptions& o) {
         "TrainerOptions::dynamic_local_updates",
         absl::StrFormat("in %s mode; it is for async_local_sgd mode only", ModeName(o.mode)));
   }
+  if (!o.streaming.is_default() && o.mode != Mode::kLocalSgd) {
+    return Ignored("TrainerOptions::streaming",
+                   absl::StrFormat("in %s mode; it is Streaming DiLoCo's fragments of local_sgd "
+                                   "mode only",
+                                   ModeName(o.mode)));
+  }
+  if (!o.streaming.is_default() && !o.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "TrainerOptions::streaming is not available with TrainerOptions::checkpoint_dir (between "
+        "the fragments' exchanges the replicas differ from the shared parameters, which are all "
+        "a checkpoint holds); train without one of the two");
+  }
   if (!o.checkpoint_dir.empty() && o.drop_last) {
     return absl::InvalidArgumentError(
         "TrainerOptions::drop_last is not available with TrainerOptions::checkpoint_dir yet (a "
@@ -316,6 +328,7 @@ void CopyModeFields(const From& from, Mode mode, To& to) {
     to.average_every = from.average_every;
     to.outer = from.outer;
   }
+  if (mode == Mode::kLocalSgd) to.streaming = from.streaming;
   if (mode == Mode::kAsyncLocalSgd) {
     to.delayed_nesterov = from.delayed_nesterov;
     to.dynamic_local_updates = from.dynamic_local_updates;
@@ -425,6 +438,8 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("average_every", o.average_every, int64_t{1}, kMaxAverageEvery));
   HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "TrainerOptions::outer."));
+  HOGWILD_RETURN_IF_ERROR(CheckStreamingOptions(o.streaming, o.average_every,
+                                                /*num_params=*/0, "TrainerOptions::streaming."));
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("delayed_nesterov", o.delayed_nesterov, int64_t{1}, kMaxDelayedNesterov));
   // Its combination with the outer optimizer where it is read (elsewhere it is refused above).

@@ -15,6 +15,7 @@
 #include "core/mode.h"
 #include "sync/mode_options.h"
 #include "sync/outer_optimizer.h"
+#include "sync/streaming.h"
 #include "sync/update_policy.h"
 #include "trainer/device.h"
 #include "trainer/metrics/progress.h"
@@ -83,6 +84,10 @@ struct TrainerOptions {
   // local updates (each worker's round length from its measured speed).
   int64_t delayed_nesterov = 1;
   bool dynamic_local_updates = false;
+  // local_sgd only (sync/streaming.h): Streaming DiLoCo's F fragments exchanged at staggered
+  // steps, each exchange overlapping tau steps and merged with factor alpha; the default is one
+  // exchange of all the parameters every H steps. Not with checkpoint_dir unless the default.
+  StreamingOptions streaming;
   uint64_t seed = 1;  // initialization and data order
   ModelSpec model;    // input_shape and num_classes are taken from the dataset
 
@@ -194,6 +199,7 @@ void SetModeOptions(const ModeOptions& mode_options, TrainerOptions& options);
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
 //   staleness_bound          ssp only;   backup_workers   backup only
 //   average_every, outer     local_sgd and async_local_sgd only
+//   streaming                local_sgd only; non-default not with checkpoint_dir
 //   delayed_nesterov, dynamic_local_updates   async_local_sgd only
 //   mode                     a mode that dense networks run on threads (cpu devices) or on GPUs
 //                            (core/capabilities.h; the table's sentence after

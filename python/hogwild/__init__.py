@@ -115,7 +115,8 @@ def _path(name, value):
 
 
 def _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
-                  outer_momentum, outer_nesterov):
+                  outer_momentum, outer_nesterov, fragments=None, overlap_steps=None,
+                  mix_alpha=None):
     """The mode options of train(), train_sparse() and train_mf(), None meaning the default; as
     on the command line, one given for a mode that does not read it is refused by name. Their
     ranges are the library's (its errors name the keywords)."""
@@ -125,7 +126,10 @@ def _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr
                                       ("average_every", average_every, "local_sgd", _int),
                                       ("outer_lr", outer_lr, "local_sgd", _float),
                                       ("outer_momentum", outer_momentum, "local_sgd", _float),
-                                      ("outer_nesterov", outer_nesterov, "local_sgd", _bool)):
+                                      ("outer_nesterov", outer_nesterov, "local_sgd", _bool),
+                                      ("fragments", fragments, "local_sgd", _int),
+                                      ("overlap_steps", overlap_steps, "local_sgd", _int),
+                                      ("mix_alpha", mix_alpha, "local_sgd", _float)):
         if value is not None and mode != reader:
             raise ValueError(f"{name} has no effect with mode={mode!r}; it is for "
                              f"mode={reader!r}")
@@ -162,7 +166,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           weight_decay=0.0, weight_decay_biases=None, ema_decay=0.0, ema_num_updates=None,
           staleness_aware_lr=False, delay_adaptive_lr=False, max_delay=0,
           staleness_bound=None, backup_workers=None,
-          average_every=None, outer_lr=None, outer_momentum=None, outer_nesterov=None, seed=1,
+          average_every=None, outer_lr=None, outer_momentum=None, outer_nesterov=None,
+          fragments=None, overlap_steps=None, mix_alpha=None, seed=1,
           eval_every="1epoch", log=None, overwrite_log=False,
           log_every=None, checkpoint_dir=None, checkpoint_every=None, resume=False,
           overwrite_checkpoint=False, prefetch=4, on_log_row=None):
@@ -209,7 +214,11 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     to the replicas' pseudo-gradient, SGD with outer_lr in (0, 2], momentum in [0, 1) and
     Nesterov's look-ahead, which needs outer_momentum; the default, outer_lr 1 without momentum,
     is plain averaging; DiLoCo is outer_lr=0.7, outer_momentum=0.9, outer_nesterov=True with
-    optimizer="adamw"; sync/outer_optimizer.h), seed (in [0, 2^64 - 1]), eval_every (global
+    optimizer="adamw"; sync/outer_optimizer.h), fragments, overlap_steps, mix_alpha (local_sgd
+    only: Streaming DiLoCo, F fragments exchanged at staggered steps, each exchange overlapping
+    overlap_steps steps and merged as mix_alpha * replica + (1 - mix_alpha) * exchanged; the
+    defaults 1, 0, 0 exchange everything at once; not with checkpoint_dir; sync/streaming.h),
+    seed (in [0, 2^64 - 1]), eval_every (global
     steps as an int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl
     convergence-log path), overwrite_log, log_every (a log row per worker every N of its steps,
     default 100; with log or on_log_row only), checkpoint_dir,
@@ -271,7 +280,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
             raise ValueError(f"{name} has no effect with lr_schedule='constant'")
     mode = _str("mode", mode)
     mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
-                                 outer_momentum, outer_nesterov)
+                                 outer_momentum, outer_nesterov, fragments, overlap_steps,
+                                 mix_alpha)
     if checkpoint_dir is None and (checkpoint_every is not None or resume):
         raise ValueError(("checkpoint_every" if checkpoint_every is not None else "resume")
                          + " needs checkpoint_dir (the directory where checkpoints live)")
@@ -428,8 +438,9 @@ def _csr(name, x, y, num_features):
 def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async", workers=None,
                  batch_size=1, epochs=5, lr=0.5, lr_decay=1.0, weight_decay=0.0, seed=1,
                  shuffle=True, staleness_bound=None, backup_workers=None, average_every=None,
-                 outer_lr=None, outer_momentum=None, outer_nesterov=None, checkpoint_dir=None,
-                 resume=False, overwrite_checkpoint=False):
+                 outer_lr=None, outer_momentum=None, outer_nesterov=None, fragments=None,
+                 overlap_steps=None, mix_alpha=None, checkpoint_dir=None, resume=False,
+                 overwrite_checkpoint=False):
     """Trains sparse logistic regression (model="logreg") or a linear SVM ("svm") with Hogwild!
     SGD, the library behind `bazel run //sparse:train` (docs/workloads.md, "Sparse workloads").
 
@@ -440,7 +451,9 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
       staleness_bound (ssp only, default 3), backup_workers (backup only, default 0),
       average_every (local_sgd only, default 8), outer_lr, outer_momentum, outer_nesterov
       (local_sgd only, default plain averaging; DiLoCo's outer step is outer_lr=0.7,
-      outer_momentum=0.9, outer_nesterov=True): the modes' options, as train()'s; workers:
+      outer_momentum=0.9, outer_nesterov=True), fragments, overlap_steps, mix_alpha (local_sgd
+      only: Streaming DiLoCo; each epoch ends with every fragment exchanged): the modes'
+      options, as train()'s; workers:
       threads (default: one per core); batch_size: examples per update (per worker; global in
       sync, backup and local_sgd); lr: the first epoch's step, times lr_decay after each;
       weight_decay: L2 on the touched coordinates.
@@ -454,7 +467,8 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
         raise ValueError(f"seed={seed} is out of range [0, 2^63)")
     mode = _str("mode", mode)
     mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
-                                 outer_momentum, outer_nesterov)
+                                 outer_momentum, outer_nesterov, fragments, overlap_steps,
+                                 mix_alpha)
     indptr, indices, values, labels, dim = _csr("x", x, y, None)
     test = None
     if test_x is not None:
@@ -523,8 +537,9 @@ def _ratings(name, users, items, ratings):
 def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers=None,
              batch_size=1, epochs=20, lr=0.02, lr_decay=1.0, weight_decay=0.05, seed=1,
              shuffle=True, staleness_bound=None, backup_workers=None, average_every=None,
-             outer_lr=None, outer_momentum=None, outer_nesterov=None, checkpoint_dir=None,
-             resume=False, overwrite_checkpoint=False):
+             outer_lr=None, outer_momentum=None, outer_nesterov=None, fragments=None,
+             overlap_steps=None, mix_alpha=None, checkpoint_dir=None, resume=False,
+             overwrite_checkpoint=False):
     """Low-rank matrix factorization by per-rating Hogwild! SGD, the library behind
     `bazel run //sparse:train -- --model=mf` (docs/workloads.md, "Sparse workloads").
 
@@ -532,7 +547,7 @@ def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers
       training and test ratings, I likewise); ratings: [R] numbers. test: None or a tuple
       (users, items, ratings) of held-out ratings in the same index space.
     mode, staleness_bound, backup_workers, average_every, outer_lr, outer_momentum,
-      outer_nesterov: as train_sparse's; batch_size: ratings
+      outer_nesterov, fragments, overlap_steps, mix_alpha: as train_sparse's; batch_size: ratings
       per update (per worker; global in sync, backup and local_sgd); the other keywords are the
       command's flags, with its defaults for mf. The GIL is released while training; Ctrl-C
       stops the run after the current epoch (and its checkpoint) and raises KeyboardInterrupt.
@@ -543,7 +558,8 @@ def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers
         raise ValueError(f"seed={seed} is out of range [0, 2^63)")
     mode = _str("mode", mode)
     mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
-                                 outer_momentum, outer_nesterov)
+                                 outer_momentum, outer_nesterov, fragments, overlap_steps,
+                                 mix_alpha)
     train = _ratings("ratings", users, items, ratings)
     held_out = None if test is None else _ratings("test", *test)
     sets = [train] + ([held_out] if held_out is not None else [])

@@ -511,7 +511,8 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
   HOGWILD_ASSIGN_OR_RETURN(auto model, Model::Create(spec));
   if (speaks) {
     // The optimizer, its state's kind where it is not the default (per worker), and the rules
-    // that change what an update does: async's delay rules, local_sgd's outer optimizer.
+    // that change what an update does: async's delay rules, local_sgd's outer optimizer and
+    // Streaming DiLoCo's fragments.
     std::string optimizer =
         absl::StrCat(OptimizerName(options.sgd.optimizer),
                      options.sgd.shared_optimizer_state ? " (shared state)" : "");
@@ -529,6 +530,10 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
                             options.delayed_nesterov);
     }
     if (options.dynamic_local_updates) absl::StrAppend(&optimizer, ", rounds by worker speed");
+    if (const StreamingOptions& s = options.streaming; !s.is_default()) {
+      absl::StrAppendFormat(&optimizer, ", streaming: %d fragments, %d-step overlap, mix %g",
+                            s.fragments, s.overlap_steps, s.mix_alpha);
+    }
     absl::PrintF(
         "hogwild: %s mode, %s%d worker%s on %s, optimizer %s, %s (%d train / %d test "
         "examples)\n%s\n",

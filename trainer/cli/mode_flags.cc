@@ -26,6 +26,16 @@ ABSL_FLAG(
 ABSL_FLAG(bool, outer_nesterov, false,
           "local_sgd and async_local_sgd only: Nesterov momentum for the outer optimizer (needs "
           "--outer_momentum)");
+ABSL_FLAG(int32_t, fragments, 1,
+          "local_sgd only: Streaming DiLoCo's fragments F, each exchanged every --average_every "
+          "steps at its own offset (F contiguous slices of the parameters), in [1, "
+          "min(1024, --average_every, parameters)]; 1: all at once");
+ABSL_FLAG(int64_t, overlap_steps, 0,
+          "local_sgd only: Streaming DiLoCo's tau, the local steps a fragment's exchange overlaps "
+          "before its result is merged into the replicas, in [0, --average_every - 1]");
+ABSL_FLAG(double, mix_alpha, 0.0,
+          "local_sgd only: Streaming DiLoCo's alpha, the merge replica = alpha * replica + "
+          "(1 - alpha) * exchanged, in [0, 1) (0: replace)");
 ABSL_FLAG(int64_t, delayed_nesterov, 1,
           "async_local_sgd only: pushes between two updates of the outer momentum (Liu et al. "
           "2024's delayed Nesterov; each push between them a plain step of outer_lr / N), >= 1; "
@@ -49,6 +59,9 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
                     {"outer_lr", Mode::kLocalSgd, true},
                     {"outer_momentum", Mode::kLocalSgd, true},
                     {"outer_nesterov", Mode::kLocalSgd, true},
+                    {"fragments", Mode::kLocalSgd, false},
+                    {"overlap_steps", Mode::kLocalSgd, false},
+                    {"mix_alpha", Mode::kLocalSgd, false},
                     {"delayed_nesterov", Mode::kAsyncLocalSgd, false},
                     {"dynamic_local_updates", Mode::kAsyncLocalSgd, false}};
   for (const auto& [flag, reader, local_rounds] : mode_flags) {
@@ -76,6 +89,7 @@ ModeOptions ModeOptionsFromFlags() {
                      .backup_workers = absl::GetFlag(FLAGS_backup_workers),
                      .average_every = absl::GetFlag(FLAGS_average_every),
                      .outer = OuterOptimizerFromFlags(),
+                     .streaming = StreamingOptionsFromFlags(),
                      .delayed_nesterov = absl::GetFlag(FLAGS_delayed_nesterov),
                      .dynamic_local_updates = absl::GetFlag(FLAGS_dynamic_local_updates)};
 }
@@ -84,6 +98,12 @@ OuterOptimizer OuterOptimizerFromFlags() {
   return OuterOptimizer{.lr = static_cast<float>(absl::GetFlag(FLAGS_outer_lr)),
                         .momentum = static_cast<float>(absl::GetFlag(FLAGS_outer_momentum)),
                         .nesterov = absl::GetFlag(FLAGS_outer_nesterov)};
+}
+
+StreamingOptions StreamingOptionsFromFlags() {
+  return StreamingOptions{.fragments = absl::GetFlag(FLAGS_fragments),
+                          .overlap_steps = absl::GetFlag(FLAGS_overlap_steps),
+                          .mix_alpha = static_cast<float>(absl::GetFlag(FLAGS_mix_alpha))};
 }
 
 }  // namespace hogwild

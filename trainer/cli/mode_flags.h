@@ -2,7 +2,8 @@
 // (//trainer:train for dense networks, //sparse:train for the sparse workloads, //sim:simulate),
 // so that their names, defaults and help are defined once: --staleness_bound (ssp),
 // --backup_workers (backup), --average_every and the outer optimizer's --outer_lr,
-// --outer_momentum and --outer_nesterov (local_sgd, async_local_sgd), --delayed_nesterov and
+// --outer_momentum and --outer_nesterov (local_sgd, async_local_sgd), Streaming DiLoCo's
+// --fragments, --overlap_steps and --mix_alpha (local_sgd), --delayed_nesterov and
 // --dynamic_local_updates (async_local_sgd). Their defaults are
 // sync/policy_factory.h's ModeOptions'; their ranges are checked by each command's library
 // (TrainerOptions, ValidateSparseModeOptions).
@@ -16,6 +17,7 @@
 #include "core/mode.h"
 #include "sync/mode_options.h"
 #include "sync/outer_optimizer.h"
+#include "sync/streaming.h"
 
 ABSL_DECLARE_FLAG(int64_t, staleness_bound);
 ABSL_DECLARE_FLAG(int32_t, backup_workers);
@@ -25,6 +27,9 @@ ABSL_DECLARE_FLAG(double, outer_momentum);
 ABSL_DECLARE_FLAG(bool, outer_nesterov);
 ABSL_DECLARE_FLAG(int64_t, delayed_nesterov);
 ABSL_DECLARE_FLAG(bool, dynamic_local_updates);
+ABSL_DECLARE_FLAG(int32_t, fragments);
+ABSL_DECLARE_FLAG(int64_t, overlap_steps);
+ABSL_DECLARE_FLAG(double, mix_alpha);
 
 namespace hogwild {
 
@@ -43,6 +48,10 @@ ModeOptions ModeOptionsFromFlags();
 // The outer optimizer the flags give (--outer_lr, --outer_momentum, --outer_nesterov), unchecked
 // (CheckOuterOptimizer is the range). Reads flags; call after parsing.
 OuterOptimizer OuterOptimizerFromFlags();
+
+// Streaming DiLoCo's options the flags give (--fragments, --overlap_steps, --mix_alpha),
+// unchecked (CheckStreamingOptions is the range). Reads flags; call after parsing.
+StreamingOptions StreamingOptionsFromFlags();
 
 }  // namespace hogwild
 
