@@ -3,7 +3,7 @@
 #
 #   bazel run //benchmarks:finding -- NAME [OUT_DIR]
 #
-# NAME is backup, momentum, staleness_lr, ssp, diloco or async_delay. Runs the study runner (//benchmarks:study) on
+# NAME is backup, momentum, staleness_lr, ssp, diloco, async_delay or async_local_sgd. Runs the study runner (//benchmarks:study) on
 # the finding's flag file, benchmarks/findings/NAME.flags (a simulated grid with every seed),
 # into OUT_DIR (default /tmp/hogwild_finding_NAME; resumable: finished runs are kept), then
 # draws OUT_DIR/study.png (accuracy against simulated time and examples, bands over seeds) and
@@ -11,10 +11,10 @@
 # Extra flags after OUT_DIR go to the study runner (e.g. --seeds=1 for a quick look).
 set -euo pipefail
 
-usage="usage: bazel run //benchmarks:finding -- backup|momentum|staleness_lr|ssp|diloco|async_delay [OUT_DIR] [study flags]"
+usage="usage: bazel run //benchmarks:finding -- backup|momentum|staleness_lr|ssp|diloco|async_delay|async_local_sgd [OUT_DIR] [study flags]"
 name="${1:-}"
 case "$name" in
-  backup | momentum | staleness_lr | ssp | diloco | async_delay) ;;
+  backup | momentum | staleness_lr | ssp | diloco | async_delay | async_local_sgd) ;;
   *) echo "error: unknown finding '$name'; $usage" >&2; exit 2 ;;
 esac
 shift

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The figure and table of one study finding (benchmarks/README.md, "Four findings").
+"""The figure and table of one study finding (benchmarks/README.md, "Findings").
 
-  plot_findings.py --finding backup|momentum|staleness_lr|ssp --out_dir DIR --target T
+  plot_findings.py --finding NAME --out_dir DIR --target T   (NAME: one of FINDINGS below)
 
 Reads the study runner's DIR/study.csv (mean and 95% half-width over seeds per configuration)
 and, for the curves, DIR/runs.csv, and writes DIR/finding_<name>.png and DIR/finding_<name>.md
@@ -21,6 +21,10 @@ every rate diverged is named as such.
   async_delay   per async learning-rate rule (constant, staleness-aware, delay-adaptive), with
                 and without Ringmaster's max_delay, the time to target and the final test
                 accuracy against the worker count, under heavy-tailed compute times
+  async_local_sgd  asynchronous local SGD with one worker 4x slow: per configuration (sync local
+                SGD, async local SGD with a naive outer optimizer, with delayed Nesterov, with
+                dynamic local updates) its best learning rate's accuracy against simulated
+                time and its time to target, with the exchanges (rounds or pushes) it took
   diloco        the final test loss against the averaging period H (the table gives the
                 exchanges) and against the simulated time, for local SGD with plain averaging
                 and with DiLoCo's outer optimizer, with W workers and with one (the M = 1
@@ -332,6 +336,36 @@ def finding_diloco(rows, out_dir, target, ax_period, ax_time):
     return lines
 
 
+def finding_async_local_sgd(rows, out_dir, target, ax_curves, ax_bars):
+    # The exchanges of a run: local_sgd's averagings (global steps / H), async_local_sgd's pushes
+    # (each worker's steps / its rounds; from the log's last row when the runner records it).
+    chosen = [(mode, best(rs)) for mode, rs in group(rows, lambda r: r["mode"]).items()]
+    chosen.sort(key=lambda c: (not c[0].startswith("local_sgd"), c[0]))
+    lines = ["| configuration | best lr | time to target (s) | examples to target | "
+             "final test acc (%) | final test loss |", "|---|---:|---:|---:|---:|---:|"]
+    configs = load_configs(out_dir)
+    curves = {}
+    for mode, r in chosen:
+        if r is None:
+            lines.append(f"| {mode} | every rate diverged | | | | |")
+            continue
+        lines.append(f"| {mode} | {r['lr']:g} | {time_cell(r, target)} | "
+                     f"{ci(r, 'examples_to_target') if r['not_reached'] == 0 else ''} | "
+                     f"{ci(r, 'final_test_accuracy', 100)} | {ci(r, 'final_test_loss')} |")
+        if r["config"] in configs:
+            curves[r["config"]] = configs[r["config"]]
+    band_plot(ax_curves, curves, 0, "simulated time (s), one worker 4x slow", target)
+    done = [(m, r) for m, r in chosen if r is not None and r["not_reached"] == 0]
+    ax_bars.barh([m for m, _ in done], [r["time_to_target_s_mean"] for _, r in done],
+                 xerr=[0 if math.isnan(r["time_to_target_s_ci95"]) else r["time_to_target_s_ci95"]
+                       for _, r in done],
+                 color=[f"C{i % 10}" for i in range(len(done))])
+    ax_bars.set_xlabel(f"simulated time to {100 * target:g}% (s), mean and 95% interval")
+    ax_bars.tick_params(axis="y", labelsize=7)
+    ax_bars.invert_yaxis()
+    return lines
+
+
 def finding_async_delay(rows, out_dir, target, ax_time, ax_accuracy):
     # Per variant (the mode label: rule and bound) and worker count, its best learning rate.
     variants = sorted({r["mode"] for r in rows}, key=lambda v: (len(v), v))
@@ -374,6 +408,7 @@ def finding_async_delay(rows, out_dir, target, ax_time, ax_accuracy):
 
 FINDINGS = {
     "async_delay": finding_async_delay,
+    "async_local_sgd": finding_async_local_sgd,
     "diloco": finding_diloco,
     "backup": finding_backup,
     "momentum": finding_momentum,
