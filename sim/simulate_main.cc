@@ -45,10 +45,7 @@
 ABSL_FLAG(std::string, dataset, "fashion_mnist", "fashion_mnist or mnist");
 ABSL_FLAG(std::string, data_dir, "",
           "directory with the IDX files; default: where tools/setup.sh installs the dataset");
-ABSL_FLAG(std::string, mode, "async",
-          "async (Hogwild!), sync (tower averaging), ssp (stale synchronous), backup (sync with "
-          "backup workers), local_sgd (periodic averaging), locked (one lock over each step) or "
-          "round_robin (updates applied in worker turn)");
+ABSL_FLAG(std::string, mode, "async", hogwild::kModeFlagHelp);
 ABSL_FLAG(int32_t, workers, 64, "simulated workers W, in [1, 4096]");
 ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
@@ -131,15 +128,11 @@ absl::Status WriteHistogram(const std::string& path, const std::vector<uint64_t>
 // is refused (RefuseUnreadModeFlags).
 absl::Status ParseModeFlags(hogwild::TrainerOptions& t) {
   using namespace hogwild;
-  const absl::StatusOr<Mode> mode = ParseMode(absl::GetFlag(FLAGS_mode));
-  if (!mode.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--mode=%s: %s", absl::GetFlag(FLAGS_mode), mode.status().message()));
-  }
-  t.mode = *mode;
+  HOGWILD_ASSIGN_OR_RETURN(const ModeChoice choice, ParseModeFlag(absl::GetFlag(FLAGS_mode)));
+  t.mode = choice.mode;
   t.num_workers = absl::GetFlag(FLAGS_workers);
   HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(t.mode, t.num_workers));
-  SetModeOptions(ModeOptionsFromFlags(), t);
+  SetModeOptions(ModeOptionsFromFlags(choice.defaults), t);
   return absl::OkStatus();
 }
 

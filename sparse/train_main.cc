@@ -56,10 +56,7 @@ ABSL_FLAG(int64_t, num_features, 0,
 ABSL_FLAG(std::string, model, "logreg",
           "logreg (logistic regression), svm (hinge loss) or mf (matrix factorization)");
 ABSL_FLAG(int32_t, rank, 16, "mf only: factor rank k, in [1, 1024]");
-ABSL_FLAG(std::string, mode, "async",
-          "async (Hogwild!), sync (tower averaging), ssp (async within a staleness bound), backup "
-          "(sync without the slowest workers), local_sgd (periodic averaging), locked (one lock "
-          "around every update) or round_robin (updates applied in the workers' turn)");
+ABSL_FLAG(std::string, mode, "async", hogwild::kModeFlagHelp);
 ABSL_FLAG(int32_t, workers, static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())),
           "worker threads, in [1, 256]; default: one per hardware thread");
 ABSL_FLAG(int32_t, batch_size, 1,
@@ -82,15 +79,6 @@ ABSL_FLAG(bool, overwrite_checkpoint, false,
           "start afresh although --checkpoint_dir holds a checkpoint, replacing it");
 
 namespace {
-
-// --mode, in the spelling of every front end's mode errors: the flag, then core/mode.h's reason.
-absl::StatusOr<hogwild::Mode> ParseModeFlag() {
-  absl::StatusOr<hogwild::Mode> mode = hogwild::ParseMode(absl::GetFlag(FLAGS_mode));
-  if (!mode.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
-  }
-  return mode;
-}
 
 using namespace hogwild;
 using namespace hogwild::sparse;
@@ -222,7 +210,8 @@ absl::Status CheckRunFiles() {
 absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   MfOptions options;
   options.rank = absl::GetFlag(FLAGS_rank);
-  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseModeFlag());
+  HOGWILD_ASSIGN_OR_RETURN(const ModeChoice choice, ParseModeFlag(absl::GetFlag(FLAGS_mode)));
+  options.mode = choice.mode;
   options.num_workers = absl::GetFlag(FLAGS_workers);
   HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(options.mode, options.num_workers));
   if (Given("epochs")) options.epochs = absl::GetFlag(FLAGS_epochs);
@@ -236,7 +225,7 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   }
   HOGWILD_ASSIGN_OR_RETURN(options.seed, ParseSeed(absl::GetFlag(FLAGS_seed)));
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
-  options.mode_options = ModeOptionsFromFlags();
+  options.mode_options = ModeOptionsFromFlags(choice.defaults);
   for (const char* flag : {"test", "num_features", "synthetic_examples", "synthetic_test_examples",
                            "synthetic_features", "synthetic_nnz", "synthetic_noise"}) {
     if (Given(flag)) {
@@ -301,11 +290,12 @@ absl::Status Run(const StopOnSignals& stop) {
   }
   SparseTrainOptions options;
   HOGWILD_ASSIGN_OR_RETURN(options.model, ParseLinearModel(absl::GetFlag(FLAGS_model)));
-  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseModeFlag());
+  HOGWILD_ASSIGN_OR_RETURN(const ModeChoice choice, ParseModeFlag(absl::GetFlag(FLAGS_mode)));
+  options.mode = choice.mode;
   options.num_workers = absl::GetFlag(FLAGS_workers);
   HOGWILD_RETURN_IF_ERROR(RefuseUnreadModeFlags(options.mode, options.num_workers));
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
-  options.mode_options = ModeOptionsFromFlags();
+  options.mode_options = ModeOptionsFromFlags(choice.defaults);
   options.epochs = absl::GetFlag(FLAGS_epochs);
   HOGWILD_ASSIGN_OR_RETURN(options.lr, ToFloat32("lr", FlagText("lr")));
   HOGWILD_ASSIGN_OR_RETURN(options.lr_decay, ToFloat32("lr_decay", FlagText("lr_decay")));

@@ -300,8 +300,26 @@ else
   failures=$((failures + 1))
 fi
 expect_one_line_error "--mode=hogwild" \
-  "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin and async_local_sgd" \
+  "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin and async_local_sgd; or the presets diloco and streaming_diloco" \
   "$train" --mode=hogwild --data_dir="$tiny_dir"
+
+# The presets: --mode=diloco is local_sgd with DiLoCo's outer optimizer, and a flag given on the
+# command line still wins over the preset's value.
+for preset in "diloco|outer optimizer lr 0.7 momentum 0.9 (Nesterov)|" \
+  "diloco|outer optimizer lr 0.5 momentum 0.9 (Nesterov)|--outer_lr=0.5" \
+  "streaming_diloco|streaming: 2 fragments, 1-step overlap, mix 0.5|"; do
+  IFS='|' read -r name want extra <<<"$preset"
+  out=$("$train" --mode="$name" $extra --data_dir="$tiny_dir" --devices=cpu --workers=2 \
+    --batch_size=2 --epochs=1 --lr=0.01 2>&1)
+  rc=$?
+  if [[ $rc -eq 0 && $out == *"hogwild: local_sgd mode, 2 workers on cpu"* && $out == *"$want"* ]]; then
+    echo "ok:   --mode=$name $extra trains local_sgd with: $want"
+  else
+    echo "FAIL: --mode=$name $extra: exit $rc, want 0, local_sgd mode and '$want'; got:"
+    sed 's/^/    /' <<<"$out"
+    failures=$((failures + 1))
+  fi
+done
 
 if [[ $failures -ne 0 ]]; then
   echo "$failures case(s) failed"

@@ -44,7 +44,7 @@ expect_error "--log_every has no effect without --log" --log_every=5
 expect_error "the directory ${TEST_TMPDIR:-/tmp}/no_such_dir does not exist" \
   --staleness_csv="${TEST_TMPDIR:-/tmp}/no_such_dir/s.csv"
 expect_error "--workers=5000" --workers=5000
-expect_error "--mode=hogwild" --mode=hogwild
+expect_error "--mode: unknown mode \"hogwild\"" --mode=hogwild
 expect_error "--batch_size=0" --batch_size=0
 expect_error "--lr=-1" --lr=-1
 expect_error "--step_time_ms=0" --step_time_ms=0

@@ -67,10 +67,8 @@ constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsyncLocalSgd;
 constexpr hogwild::Mode kBuildMode = hogwild::Mode::kAsync;
 #endif
 
-ABSL_FLAG(std::string, mode, hogwild::ModeName(kBuildMode),
-          "the update policy: async, sync, ssp, backup, local_sgd, locked, round_robin or "
-          "async_local_sgd; "
-          "default: the build's --//sync:mode (--config=sync)");
+// The default is the build's --//sync:mode (--config=sync).
+ABSL_FLAG(std::string, mode, hogwild::ModeName(kBuildMode), hogwild::kModeFlagHelp);
 
 namespace {
 int DefaultWorkers() {
@@ -264,15 +262,6 @@ struct RunSetup {
   int64_t train_examples = 0;
 };
 
-// --mode, or the build's mode when it is not given; errors name the flag.
-absl::StatusOr<hogwild::Mode> ParseModeFlag() {
-  absl::StatusOr<hogwild::Mode> mode = hogwild::ParseMode(absl::GetFlag(FLAGS_mode));
-  if (!mode.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
-  }
-  return mode;
-}
-
 // A flag that only some settings read, typed where it is not read, would be silently dropped:
 // refuse it by name. (The library refuses such fields only when they differ from their
 // defaults, since it cannot see what was typed; these flags' defaults differ from its own.)
@@ -336,7 +325,9 @@ absl::Status ParseRecipeFlags(hogwild::TrainerOptions& options, bool gpus, bool 
     HOGWILD_ASSIGN_OR_RETURN(options.sgd.moving_stats_momentum,
                              ToFloat32("bn_momentum", FlagText("bn_momentum")));
   }
-  SetModeOptions(ModeOptionsFromFlags(), options);
+  // A preset (--mode=diloco) gives its own defaults to the mode's flags.
+  HOGWILD_ASSIGN_OR_RETURN(const ModeChoice choice, ParseModeFlag(absl::GetFlag(FLAGS_mode)));
+  SetModeOptions(ModeOptionsFromFlags(choice.defaults), options);
   if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(options.stragglers.slowdown, ParseSlowdown("stragglers", slow));
   }
@@ -466,7 +457,8 @@ absl::StatusOr<RunSetup> PrepareRun(const std::atomic<bool>* stop_requested,
   if (dir.empty()) dir = info.default_dir;
 
   TrainerOptions options;
-  HOGWILD_ASSIGN_OR_RETURN(options.mode, ParseModeFlag());
+  HOGWILD_ASSIGN_OR_RETURN(const ModeChoice choice, ParseModeFlag(absl::GetFlag(FLAGS_mode)));
+  options.mode = choice.mode;
   HOGWILD_ASSIGN_OR_RETURN(options.devices, ResolveDevices(absl::GetFlag(FLAGS_devices)));
   const bool gpus = options.devices[0].is_gpu();
   options.model.name = absl::GetFlag(FLAGS_model);

@@ -2,6 +2,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 ABSL_FLAG(int64_t, staleness_bound, 3,
@@ -84,26 +85,43 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
   return absl::OkStatus();
 }
 
-ModeOptions ModeOptionsFromFlags() {
-  return ModeOptions{.staleness_bound = absl::GetFlag(FLAGS_staleness_bound),
-                     .backup_workers = absl::GetFlag(FLAGS_backup_workers),
-                     .average_every = absl::GetFlag(FLAGS_average_every),
-                     .outer = OuterOptimizerFromFlags(),
-                     .streaming = StreamingOptionsFromFlags(),
-                     .delayed_nesterov = absl::GetFlag(FLAGS_delayed_nesterov),
-                     .dynamic_local_updates = absl::GetFlag(FLAGS_dynamic_local_updates)};
+absl::StatusOr<ModeChoice> ParseModeFlag(absl::string_view value) {
+  const ModeOptions diloco{.outer = kDiloco};
+  ModeOptions streaming = diloco;
+  streaming.streaming = StreamingOptions{.fragments = 2, .overlap_steps = 1, .mix_alpha = 0.5f};
+  if (value == "diloco") return ModeChoice{.mode = Mode::kLocalSgd, .defaults = diloco};
+  if (value == "streaming_diloco") {
+    return ModeChoice{.mode = Mode::kLocalSgd, .defaults = streaming};
+  }
+  const absl::StatusOr<Mode> mode = ParseMode(value);
+  if (!mode.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--mode: ", mode.status().message(),
+        "; or the presets diloco and streaming_diloco (local_sgd with DiLoCo's outer optimizer)"));
+  }
+  return ModeChoice{.mode = *mode};
 }
 
-OuterOptimizer OuterOptimizerFromFlags() {
-  return OuterOptimizer{.lr = static_cast<float>(absl::GetFlag(FLAGS_outer_lr)),
-                        .momentum = static_cast<float>(absl::GetFlag(FLAGS_outer_momentum)),
-                        .nesterov = absl::GetFlag(FLAGS_outer_nesterov)};
-}
-
-StreamingOptions StreamingOptionsFromFlags() {
-  return StreamingOptions{.fragments = absl::GetFlag(FLAGS_fragments),
-                          .overlap_steps = absl::GetFlag(FLAGS_overlap_steps),
-                          .mix_alpha = static_cast<float>(absl::GetFlag(FLAGS_mix_alpha))};
+ModeOptions ModeOptionsFromFlags(const ModeOptions& defaults) {
+  auto given = [](const char* flag) { return absl::flags_internal::WasPresentOnCommandLine(flag); };
+  ModeOptions o = defaults;
+  if (given("staleness_bound")) o.staleness_bound = absl::GetFlag(FLAGS_staleness_bound);
+  if (given("backup_workers")) o.backup_workers = absl::GetFlag(FLAGS_backup_workers);
+  if (given("average_every")) o.average_every = absl::GetFlag(FLAGS_average_every);
+  if (given("outer_lr")) o.outer.lr = static_cast<float>(absl::GetFlag(FLAGS_outer_lr));
+  if (given("outer_momentum")) {
+    o.outer.momentum = static_cast<float>(absl::GetFlag(FLAGS_outer_momentum));
+  }
+  if (given("outer_nesterov")) o.outer.nesterov = absl::GetFlag(FLAGS_outer_nesterov);
+  if (given("fragments")) o.streaming.fragments = absl::GetFlag(FLAGS_fragments);
+  if (given("overlap_steps")) o.streaming.overlap_steps = absl::GetFlag(FLAGS_overlap_steps);
+  if (given("mix_alpha"))
+    o.streaming.mix_alpha = static_cast<float>(absl::GetFlag(FLAGS_mix_alpha));
+  if (given("delayed_nesterov")) o.delayed_nesterov = absl::GetFlag(FLAGS_delayed_nesterov);
+  if (given("dynamic_local_updates")) {
+    o.dynamic_local_updates = absl::GetFlag(FLAGS_dynamic_local_updates);
+  }
+  return o;
 }
 
 }  // namespace hogwild

@@ -14,6 +14,8 @@
 
 #include "absl/flags/declare.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/mode.h"
 #include "sync/mode_options.h"
 #include "sync/outer_optimizer.h"
@@ -40,18 +42,36 @@ namespace hogwild {
 // Errors: kInvalidArgument naming the flag and the mode or worker count that reads it.
 absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers);
 
+// --mode's help, the same in every command that runs every mode.
+inline constexpr char kModeFlagHelp[] =
+    "the update policy: async (Hogwild!), sync (tower averaging), ssp (async within a staleness "
+    "bound), backup (sync without the slowest workers), local_sgd (periodic averaging), locked "
+    "(one lock around every step), round_robin (updates applied in the workers' turn) or "
+    "async_local_sgd (each worker pushes its local steps when done); or the presets diloco "
+    "(local_sgd with DiLoCo's outer optimizer) and streaming_diloco (diloco with 2 fragments, "
+    "1-step overlap, mixing 0.5)";
+
+// What --mode names: the update policy, and the defaults of its own flags.
+struct ModeChoice {
+  Mode mode = Mode::kAsync;
+  ModeOptions defaults;  // ModeOptions{} for a mode's own name; a preset's values otherwise
+};
+
+// --mode's value: a mode's name (core/mode.h ParseMode), or a preset, which is a mode with other
+// defaults for its own flags (each flag given on the command line still wins):
+//   diloco            local_sgd with DiLoCo's outer optimizer (sync/outer_optimizer.h kDiloco:
+//                     --outer_lr=0.7 --outer_momentum=0.9 --outer_nesterov)
+//   streaming_diloco  diloco with Streaming DiLoCo's fragments (sync/streaming.h): --fragments=2
+//                     --overlap_steps=1 --mix_alpha=0.5
+// The run is then that mode's (its log, checkpoints and results say local_sgd). Errors:
+// kInvalidArgument "--mode: unknown mode ..." naming the modes and the presets. Pure.
+absl::StatusOr<ModeChoice> ParseModeFlag(absl::string_view value);
+
 // Every mode flag's value, whatever the mode (the sparse trainers refuse a non-default value in a
-// mode that does not read it: sparse/policy_workers.h ValidateSparseModeOptions). Reads flags;
+// mode that does not read it: sparse/policy_workers.h ValidateSparseModeOptions): the flag's
+// when it was given on the command line, else `defaults`' (ModeChoice::defaults). Reads flags;
 // call after parsing.
-ModeOptions ModeOptionsFromFlags();
-
-// The outer optimizer the flags give (--outer_lr, --outer_momentum, --outer_nesterov), unchecked
-// (CheckOuterOptimizer is the range). Reads flags; call after parsing.
-OuterOptimizer OuterOptimizerFromFlags();
-
-// Streaming DiLoCo's options the flags give (--fragments, --overlap_steps, --mix_alpha),
-// unchecked (CheckStreamingOptions is the range). Reads flags; call after parsing.
-StreamingOptions StreamingOptionsFromFlags();
+ModeOptions ModeOptionsFromFlags(const ModeOptions& defaults = {});
 
 }  // namespace hogwild
 
