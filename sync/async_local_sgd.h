@@ -11,7 +11,8 @@
 //
 // Rounds: a worker's round is H = average_every local steps, or with dynamic local updates
 // (the paper's DyLU, section 5.2) H_w = max(1, floor(H * t_fastest / t_w)) steps, where t_w is
-// the worker's own time per local step over its last round and t_fastest the smallest such time
+// the worker's own time per local step over its last round (from the start of the round's first
+// step to its push: compute, not the exchange) and t_fastest the smallest such time
 // of any worker (a worker with no measured round yet takes H), so that a slower worker pushes
 // fewer steps and every worker's round takes about the time of the fastest worker's H steps.
 // Time comes from the clock given at construction (wall seconds on threads, simulated seconds
@@ -46,10 +47,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "sync/optimizer_slots.h"
 #include "sync/outer_optimizer.h"
 #include "sync/parameter_store.h"
@@ -100,7 +100,7 @@ class AsyncLocalSgd final : public UpdatePolicy {
     int64_t round_steps = 0;     // local steps of this round
     int64_t pulled_at = 0;       // num_pushes() at the pull (staleness)
     int64_t pushes = 0;
-    double round_start_s = 0.0;  // clock at the pull
+    double round_start_s = 0.0;  // clock at the start of the round's first step
     bool started = false;
   };
 
@@ -120,19 +120,20 @@ class AsyncLocalSgd final : public UpdatePolicy {
   StepStats EndLocalStep(int worker, float lr);
   // Pushes worker w's pseudo-gradient (when it took a step since its pull) and pulls theta.
   void PushAndPull(int worker);
-  // Copies theta into worker w's anchor and replica and starts its round. Holds mu_.
-  void PullLocked(PerWorker& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Copies theta into worker w's anchor and replica and starts its round. Call holding mu_.
+  void PullLocked(PerWorker& w);
 
   const AsyncLocalSgdOptions options_;
   const Clock clock_;
   std::vector<PerWorker> workers_;
   std::atomic<int64_t> pushes_{0};
-  mutable absl::Mutex mu_;
-  // theta is the store's values, written under mu_ only.
-  std::vector<float> outer_momentum_ ABSL_GUARDED_BY(mu_);  // [P] with outer momentum
-  std::vector<float> pushed_sum_ ABSL_GUARDED_BY(mu_);      // [P] with delayed_nesterov > 1
+  // std::mutex, as sync/step_barrier.h explains (ThreadSanitizer sees its edges). Guards theta
+  // (the store's values, written under it only) and the outer state below.
+  mutable std::mutex mu_;
+  std::vector<float> outer_momentum_;  // [P] with outer momentum
+  std::vector<float> pushed_sum_;      // [P] with delayed_nesterov > 1
   // [W] each worker's time per local step over its last round (0: none measured yet).
-  std::vector<double> step_time_s_ ABSL_GUARDED_BY(mu_);
+  std::vector<double> step_time_s_;
 };
 
 }  // namespace hogwild
