@@ -370,9 +370,9 @@ absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
       return local_rounds ? HasLocalRounds(r.mode) : r.mode == mode;
     };
     if (absl::flags_internal::WasPresentOnCommandLine(flag) && !any(reads)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--%s has no effect: the grid has no %s runs (--modes or --runs)", flag,
-          local_rounds ? "local_sgd or async_local_sgd" : ModeName(mode)));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s has no effect: the grid has no %s runs (--modes or --runs)", flag,
+                          local_rounds ? "local_sgd or async_local_sgd" : ModeName(mode)));
     }
   }
   // Async's delay rules act on stale updates: with one worker there are none.
@@ -811,6 +811,14 @@ absl::StatusOr<std::vector<TrainerOptions>> PolicyVariants(const RunSpec& spec, 
       }
       break;
     case Mode::kAsyncLocalSgd:
+      // A delay that no --outer value has momentum for would be skipped everywhere: refused, not
+      // dropped (with --outer=avg alone, --delayed_nesterov=2 would leave an empty grid).
+      for (int64_t n : axes.delayed_nesterovs) {
+        if (n > 1 && std::none_of(axes.outers.begin(), axes.outers.end(),
+                                  [](const OuterOptimizer& o) { return o.has_momentum(); })) {
+          return CheckDelayedNesterov(n, axes.outers.front(), "--delayed_nesterov");
+        }
+      }
       for (int64_t h : axes.average_everys) {
         for (const OuterOptimizer& outer : axes.outers) {
           for (int64_t n : axes.delayed_nesterovs) {

@@ -70,6 +70,8 @@ std::string WithKeywordNames(absl::string_view message) {
       {"TrainerOptions::streaming.overlap_steps", "overlap_steps"},
       {"TrainerOptions::streaming.mix_alpha", "mix_alpha"},
       {"TrainerOptions::streaming", "fragments, overlap_steps or mix_alpha"},
+      {"TrainerOptions::delayed_nesterov", "delayed_nesterov"},
+      {"TrainerOptions::dynamic_local_updates", "dynamic_local_updates"},
       {"TrainerOptions::eval_every_steps", "eval_every"},
       {"TrainerOptions::eval_every_epochs", "eval_every"},
       {"TrainerOptions::log_every_steps", "log_every"},
@@ -118,6 +120,8 @@ std::string WithKeywordNames(absl::string_view message) {
       "fragments",
       "overlap_steps",
       "mix_alpha",
+      "delayed_nesterov",
+      "dynamic_local_updates",
   };
   std::string text(message);
   for (const auto& [field, keyword] : kFields) {

@@ -173,6 +173,8 @@ TrainerOptions OptionsFromDict(py::dict options, std::map<std::string, std::stri
                                       std::numeric_limits<int>::max()),
                  .overlap_steps = TakeAs<int64_t>(options, "overlap_steps"),
                  .mix_alpha = TakeFloat32(options, "mix_alpha")};
+  o.delayed_nesterov = TakeAs<int64_t>(options, "delayed_nesterov");
+  o.dynamic_local_updates = TakeAs<bool>(options, "dynamic_local_updates");
   o.seed = TakeAs<uint64_t>(options, "seed");
   o.eval_every_steps = TakeAs<int64_t>(options, "eval_every_steps");
   o.eval_every_epochs = TakeAs<double>(options, "eval_every_epochs");

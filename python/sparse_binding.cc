@@ -86,7 +86,9 @@ void ReadSharedOptions(const py::dict& options, Options& o) {
                               .nesterov = Get<bool>(options, "outer_nesterov")},
                     .streaming = {.fragments = GetInt(options, "fragments"),
                                   .overlap_steps = Get<int64_t>(options, "overlap_steps"),
-                                  .mix_alpha = Get<float>(options, "mix_alpha")}};
+                                  .mix_alpha = Get<float>(options, "mix_alpha")},
+                    .delayed_nesterov = Get<int64_t>(options, "delayed_nesterov"),
+                    .dynamic_local_updates = Get<bool>(options, "dynamic_local_updates")};
   o.checkpoint = {.dir = Get<std::string>(options, "checkpoint_dir"),
                   .resume = Get<bool>(options, "resume"),
                   .overwrite = Get<bool>(options, "overwrite_checkpoint")};
@@ -238,9 +240,11 @@ void AddSparseBindings(py::module_& m) {
         d["fragments"] = defaults.streaming.fragments;
         d["overlap_steps"] = defaults.streaming.overlap_steps;
         d["mix_alpha"] = defaults.streaming.mix_alpha;
+        d["delayed_nesterov"] = defaults.delayed_nesterov;
+        d["dynamic_local_updates"] = defaults.dynamic_local_updates;
         return d;
       },
-      "The defaults of the modes' options (sync/policy_factory.h's ModeOptions), as a dict.");
+      "The defaults of the modes' options (sync/mode_options.h's ModeOptions), as a dict.");
   m.def("_train_mf", &TrainMfFromPython, py::arg("users"), py::arg("items"), py::arg("ratings"),
         py::arg("num_users"), py::arg("num_items"), py::arg("test"), py::arg("options"),
         "Matrix factorization with options resolved by hogwild.train_mf(); returns a dict.");

@@ -11,7 +11,7 @@
 //   policy.WorkerDone(w);
 //
 // The data split (core/mode.h SplitsGlobalBatch):
-// - async, locked, round_robin, ssp: worker w takes its contiguous shard
+// - async, locked, round_robin, ssp, async_local_sgd: worker w takes its contiguous shard
 //   [N w / W, N (w + 1) / W) of the order in batches of batch_size (per worker; the shard's last
 //   batch may be shorter), each batch's gradient scaled by 1 / its examples;
 // - sync, backup: the order is cut into global batches of batch_size, worker w takes the

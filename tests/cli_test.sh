@@ -130,6 +130,18 @@ expect_error "--fragments=3 is out of range; it must be in [1, 2]" --mode=local_
 expect_error "--mix_alpha=1 is out of range; it must be in [0, 1)" --mode=local_sgd --mix_alpha=1
 expect_error "--fragments, --overlap_steps or --mix_alpha is not available with --checkpoint_dir" \
   --mode=local_sgd --overlap_steps=1 --checkpoint_dir="${TEST_TMPDIR:-/tmp}/streaming_ckpt"
+# async_local_sgd's own options: refused in the modes that do not read them; the delayed Nesterov
+# needs an outer momentum (it delays the momentum's updates), and the error names the flag.
+expect_error "--delayed_nesterov has no effect in local_sgd mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
+  --mode=local_sgd --delayed_nesterov=2
+expect_error "--dynamic_local_updates has no effect in async mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
+  --dynamic_local_updates
+expect_error "--delayed_nesterov=4 needs an outer momentum > 0 (it delays the momentum's updates)" \
+  --mode=async_local_sgd --delayed_nesterov=4
+expect_error "--delayed_nesterov=0 is out of range; it must be in [1, 1048576]" \
+  --mode=async_local_sgd --delayed_nesterov=0
+expect_error "--checkpoint_dir: async_local_sgd writes no checkpoints for dense networks yet" \
+  --mode=async_local_sgd --checkpoint_dir="${TEST_TMPDIR:-/tmp}/alsgd_ckpt"
 expect_error "--max_delay has no effect in sync mode (its update policy does not read it); it is for async mode only" \
   --mode=sync --max_delay=3
 expect_error "--max_delay=-1 is out of range; it must be in [0, 1099511627776]" --workers=2 --max_delay=-1
@@ -296,6 +308,22 @@ if [[ $rc -eq 0 && $out == *"hogwild: locked mode, 2 workers on cpu"* &&
   echo "ok:   --mode=locked trains in locked mode"
 else
   echo "FAIL: --mode=locked: exit $rc, want 0, locked mode, 6 steps and staleness 0; got:"
+  sed 's/^/    /' <<<"$out"
+  failures=$((failures + 1))
+fi
+# A tiny async_local_sgd run with the delayed Nesterov and dynamic local updates: it trains
+# every example once per epoch, its global step counts every local step (3 per epoch, batch 1),
+# and the banner names the outer step's rules.
+out=$("$train" --mode=async_local_sgd --data_dir="$tiny_dir" --devices=cpu --workers=2 \
+  --batch_size=1 --epochs=2 --lr=0.01 --average_every=2 --outer_momentum=0.9 --outer_nesterov \
+  --delayed_nesterov=2 --dynamic_local_updates 2>&1)
+rc=$?
+if [[ $rc -eq 0 && $out == *"hogwild: async_local_sgd mode, 2 workers on cpu"* &&
+  $out == *"outer momentum every 2 pushes (delayed Nesterov)"* &&
+  $out == *"rounds by worker speed"* && $out == *"6 examples, 6 steps"* ]]; then
+  echo "ok:   --mode=async_local_sgd trains with the delayed Nesterov and says so"
+else
+  echo "FAIL: --mode=async_local_sgd: exit $rc, want 0, the delayed Nesterov in the banner and 6 steps; got:"
   sed 's/^/    /' <<<"$out"
   failures=$((failures + 1))
 fi

@@ -93,6 +93,18 @@ TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
        },
        "TrainerOptions::streaming is not available with TrainerOptions::checkpoint_dir",
        "--fragments, --overlap_steps or --mix_alpha is not available with --checkpoint_dir"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kAsyncLocalSgd;
+         o.delayed_nesterov = 4;
+       },
+       "TrainerOptions::delayed_nesterov=4 needs an outer momentum > 0",
+       "--delayed_nesterov=4 needs an outer momentum > 0"},
+      {[](TrainerOptions& o) {
+         o.mode = Mode::kSync;
+         o.dynamic_local_updates = true;
+       },
+       "TrainerOptions::dynamic_local_updates has no effect in sync mode",
+       "--dynamic_local_updates has no effect in sync mode"},
   };
   for (const Case& c : cases) {
     TrainerOptions o = Valid();

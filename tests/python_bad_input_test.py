@@ -187,9 +187,26 @@ class BadInput(unittest.TestCase):
                 ({"mode": "sync", "mix_alpha": 0.5}, ValueError,
                  "mix_alpha has no effect with mode='sync'; it is for mode='local_sgd'"),
                 ({"mode": "async", "outer_lr": 0.7}, ValueError,
-                 "outer_lr has no effect with mode='async'; it is for mode='local_sgd'"),
+                 "outer_lr has no effect with mode='async'; it is for mode='local_sgd' or "
+                 "mode='async_local_sgd'"),
                 ({"mode": "sync", "outer_nesterov": False}, ValueError,
-                 "outer_nesterov has no effect with mode='sync'; it is for mode='local_sgd'"),
+                 "outer_nesterov has no effect with mode='sync'; it is for mode='local_sgd' or "
+                 "mode='async_local_sgd'"),
+                ({"mode": "async_local_sgd", "delayed_nesterov": 0}, ValueError,
+                 "delayed_nesterov=0 is out of range; it must be in [1, 1048576]"),
+                ({"mode": "async_local_sgd", "delayed_nesterov": 2}, ValueError,
+                 "delayed_nesterov=2 needs an outer momentum > 0 (it delays the momentum's "
+                 "updates); give one, e.g. the outer optimizer's momentum 0.9 with Nesterov"),
+                ({"mode": "local_sgd", "delayed_nesterov": 2, "outer_momentum": 0.9}, ValueError,
+                 "delayed_nesterov has no effect with mode='local_sgd'; it is for "
+                 "mode='async_local_sgd'"),
+                ({"mode": "sync", "dynamic_local_updates": True}, ValueError,
+                 "dynamic_local_updates has no effect with mode='sync'; it is for "
+                 "mode='async_local_sgd'"),
+                ({"mode": "async_local_sgd", "dynamic_local_updates": 1}, TypeError,
+                 "dynamic_local_updates must be True or False, got 1"),
+                ({"mode": "async_local_sgd", "delayed_nesterov": 2.0}, TypeError,
+                 "delayed_nesterov must be an int, got float"),
                 ({"mode": "local_sgd", "outer_nesterov": 1}, TypeError,
                  "outer_nesterov must be True or False, got 1"),
                 ({"mode": "local_sgd", "outer_lr": "0.7"}, TypeError,

@@ -172,12 +172,43 @@ class TrainSparse(unittest.TestCase):
                  "outer_nesterov needs outer_momentum > 0 (Nesterov's look-ahead is along the "
                  "momentum)"),
                 ({"mode": "async", "outer_lr": 0.7},
-                 "outer_lr has no effect with mode='async'; it is for mode='local_sgd'")):
+                 "outer_lr has no effect with mode='async'; it is for mode='local_sgd' or "
+                 "mode='async_local_sgd'"),
+                ({"mode": "async_local_sgd", "delayed_nesterov": 0},
+                 "delayed_nesterov=0 is out of range [1, 1048576]"),
+                ({"mode": "async_local_sgd", "delayed_nesterov": 2},
+                 "delayed_nesterov=2 needs an outer momentum > 0 (it delays the momentum's "
+                 "updates); give one, e.g. the outer optimizer's momentum 0.9 with Nesterov"),
+                ({"mode": "sync", "dynamic_local_updates": True},
+                 "dynamic_local_updates has no effect with mode='sync'; it is for "
+                 "mode='async_local_sgd'")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:
                     hogwild.train_sparse(self.x, self.y, workers=2, batch_size=8, epochs=1,
                                          **keywords)
                 self.assertEqual(str(caught.exception), message)
+
+    def test_async_local_sgd_learns_the_planted_model(self):
+        # Asynchronous local SGD (sync/async_local_sgd.h) with the delayed Nesterov outer step
+        # and dynamic local updates: each worker walks its own half of every epoch (async's
+        # split, batches per worker), and the model learns. One worker with the default outer
+        # step (each push makes theta the replica) is async with one worker, bitwise.
+        test_x, test_y = planted(n=500, seed=1)
+        for dylu in (False, True):
+            with self.subTest(dynamic_local_updates=dylu):
+                r = hogwild.train_sparse(self.x, self.y, test_x, test_y, mode="async_local_sgd",
+                                         workers=2, epochs=3, lr=0.1, average_every=4,
+                                         outer_lr=0.7, outer_momentum=0.9, outer_nesterov=True,
+                                         delayed_nesterov=2, dynamic_local_updates=dylu)
+                self.assertEqual(r.examples, 3 * 2000)
+                self.assertEqual(r.updates, 3 * 2000)
+                self.assertTrue(np.isfinite(r.weights).all())
+                self.assertGreater(r.epochs[-1]["test_accuracy"], 0.85)
+        one = {"workers": 1, "epochs": 2, "lr": 0.1}
+        local = hogwild.train_sparse(self.x, self.y, mode="async_local_sgd", average_every=4,
+                                     **one)
+        plain = hogwild.train_sparse(self.x, self.y, mode="async", **one)
+        np.testing.assert_array_equal(local.weights, plain.weights)
 
     def test_divergence_is_an_error_not_a_result(self):
         with self.assertRaises(ValueError) as caught:
@@ -210,7 +241,7 @@ class TrainMf(unittest.TestCase):
         self.test = (u[held], i[held], r[held])
 
     def test_learns_the_planted_matrix_and_beats_the_global_mean(self):
-        for mode in ("async", "locked"):
+        for mode in ("async", "locked", "async_local_sgd"):
             with self.subTest(mode=mode):
                 result = hogwild.train_mf(*self.train, test=self.test, rank=4, mode=mode,
                                           workers=2, epochs=60, lr=0.05, weight_decay=0.01)
@@ -271,7 +302,12 @@ class TrainMf(unittest.TestCase):
                 ({"mode": "sync", "average_every": 2},
                  "average_every has no effect with mode='sync'; it is for mode='local_sgd'"),
                 ({"mode": "local_sgd", "outer_momentum": -0.5},
-                 "outer_momentum=-0.5 is out of range; it must be in [0, 1)")):
+                 "outer_momentum=-0.5 is out of range; it must be in [0, 1)"),
+                ({"mode": "async", "dynamic_local_updates": True},
+                 "dynamic_local_updates has no effect with mode='async'; it is for "
+                 "mode='async_local_sgd'"),
+                ({"mode": "async_local_sgd", "delayed_nesterov": 4},
+                 "delayed_nesterov=4 needs an outer momentum > 0")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:
                     hogwild.train_mf(*self.train, workers=2, epochs=1, **keywords)

@@ -121,6 +121,40 @@ class Train(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "^fragments has no effect with mode='sync'"):
             hogwild.train(self.x, self.y, mode="sync", fragments=2)
 
+    def test_async_local_sgd_takes_delayed_nesterov_and_dynamic_local_updates(self):
+        # Asynchronous local SGD (sync/async_local_sgd.h). One worker is sequential, so
+        # deterministic: with the default outer step (plain, lr 1) each push makes theta the
+        # replica exactly, which is async SGD with one worker, bitwise, whatever H is.
+        one = {"hidden": [32], "workers": 1, "epochs": 2}
+        async_run = hogwild.train(self.x, self.y, self.test_x, self.test_y, mode="async", **one)
+        local_run = hogwild.train(self.x, self.y, self.test_x, self.test_y,
+                                  mode="async_local_sgd", average_every=4, **one)
+        np.testing.assert_array_equal(local_run.params, async_run.params)
+        # delayed_nesterov is read: with one worker and the same outer momentum, advancing the
+        # momentum every 2 pushes trains another model than every push, the same every time.
+        outer = {"mode": "async_local_sgd", "average_every": 4, "outer_lr": 0.7,
+                 "outer_momentum": 0.9, "outer_nesterov": True, **one}
+        naive = hogwild.train(self.x, self.y, self.test_x, self.test_y, **outer)
+        delayed = hogwild.train(self.x, self.y, self.test_x, self.test_y, delayed_nesterov=2,
+                                **outer)
+        again = hogwild.train(self.x, self.y, self.test_x, self.test_y, delayed_nesterov=2,
+                              **outer)
+        np.testing.assert_array_equal(delayed.params, again.params)
+        self.assertFalse(np.allclose(delayed.params, naive.params, rtol=0, atol=1e-3))
+        # Two workers with the delayed Nesterov, with and without dynamic local updates, learn.
+        # The global step counts every worker's local steps: each walks its own 1000 examples
+        # of each epoch in ceil(1000 / 64) = 16 steps.
+        two = {**outer, "workers": 2, "epochs": 4, "delayed_nesterov": 2}
+        for dylu in (False, True):
+            with self.subTest(dynamic_local_updates=dylu):
+                result = hogwild.train(self.x, self.y, self.test_x, self.test_y,
+                                       dynamic_local_updates=dylu, **two)
+                self.assertEqual(result.mode, "async_local_sgd")
+                self.assertEqual(result.examples, 4 * 2000)
+                self.assertEqual(result.steps, 4 * 2 * 16)
+                self.assertTrue(np.isfinite(result.params).all())
+                self.assertGreater(result.final_test_accuracy, 0.7, result)
+
     def test_max_delay_drops_the_updates_staler_than_it(self):
         # Every worker step is an update without a bound; with max_delay=1 an update staler
         # than 1 is dropped, not applied: steps + dropped is the same count of worker steps, every

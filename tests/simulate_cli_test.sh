@@ -39,6 +39,12 @@ expect_error "--overlap_steps=8 is out of range; it must be in [0, 7]" --mode=lo
   --overlap_steps=8
 expect_error "--mix_alpha has no effect in async mode; it is for local_sgd mode (--mode=local_sgd)" \
   --mix_alpha=0.5
+expect_error "--delayed_nesterov has no effect in sync mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
+  --mode=sync --delayed_nesterov=2
+expect_error "--dynamic_local_updates has no effect in local_sgd mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
+  --mode=local_sgd --dynamic_local_updates
+expect_error "--delayed_nesterov=4 needs an outer momentum > 0 (it delays the momentum's updates)" \
+  --mode=async_local_sgd --delayed_nesterov=4
 expect_error "--staleness_csv=$empty_dir/s.csv exists" --staleness_csv="$empty_dir/s.csv"
 expect_error "--log_every has no effect without --log" --log_every=5
 expect_error "the directory ${TEST_TMPDIR:-/tmp}/no_such_dir does not exist" \
@@ -72,6 +78,9 @@ expect_one_line_error "simulate empty --data_dir" "--data_dir is empty" "$simula
 expect_help "simulate" "--staleness_csv" "$simulate"
 # Valid flags and no data: the missing file.
 expect_error "$empty_dir" --workers=4
+# async_local_sgd reads the push time and its own options: accepted (to the missing data).
+expect_error "$empty_dir" --mode=async_local_sgd --allreduce_ms=5 --outer_momentum=0.9 \
+  --delayed_nesterov=2 --dynamic_local_updates
 
 # The defaults run: on the first 20,000 Fashion-MNIST examples (where it is installed), the
 # default command learns (train's lr 0.05 diverged with 64 stale workers: a loss of 1e27 or inf).
@@ -109,6 +118,27 @@ tiny=(--data_dir="$tiny_dir" --model=logreg --workers=1 --batch_size=1 --epochs=
 expect_one_line_error "a pipe with no reader as --log" \
   "--log=$empty_dir/fifo is a pipe that no process reads, so nothing could be written to it; start its reader first, or give a file path" \
   timeout 20 "$simulate" "${tiny[@]}" --log="$empty_dir/fifo"
+# async_local_sgd charges each push --allreduce_ms before its worker's next step: with a push
+# after every step (--average_every=1) worker 1's 4 steps of 10 ms (2 of the 3 examples, 2
+# epochs) end at 40 ms, as in async, and at 40 + 4 x 5 = 60 ms with 5 ms pushes.
+expect_simulated_time() {
+  local want="simulated $1 | workers 2 | simulated time $2 s"
+  shift 2
+  local out rc
+  out=$("$simulate" --data_dir="$tiny_dir" --model=logreg --workers=2 --batch_size=1 --epochs=2 \
+    "$@" 2>&1)
+  rc=$?
+  if [[ $rc -eq 0 && $out == *"$want"* ]]; then
+    echo "ok:   simulate $* (tiny data): $want"
+  else
+    echo "FAIL: simulate $* (tiny data): exit $rc, want 0 and '$want'; got:"
+    sed 's/^/    /' <<<"$out"
+    failures=$((failures + 1))
+  fi
+}
+expect_simulated_time async 0.04 --mode=async
+expect_simulated_time async_local_sgd 0.04 --mode=async_local_sgd --average_every=1
+expect_simulated_time async_local_sgd 0.06 --mode=async_local_sgd --average_every=1 --allreduce_ms=5
 # A lost standard output is an error that says so.
 if [[ -w /dev/full ]]; then
   "$simulate" "${tiny[@]}" >/dev/full 2>"$empty_dir/full.err"

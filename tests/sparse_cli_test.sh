@@ -24,7 +24,7 @@ small=(--examples=3000 --features=2000 --nnz=20)
 "$make_synthetic" "${small[@]}" --first_example=3000 --examples=500 --out="$dir/test.svm" >/dev/null ||
   fail "make_synthetic test"
 
-for mode in async sync ssp backup local_sgd locked round_robin; do
+for mode in async sync ssp backup local_sgd locked round_robin async_local_sgd; do
   # local_sgd splits each global batch into the workers' local batches: one example each.
   batch=1
   [[ $mode == local_sgd ]] && batch=2
@@ -78,13 +78,25 @@ expect_one_line_error "huge LIBSVM values diverge" "error: training diverged: pa
 for run in "--mode=sync --batch_size=8" "--mode=ssp --staleness_bound=1" \
   "--mode=backup --batch_size=8 --backup_workers=1" "--mode=local_sgd --batch_size=8 --average_every=2" \
   "--mode=local_sgd --batch_size=8 --average_every=2 --outer_lr=0.7 --outer_momentum=0.9 --outer_nesterov" \
-  "--mode=local_sgd --batch_size=8 --average_every=4 --fragments=2 --overlap_steps=1 --mix_alpha=0.5"; do
+  "--mode=local_sgd --batch_size=8 --average_every=4 --fragments=2 --overlap_steps=1 --mix_alpha=0.5" \
+  "--mode=async_local_sgd --average_every=4 --outer_momentum=0.9 --outer_nesterov --delayed_nesterov=2 --dynamic_local_updates"; do
   # shellcheck disable=SC2086
   out=$("$train" --model=mf --dataset="$dir/ratings.csv" --rank=4 --workers=2 --epochs=2 $run 2>&1) ||
     fail "mf $run: exit $?: $out"
   grep -q "^done: 2 epochs" <<<"$out" || fail "mf $run: no summary: $out"
 done
-echo "ok:   mf trains with sync, ssp, backup and local_sgd (plain, DiLoCo's outer optimizer, streaming)"
+echo "ok:   mf trains with sync, ssp, backup, local_sgd (plain, DiLoCo's outer optimizer, streaming) and async_local_sgd (delayed Nesterov, DyLU)"
+# async_local_sgd's own flags: refused in the modes that do not read them, and the delayed
+# Nesterov without an outer momentum (it delays the momentum's updates).
+expect_one_line_error "delayed Nesterov in local_sgd mode" \
+  "error: --delayed_nesterov has no effect in local_sgd mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
+  "$train" --mode=local_sgd --delayed_nesterov=2
+expect_one_line_error "dynamic local updates in sync mode" \
+  "error: --dynamic_local_updates has no effect in sync mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
+  "$train" --mode=sync --dynamic_local_updates
+expect_one_line_error "delayed Nesterov without an outer momentum" \
+  "error: --delayed_nesterov=4 needs an outer momentum > 0 (it delays the momentum's updates)" \
+  "$train" --mode=async_local_sgd --delayed_nesterov=4
 expect_one_line_error "streaming overlap out of range" \
   "error: --overlap_steps=4 is out of range; it must be in [0, 3]" \
   "$train" --mode=local_sgd --batch_size=8 --average_every=4 --overlap_steps=4

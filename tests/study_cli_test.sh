@@ -75,6 +75,17 @@ expect_error "--outer=3:0.9: '3:0.9': outer lr=3 is out of range; it must be in 
   --modes=local_sgd --outer=3:0.9
 expect_error "--outer=0.7:0:nesterov: '0.7:0:nesterov': outer nesterov needs outer momentum > 0" \
   --modes=local_sgd --outer=0.7:0:nesterov
+expect_error "--delayed_nesterov has no effect: the grid has no async_local_sgd runs (--modes or --runs)" \
+  --delayed_nesterov=2
+expect_error "--dynamic_local_updates has no effect: the grid has no async_local_sgd runs (--modes or --runs)" \
+  --modes=local_sgd --dynamic_local_updates=on
+expect_error "--dynamic_local_updates: \"maybe\" is not off or on; give off, on or off,on" \
+  --modes=async_local_sgd --dynamic_local_updates=off,maybe
+expect_error "--delayed_nesterov: 0 is out of range; each value must be in [1, 1048576]" \
+  --modes=async_local_sgd --delayed_nesterov=0
+# A delay that no --outer value has momentum for: refused, not a grid left empty.
+expect_error "--delayed_nesterov=2 needs an outer momentum > 0 (it delays the momentum's updates)" \
+  --runs=async_local_sgd:2 --delayed_nesterov=2
 expect_error "--staleness_aware_lr=on has no effect: the grid has no async runs with more than one worker" \
   --modes=sync --staleness_aware_lr=on
 expect_error "--async_lr=constant,fast: 'fast' is not a learning-rate rule (give constant, staleness_aware or delay_adaptive, comma-separated)" \
@@ -241,6 +252,28 @@ if [[ $rc -eq 0 ]] && grep -q '^run 3/3: ' "$tmp/outer.txt" &&
 else
   echo "FAIL: --outer grid (exit $rc); output and report:"
   sed 's/^/    /' "$tmp/outer.txt" "$tmp/outer/study.md"
+  failures=$((failures + 1))
+fi
+
+# async_local_sgd's options are grid axes: --delayed_nesterov x --dynamic_local_updates, each
+# pair its own configuration and label; N=2 is skipped with --outer=avg (no momentum to delay)
+# and run with diloco's: 2 + 4 configurations.
+"$study" --data_dir="$data" --simulate --allreduce_ms=1 --runs=async_local_sgd:2 --average_every=2 \
+  --outer=avg,diloco --delayed_nesterov=1,2 --dynamic_local_updates=off,on --batch_size=4 \
+  --epochs=1 --target_accuracy=0.1 --plot=false --out_dir="$tmp/alsgd" >"$tmp/alsgd.txt" 2>&1
+rc=$?
+labels_found=0
+for label in "async_local_sgd(H=2)" "async_local_sgd(H=2 dylu)" "async_local_sgd(H=2 outer=diloco)" \
+    "async_local_sgd(H=2 outer=diloco dylu)" "async_local_sgd(H=2 outer=diloco N=2)" \
+    "async_local_sgd(H=2 outer=diloco N=2 dylu)"; do
+  grep -qF "| $label w=2 lr=0.05 m=0 | 1 | " "$tmp/alsgd/study.md" && labels_found=$((labels_found + 1))
+done
+if [[ $rc -eq 0 && $labels_found -eq 6 ]] && grep -q '^run 6/6: ' "$tmp/alsgd.txt" &&
+   [[ $(grep -c '^| async_local_sgd' "$tmp/alsgd/study.md") -eq 6 ]]; then
+  echo "ok:   --delayed_nesterov x --dynamic_local_updates x --outer is a grid axis of async_local_sgd runs: 6 configurations"
+else
+  echo "FAIL: async_local_sgd grid (exit $rc, $labels_found of 6 labels); output and report:"
+  sed 's/^/    /' "$tmp/alsgd.txt" "$tmp/alsgd/study.md"
   failures=$((failures + 1))
 fi
 

@@ -1,5 +1,5 @@
 """hogwild: data-parallel SGD: async (Hogwild!), sync (tower averaging) and the policies between
-(ssp, backup, local_sgd).
+(ssp, backup, local_sgd, locked, round_robin, async_local_sgd).
 
     import hogwild
     result = hogwild.train(x, y, test_x, test_y, mode="sync", epochs=3)
@@ -21,9 +21,10 @@ __path__ = _pkgutil.extend_path(__path__, __name__)
 from hogwild._hogwild import (  # noqa: E402
     _mode_option_defaults, _train, _train_mf, _train_sparse)
 
-# staleness_bound, backup_workers, average_every and the outer optimizer (outer_lr,
-# outer_momentum, outer_nesterov) when not given: the library's ModeOptions
-# (sync/policy_factory.h), the defaults of every command's flags too.
+# The mode options (staleness_bound, backup_workers, average_every, the outer optimizer's
+# outer_lr, outer_momentum and outer_nesterov, Streaming DiLoCo's fragments, overlap_steps and
+# mix_alpha, async_local_sgd's delayed_nesterov and dynamic_local_updates) when not given: the
+# library's ModeOptions (sync/mode_options.h), the defaults of every command's flags too.
 _MODE_OPTION_DEFAULTS = _mode_option_defaults()
 
 __all__ = ["MfResult", "SparseTrainResult", "TrainResult", "train", "train_mf", "train_sparse"]
@@ -33,7 +34,8 @@ class TrainResult:
     """What a finished run returns.
 
     Attributes:
-      mode: "async", "sync", "ssp", "backup", "local_sgd", "locked" or "round_robin".
+      mode: "async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin" or
+        "async_local_sgd".
       workers: the number of workers that trained.
       wall_time_s: seconds from the first step to the last (without loading or the final
         evaluation).
@@ -114,25 +116,33 @@ def _path(name, value):
     return _str(name, _os.fspath(value) if hasattr(value, "__fspath__") else value)
 
 
+# The modes with local rounds (core/mode.h HasLocalRounds): both read average_every and the
+# outer optimizer.
+_LOCAL_ROUNDS = ("local_sgd", "async_local_sgd")
+
+
 def _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
                   outer_momentum, outer_nesterov, fragments=None, overlap_steps=None,
-                  mix_alpha=None):
+                  mix_alpha=None, delayed_nesterov=None, dynamic_local_updates=None):
     """The mode options of train(), train_sparse() and train_mf(), None meaning the default; as
     on the command line, one given for a mode that does not read it is refused by name. Their
     ranges are the library's (its errors name the keywords)."""
     options = {}
-    for name, value, reader, kind in (("staleness_bound", staleness_bound, "ssp", _int),
-                                      ("backup_workers", backup_workers, "backup", _int),
-                                      ("average_every", average_every, "local_sgd", _int),
-                                      ("outer_lr", outer_lr, "local_sgd", _float),
-                                      ("outer_momentum", outer_momentum, "local_sgd", _float),
-                                      ("outer_nesterov", outer_nesterov, "local_sgd", _bool),
-                                      ("fragments", fragments, "local_sgd", _int),
-                                      ("overlap_steps", overlap_steps, "local_sgd", _int),
-                                      ("mix_alpha", mix_alpha, "local_sgd", _float)):
-        if value is not None and mode != reader:
+    for name, value, readers, kind in (
+            ("staleness_bound", staleness_bound, ("ssp",), _int),
+            ("backup_workers", backup_workers, ("backup",), _int),
+            ("average_every", average_every, _LOCAL_ROUNDS, _int),
+            ("outer_lr", outer_lr, _LOCAL_ROUNDS, _float),
+            ("outer_momentum", outer_momentum, _LOCAL_ROUNDS, _float),
+            ("outer_nesterov", outer_nesterov, _LOCAL_ROUNDS, _bool),
+            ("fragments", fragments, ("local_sgd",), _int),
+            ("overlap_steps", overlap_steps, ("local_sgd",), _int),
+            ("mix_alpha", mix_alpha, ("local_sgd",), _float),
+            ("delayed_nesterov", delayed_nesterov, ("async_local_sgd",), _int),
+            ("dynamic_local_updates", dynamic_local_updates, ("async_local_sgd",), _bool)):
+        if value is not None and mode not in readers:
             raise ValueError(f"{name} has no effect with mode={mode!r}; it is for "
-                             f"mode={reader!r}")
+                             + " or ".join(f"mode={reader!r}" for reader in readers))
         options[name] = kind(name, _MODE_OPTION_DEFAULTS[name] if value is None else value)
     return options
 
@@ -167,7 +177,8 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
           staleness_aware_lr=False, delay_adaptive_lr=False, max_delay=0,
           staleness_bound=None, backup_workers=None,
           average_every=None, outer_lr=None, outer_momentum=None, outer_nesterov=None,
-          fragments=None, overlap_steps=None, mix_alpha=None, seed=1,
+          fragments=None, overlap_steps=None, mix_alpha=None, delayed_nesterov=None,
+          dynamic_local_updates=None, seed=1,
           eval_every="1epoch", log=None, overwrite_log=False,
           log_every=None, checkpoint_dir=None, checkpoint_every=None, resume=False,
           overwrite_checkpoint=False, prefetch=4, on_log_row=None):
@@ -187,12 +198,14 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
 
     Every other keyword is the `//trainer:train` flag of that name, with its default
     (docs/options.md): mode ("async", "sync", "ssp", "backup",
-    "local_sgd", "locked": async with one lock over each step, or "round_robin": the workers'
-    updates applied in turn; chosen per call; the build flag --//sync:mode of the command line),
+    "local_sgd", "locked": async with one lock over each step, "round_robin": the workers'
+    updates applied in turn, or "async_local_sgd": local SGD whose workers push their rounds
+    without waiting for each other, docs/modes.md; chosen per call; the build flag --//sync:mode of the command line),
     model ("logreg", "mlp", "cnn", "cnn_bn": cnn with batch norm), hidden (mlp only; default (256, 256)), workers (CPU worker
     threads; default one per hardware thread), devices ("cpu", "gpu", "gpu:0,1"; default every
     GPU if there is one, else "cpu"), workers_per_device (GPUs only; default 1), batch_size
-    (per worker in async, ssp, locked and round_robin modes, global in the others), epochs,
+    (per worker in async, ssp, locked, round_robin and async_local_sgd modes, global in the
+    others), epochs,
     drop_last (True: leave out each epoch's short last batch, per worker where the batch is),
     lr, lr_schedule ("constant",
     "exponential", "step"), lr_decay_rate (decaying schedules only, default 1.0),
@@ -209,16 +222,21 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     staleness_aware_lr (async only: lr / staleness), delay_adaptive_lr (async only, not with
     staleness_aware_lr: lr * min(1, workers / staleness)), max_delay (async only: drop an update
     staler than this many updates, 0: none; the result's dropped counts them), staleness_bound (ssp only, default 3), backup_workers
-    (backup only, default 0), average_every (local_sgd only, default 8), outer_lr,
-    outer_momentum, outer_nesterov (local_sgd only: the outer optimizer each averaging applies
-    to the replicas' pseudo-gradient, SGD with outer_lr in (0, 2], momentum in [0, 1) and
+    (backup only, default 0), average_every (local_sgd and async_local_sgd only, default 8:
+    local steps per round), outer_lr, outer_momentum, outer_nesterov (local_sgd and
+    async_local_sgd only: the outer optimizer each averaging, or each async_local_sgd push,
+    applies to the pseudo-gradient, SGD with outer_lr in (0, 2], momentum in [0, 1) and
     Nesterov's look-ahead, which needs outer_momentum; the default, outer_lr 1 without momentum,
     is plain averaging; DiLoCo is outer_lr=0.7, outer_momentum=0.9, outer_nesterov=True with
     optimizer="adamw"; sync/outer_optimizer.h), fragments, overlap_steps, mix_alpha (local_sgd
     only: Streaming DiLoCo, F fragments exchanged at staggered steps, each exchange overlapping
     overlap_steps steps and merged as mix_alpha * replica + (1 - mix_alpha) * exchanged; the
     defaults 1, 0, 0 exchange everything at once; not with checkpoint_dir; sync/streaming.h),
-    seed (in [0, 2^64 - 1]), eval_every (global
+    delayed_nesterov (async_local_sgd only, default 1: pushes per update of the outer momentum,
+    Liu et al. 2024's delayed Nesterov; > 1 needs outer_momentum), dynamic_local_updates
+    (async_local_sgd only, default False: each worker's round is average_every x the fastest
+    worker's time per step / its own, at least 1 step; sync/async_local_sgd.h; async_local_sgd
+    is not with checkpoint_dir), seed (in [0, 2^64 - 1]), eval_every (global
     steps as an int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl
     convergence-log path), overwrite_log, log_every (a log row per worker every N of its steps,
     default 100; with log or on_log_row only), checkpoint_dir,
@@ -281,7 +299,7 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     mode = _str("mode", mode)
     mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
                                  outer_momentum, outer_nesterov, fragments, overlap_steps,
-                                 mix_alpha)
+                                 mix_alpha, delayed_nesterov, dynamic_local_updates)
     if checkpoint_dir is None and (checkpoint_every is not None or resume):
         raise ValueError(("checkpoint_every" if checkpoint_every is not None else "resume")
                          + " needs checkpoint_dir (the directory where checkpoints live)")
@@ -439,7 +457,8 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
                  batch_size=1, epochs=5, lr=0.5, lr_decay=1.0, weight_decay=0.0, seed=1,
                  shuffle=True, staleness_bound=None, backup_workers=None, average_every=None,
                  outer_lr=None, outer_momentum=None, outer_nesterov=None, fragments=None,
-                 overlap_steps=None, mix_alpha=None, checkpoint_dir=None, resume=False,
+                 overlap_steps=None, mix_alpha=None, delayed_nesterov=None,
+                 dynamic_local_updates=None, checkpoint_dir=None, resume=False,
                  overwrite_checkpoint=False):
     """Trains sparse logistic regression (model="logreg") or a linear SVM ("svm") with Hogwild!
     SGD, the library behind `bazel run //sparse:train` (docs/workloads.md, "Sparse workloads").
@@ -447,13 +466,15 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
     x, test_x: CSR matrices [N, D] (scipy.sparse.csr_matrix or any object with indptr, indices,
       data and shape), column indices increasing within a row; y, test_y: [N] labels, > 0 the
       positive class, anything else the negative one.
-    mode: "async" (Hogwild!), "sync", "ssp", "backup", "local_sgd", "locked" or "round_robin";
-      staleness_bound (ssp only, default 3), backup_workers (backup only, default 0),
-      average_every (local_sgd only, default 8), outer_lr, outer_momentum, outer_nesterov
-      (local_sgd only, default plain averaging; DiLoCo's outer step is outer_lr=0.7,
-      outer_momentum=0.9, outer_nesterov=True), fragments, overlap_steps, mix_alpha (local_sgd
-      only: Streaming DiLoCo; each epoch ends with every fragment exchanged): the modes'
-      options, as train()'s; workers:
+    mode: "async" (Hogwild!), "sync", "ssp", "backup", "local_sgd", "locked", "round_robin" or
+      "async_local_sgd"; staleness_bound (ssp only, default 3), backup_workers (backup only,
+      default 0), average_every (local_sgd and async_local_sgd only, default 8), outer_lr,
+      outer_momentum, outer_nesterov (local_sgd and async_local_sgd only, default plain
+      averaging; DiLoCo's outer step is outer_lr=0.7, outer_momentum=0.9, outer_nesterov=True),
+      fragments, overlap_steps, mix_alpha (local_sgd only: Streaming DiLoCo; each epoch ends
+      with every fragment exchanged), delayed_nesterov, dynamic_local_updates (async_local_sgd
+      only; each epoch ends with every worker's last push): the modes' options, as train()'s;
+      workers:
       threads (default: one per core); batch_size: examples per update (per worker; global in
       sync, backup and local_sgd); lr: the first epoch's step, times lr_decay after each;
       weight_decay: L2 on the touched coordinates.
@@ -468,7 +489,7 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
     mode = _str("mode", mode)
     mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
                                  outer_momentum, outer_nesterov, fragments, overlap_steps,
-                                 mix_alpha)
+                                 mix_alpha, delayed_nesterov, dynamic_local_updates)
     indptr, indices, values, labels, dim = _csr("x", x, y, None)
     test = None
     if test_x is not None:
@@ -538,7 +559,8 @@ def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers
              batch_size=1, epochs=20, lr=0.02, lr_decay=1.0, weight_decay=0.05, seed=1,
              shuffle=True, staleness_bound=None, backup_workers=None, average_every=None,
              outer_lr=None, outer_momentum=None, outer_nesterov=None, fragments=None,
-             overlap_steps=None, mix_alpha=None, checkpoint_dir=None, resume=False,
+             overlap_steps=None, mix_alpha=None, delayed_nesterov=None,
+             dynamic_local_updates=None, checkpoint_dir=None, resume=False,
              overwrite_checkpoint=False):
     """Low-rank matrix factorization by per-rating Hogwild! SGD, the library behind
     `bazel run //sparse:train -- --model=mf` (docs/workloads.md, "Sparse workloads").
@@ -547,7 +569,8 @@ def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers
       training and test ratings, I likewise); ratings: [R] numbers. test: None or a tuple
       (users, items, ratings) of held-out ratings in the same index space.
     mode, staleness_bound, backup_workers, average_every, outer_lr, outer_momentum,
-      outer_nesterov, fragments, overlap_steps, mix_alpha: as train_sparse's; batch_size: ratings
+      outer_nesterov, fragments, overlap_steps, mix_alpha, delayed_nesterov,
+      dynamic_local_updates: as train_sparse's; batch_size: ratings
       per update (per worker; global in sync, backup and local_sgd); the other keywords are the
       command's flags, with its defaults for mf. The GIL is released while training; Ctrl-C
       stops the run after the current epoch (and its checkpoint) and raises KeyboardInterrupt.
@@ -559,7 +582,7 @@ def train_mf(users, items, ratings, test=None, *, rank=16, mode="async", workers
     mode = _str("mode", mode)
     mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
                                  outer_momentum, outer_nesterov, fragments, overlap_steps,
-                                 mix_alpha)
+                                 mix_alpha, delayed_nesterov, dynamic_local_updates)
     train = _ratings("ratings", users, items, ratings)
     held_out = None if test is None else _ratings("test", *test)
     sets = [train] + ([held_out] if held_out is not None else [])

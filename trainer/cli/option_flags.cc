@@ -58,6 +58,8 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"TrainerOptions::streaming.overlap_steps", "--overlap_steps"},
       {"TrainerOptions::streaming.mix_alpha", "--mix_alpha"},
       {"TrainerOptions::streaming", "--fragments, --overlap_steps or --mix_alpha"},
+      {"TrainerOptions::delayed_nesterov", "--delayed_nesterov"},
+      {"TrainerOptions::dynamic_local_updates", "--dynamic_local_updates"},
       {"TrainerOptions::eval_every_steps", "--eval_every"},
       {"TrainerOptions::eval_every_epochs", "--eval_every"},
       {"TrainerOptions::log_every_steps", "--log_every"},
