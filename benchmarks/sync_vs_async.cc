@@ -816,7 +816,8 @@ absl::StatusOr<std::vector<TrainerOptions>> PolicyVariants(const RunSpec& spec, 
       for (int64_t n : axes.delayed_nesterovs) {
         if (n > 1 && std::none_of(axes.outers.begin(), axes.outers.end(),
                                   [](const OuterOptimizer& o) { return o.has_momentum(); })) {
-          return CheckDelayedNesterov(n, axes.outers.front(), "--delayed_nesterov");
+          return CheckDelayedNesterov(n, axes.outers.front(), "--delayed_nesterov",
+                                      "an --outer value with momentum (diloco, or LR:MOMENTUM)");
         }
       }
       for (int64_t h : axes.average_everys) {

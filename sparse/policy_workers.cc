@@ -80,7 +80,8 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& o, int num_
         ModeName(mode)));
   }
   HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "--outer_"));
-  HOGWILD_RETURN_IF_ERROR(CheckDelayedNesterov(o.delayed_nesterov, o.outer, "--delayed_nesterov"));
+  HOGWILD_RETURN_IF_ERROR(
+      CheckDelayedNesterov(o.delayed_nesterov, o.outer, "--delayed_nesterov", "--outer_momentum"));
   if (!(o.streaming == defaults.streaming) && mode != Mode::kLocalSgd) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "Streaming DiLoCo's fragments (--fragments, --overlap_steps, --mix_alpha) have no effect "

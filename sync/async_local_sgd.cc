@@ -26,7 +26,7 @@ AsyncLocalSgd::AsyncLocalSgd(ParameterStore* store, int num_workers, SgdOptions 
   HOGWILD_CHECK(mode_options.average_every >= 1, "AsyncLocalSgd: average_every must be >= 1");
   HOGWILD_CHECK(CheckOuterOptimizer(mode_options.outer, "").ok(),
                 "AsyncLocalSgd: outer optimizer out of range");
-  HOGWILD_CHECK(CheckDelayedNesterov(mode_options.delayed_nesterov, mode_options.outer, "").ok(),
+  HOGWILD_CHECK(CheckDelayedNesterov(mode_options.delayed_nesterov, mode_options.outer, "", "").ok(),
                 "AsyncLocalSgd: delayed_nesterov out of range");
   std::lock_guard<std::mutex> lock(mu_);
   if (mode_options.outer.has_momentum()) outer_momentum_.assign(store->size(), 0.0f);

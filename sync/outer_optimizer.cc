@@ -49,7 +49,7 @@ void ApplyOuterStep(const OuterOptimizer& outer, absl::Span<const float> mean,
 }
 
 absl::Status CheckDelayedNesterov(int64_t delayed_nesterov, const OuterOptimizer& outer,
-                                  const char* name) {
+                                  const char* name, const char* momentum_option) {
   if (delayed_nesterov < 1 || delayed_nesterov > kMaxDelayedNesterov) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s=%d is out of range; it must be in [1, %d]", name, delayed_nesterov,
@@ -57,9 +57,9 @@ absl::Status CheckDelayedNesterov(int64_t delayed_nesterov, const OuterOptimizer
   }
   if (delayed_nesterov > 1 && !outer.has_momentum()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s=%d needs an outer momentum > 0 (it delays the momentum's updates); give one, e.g. "
-        "the outer optimizer's momentum 0.9 with Nesterov",
-        name, delayed_nesterov));
+        "%s=%d needs an outer momentum (it delays the outer momentum's updates); give %s, e.g. "
+        "0.9 with Nesterov",
+        name, delayed_nesterov, momentum_option));
   }
   return absl::OkStatus();
 }

@@ -68,10 +68,11 @@ inline constexpr int64_t kMaxDelayedNesterov = 1 << 20;
 
 // OK when `delayed_nesterov` (N, pushes between two updates of the outer momentum) is in
 // [1, kMaxDelayedNesterov] and, when N > 1, the outer optimizer has momentum (without it there
-// is nothing to delay); else kInvalidArgument naming `name` ("ModeOptions::delayed_nesterov").
-// Pure.
+// is nothing to delay); else kInvalidArgument naming `name` ("ModeOptions::delayed_nesterov")
+// and, for the missing momentum, the caller's spelling of the outer momentum, `momentum_option`
+// ("ModeOptions::outer.momentum", "--outer_momentum"). Pure.
 absl::Status CheckDelayedNesterov(int64_t delayed_nesterov, const OuterOptimizer& outer,
-                                  const char* name);
+                                  const char* name, const char* momentum_option);
 
 // One push of asynchronous local SGD (sync/async_local_sgd.h): one worker's pseudo-gradient
 // g = anchor - replica (the parameters it pulled minus its replica after its local steps) applied

@@ -67,8 +67,9 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
                             mode_options.average_every));
       }
       HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(mode_options.outer, "ModeOptions::outer."));
-      HOGWILD_RETURN_IF_ERROR(CheckDelayedNesterov(
-          mode_options.delayed_nesterov, mode_options.outer, "ModeOptions::delayed_nesterov"));
+      HOGWILD_RETURN_IF_ERROR(
+          CheckDelayedNesterov(mode_options.delayed_nesterov, mode_options.outer,
+                               "ModeOptions::delayed_nesterov", "ModeOptions::outer.momentum"));
       return std::make_unique<AsyncLocalSgd>(
           store, placement.num_cpu_workers, options,
           AsyncLocalSgdOptions{.average_every = mode_options.average_every,

@@ -136,7 +136,7 @@ expect_error "--delayed_nesterov has no effect in local_sgd mode; it is for asyn
   --mode=local_sgd --delayed_nesterov=2
 expect_error "--dynamic_local_updates has no effect in async mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
   --dynamic_local_updates
-expect_error "--delayed_nesterov=4 needs an outer momentum > 0 (it delays the momentum's updates)" \
+expect_error "--delayed_nesterov=4 needs an outer momentum (it delays the outer momentum's updates); give --outer_momentum" \
   --mode=async_local_sgd --delayed_nesterov=4
 expect_error "--delayed_nesterov=0 is out of range; it must be in [1, 1048576]" \
   --mode=async_local_sgd --delayed_nesterov=0

@@ -97,8 +97,8 @@ TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
          o.mode = Mode::kAsyncLocalSgd;
          o.delayed_nesterov = 4;
        },
-       "TrainerOptions::delayed_nesterov=4 needs an outer momentum > 0",
-       "--delayed_nesterov=4 needs an outer momentum > 0"},
+       "TrainerOptions::delayed_nesterov=4 needs an outer momentum (it delays the outer momentum's updates); give TrainerOptions::outer.momentum",
+       "--delayed_nesterov=4 needs an outer momentum (it delays the outer momentum's updates); give --outer_momentum"},
       {[](TrainerOptions& o) {
          o.mode = Mode::kSync;
          o.dynamic_local_updates = true;

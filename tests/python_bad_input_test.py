@@ -195,8 +195,8 @@ class BadInput(unittest.TestCase):
                 ({"mode": "async_local_sgd", "delayed_nesterov": 0}, ValueError,
                  "delayed_nesterov=0 is out of range; it must be in [1, 1048576]"),
                 ({"mode": "async_local_sgd", "delayed_nesterov": 2}, ValueError,
-                 "delayed_nesterov=2 needs an outer momentum > 0 (it delays the momentum's "
-                 "updates); give one, e.g. the outer optimizer's momentum 0.9 with Nesterov"),
+                 "delayed_nesterov=2 needs an outer momentum (it delays the outer momentum's "
+                 "updates); give outer_momentum, e.g. 0.9 with Nesterov"),
                 ({"mode": "local_sgd", "delayed_nesterov": 2, "outer_momentum": 0.9}, ValueError,
                  "delayed_nesterov has no effect with mode='local_sgd'; it is for "
                  "mode='async_local_sgd'"),

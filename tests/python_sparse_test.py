@@ -177,8 +177,8 @@ class TrainSparse(unittest.TestCase):
                 ({"mode": "async_local_sgd", "delayed_nesterov": 0},
                  "delayed_nesterov=0 is out of range [1, 1048576]"),
                 ({"mode": "async_local_sgd", "delayed_nesterov": 2},
-                 "delayed_nesterov=2 needs an outer momentum > 0 (it delays the momentum's "
-                 "updates); give one, e.g. the outer optimizer's momentum 0.9 with Nesterov"),
+                 "delayed_nesterov=2 needs an outer momentum (it delays the outer momentum's "
+                 "updates); give outer_momentum, e.g. 0.9 with Nesterov"),
                 ({"mode": "sync", "dynamic_local_updates": True},
                  "dynamic_local_updates has no effect with mode='sync'; it is for "
                  "mode='async_local_sgd'")):
@@ -307,7 +307,7 @@ class TrainMf(unittest.TestCase):
                  "dynamic_local_updates has no effect with mode='async'; it is for "
                  "mode='async_local_sgd'"),
                 ({"mode": "async_local_sgd", "delayed_nesterov": 4},
-                 "delayed_nesterov=4 needs an outer momentum > 0")):
+                 "delayed_nesterov=4 needs an outer momentum (it delays")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:
                     hogwild.train_mf(*self.train, workers=2, epochs=1, **keywords)

@@ -43,7 +43,7 @@ expect_error "--delayed_nesterov has no effect in sync mode; it is for async_loc
   --mode=sync --delayed_nesterov=2
 expect_error "--dynamic_local_updates has no effect in local_sgd mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
   --mode=local_sgd --dynamic_local_updates
-expect_error "--delayed_nesterov=4 needs an outer momentum > 0 (it delays the momentum's updates)" \
+expect_error "--delayed_nesterov=4 needs an outer momentum (it delays the outer momentum's updates); give --outer_momentum" \
   --mode=async_local_sgd --delayed_nesterov=4
 expect_error "--staleness_csv=$empty_dir/s.csv exists" --staleness_csv="$empty_dir/s.csv"
 expect_error "--log_every has no effect without --log" --log_every=5

@@ -95,7 +95,7 @@ expect_one_line_error "dynamic local updates in sync mode" \
   "error: --dynamic_local_updates has no effect in sync mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
   "$train" --mode=sync --dynamic_local_updates
 expect_one_line_error "delayed Nesterov without an outer momentum" \
-  "error: --delayed_nesterov=4 needs an outer momentum > 0 (it delays the momentum's updates)" \
+  "error: --delayed_nesterov=4 needs an outer momentum (it delays the outer momentum's updates); give --outer_momentum" \
   "$train" --mode=async_local_sgd --delayed_nesterov=4
 expect_one_line_error "streaming overlap out of range" \
   "error: --overlap_steps=4 is out of range; it must be in [0, 3]" \

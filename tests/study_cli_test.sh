@@ -84,7 +84,7 @@ expect_error "--dynamic_local_updates: \"maybe\" is not off or on; give off, on 
 expect_error "--delayed_nesterov: 0 is out of range; each value must be in [1, 1048576]" \
   --modes=async_local_sgd --delayed_nesterov=0
 # A delay that no --outer value has momentum for: refused, not a grid left empty.
-expect_error "--delayed_nesterov=2 needs an outer momentum > 0 (it delays the momentum's updates)" \
+expect_error "--delayed_nesterov=2 needs an outer momentum (it delays the outer momentum's updates); give an --outer value with momentum" \
   --runs=async_local_sgd:2 --delayed_nesterov=2
 expect_error "--staleness_aware_lr=on has no effect: the grid has no async runs with more than one worker" \
   --modes=sync --staleness_aware_lr=on

@@ -444,8 +444,9 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
       CheckRange("delayed_nesterov", o.delayed_nesterov, int64_t{1}, kMaxDelayedNesterov));
   // Its combination with the outer optimizer where it is read (elsewhere it is refused above).
   if (o.mode == Mode::kAsyncLocalSgd) {
-    HOGWILD_RETURN_IF_ERROR(
-        CheckDelayedNesterov(o.delayed_nesterov, o.outer, "TrainerOptions::delayed_nesterov"));
+    HOGWILD_RETURN_IF_ERROR(CheckDelayedNesterov(o.delayed_nesterov, o.outer,
+                                                 "TrainerOptions::delayed_nesterov",
+                                                 "TrainerOptions::outer.momentum"));
   }
   HOGWILD_RETURN_IF_ERROR(
       CheckRange("sgd.max_delay", o.sgd.max_delay, int64_t{0}, kMaxStalenessBound));
