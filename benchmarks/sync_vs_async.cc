@@ -138,6 +138,13 @@ ABSL_FLAG(double, allreduce_ms, 0.0,
           "--simulate: all-reduce time of each sync/backup step, local_sgd averaging and "
           "async_local_sgd push, in "
           "[0, 1e9] ms");
+ABSL_FLAG(double, bandwidth_gbps, 0.0,
+          "--simulate, instead of --allreduce_ms: each exchange's time from its bytes, "
+          "--latency_ms plus the bytes on a worker's link (ring all-reduce 2(W-1)/W x 4P, an "
+          "async_local_sgd push and pull 2 x 4P) over this bandwidth in Gbit/s, in [0, 8e6]; 0: "
+          "off");
+ABSL_FLAG(double, latency_ms, 0.0,
+          "--simulate with --bandwidth_gbps: the fixed part of each exchange, in [0, 1e9] ms");
 ABSL_FLAG(std::string, stragglers, "",
           "every run: slowed workers, worker:factor,... (e.g. 1:3); see trainer/straggler.h "
           "(with --simulate: sim/compute_time.h)");
@@ -389,11 +396,12 @@ absl::Status CheckFlagsHaveRuns(const std::vector<RunSpec>& specs) {
       }
     }
   }
-  if (absl::GetFlag(FLAGS_allreduce_ms) != 0 &&
+  if ((absl::GetFlag(FLAGS_allreduce_ms) != 0 || absl::GetFlag(FLAGS_bandwidth_gbps) != 0) &&
       !any([](const RunSpec& r) { return Exchanges(r.mode); })) {
-    return absl::InvalidArgumentError(
-        "--allreduce_ms has no effect: the grid has no sync, backup, local_sgd or "
-        "async_local_sgd runs (async and ssp have no all-reduce)");
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--%s has no effect: the grid has no sync, backup, local_sgd or async_local_sgd runs "
+        "(async and ssp have no all-reduce)",
+        absl::GetFlag(FLAGS_allreduce_ms) != 0 ? "allreduce_ms" : "bandwidth_gbps"));
   }
   return absl::OkStatus();
 }
@@ -756,7 +764,13 @@ std::string SharedSettings(const TrainerOptions& base) {
          (absl::GetFlag(FLAGS_simulate)
               ? absl::StrFormat(" simulate step_ms=%.17g jitter=%.17g allreduce_ms=%.17g",
                                 absl::GetFlag(FLAGS_step_time_ms), absl::GetFlag(FLAGS_jitter),
-                                absl::GetFlag(FLAGS_allreduce_ms))
+                                absl::GetFlag(FLAGS_allreduce_ms)) +
+                    // Only when on, so that earlier studies keep their run keys.
+                    (absl::GetFlag(FLAGS_bandwidth_gbps) != 0
+                         ? absl::StrFormat(" bandwidth_gbps=%.17g latency_ms=%.17g",
+                                           absl::GetFlag(FLAGS_bandwidth_gbps),
+                                           absl::GetFlag(FLAGS_latency_ms))
+                         : "")
               : "") +
          WorkloadSettings();
 }
@@ -948,7 +962,8 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
 // The simulation's own options, checked before any data is loaded.
 absl::Status CheckSimulationFlags() {
   if (!absl::GetFlag(FLAGS_simulate)) {
-    for (const char* flag : {"step_time_ms", "jitter", "allreduce_ms"}) {
+    for (const char* flag :
+         {"step_time_ms", "jitter", "allreduce_ms", "bandwidth_gbps", "latency_ms"}) {
       if (absl::flags_internal::WasPresentOnCommandLine(flag)) {
         return absl::InvalidArgumentError(
             absl::StrFormat("--%s has no effect without --simulate", flag));
@@ -965,6 +980,16 @@ absl::Status CheckSimulationFlags() {
   if (!(allreduce_ms >= 0 && allreduce_ms <= 1e9)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--allreduce_ms=%g is out of range [0, 1e9] ms", allreduce_ms));
+  }
+  const double gbps = absl::GetFlag(FLAGS_bandwidth_gbps);
+  if (!(gbps >= 0 && gbps <= 8e6)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--bandwidth_gbps=%g is out of range [0, 8e6] Gbit/s", gbps));
+  }
+  const double latency_ms = absl::GetFlag(FLAGS_latency_ms);
+  if (!(latency_ms >= 0 && latency_ms <= 1e9)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--latency_ms=%g is out of range [0, 1e9] ms", latency_ms));
   }
   const double jitter = absl::GetFlag(FLAGS_jitter);
   if (!(jitter >= 0 && jitter <= kMaxSimJitter)) {
@@ -985,7 +1010,10 @@ std::string WithStudyFlagNames(absl::string_view message) {
                               {"TrainerOptions::stragglers.slowdown", "--stragglers"},
                               {"TrainerOptions::stragglers", "--straggler_delay"},
                               {"TrainerOptions::num_workers", "--workers"},
-                              {"TrainerOptions::sgd.max_delay", "--max_delay"}});
+                              {"TrainerOptions::sgd.max_delay", "--max_delay"},
+                              {"SimOptions::allreduce_time_s", "--allreduce_ms"},
+                              {"SimOptions::bandwidth_bytes_per_s", "--bandwidth_gbps"},
+                              {"SimOptions::latency_s", "--latency_ms"}});
 }
 
 // Records and tables are replaced whole (core/atomic_file.h): a rerun reads them back.
@@ -1115,7 +1143,11 @@ absl::StatusOr<TrainResult> SimulateRun(const TrainerOptions& options, const Stu
   sim.compute.stragglers = options.stragglers.slowdown;
   sim.compute.step_time_s = absl::GetFlag(FLAGS_step_time_ms) / 1000.0;
   sim.compute.jitter = absl::GetFlag(FLAGS_jitter);
-  if (Exchanges(options.mode)) sim.allreduce_time_s = absl::GetFlag(FLAGS_allreduce_ms) / 1000.0;
+  if (Exchanges(options.mode)) {
+    sim.allreduce_time_s = absl::GetFlag(FLAGS_allreduce_ms) / 1000.0;
+    sim.latency_s = absl::GetFlag(FLAGS_latency_ms) / 1000.0;
+    sim.bandwidth_bytes_per_s = absl::GetFlag(FLAGS_bandwidth_gbps) * 1e9 / 8;
+  }
   HOGWILD_ASSIGN_OR_RETURN(SimResult r, data.workload != nullptr
                                             ? SimulateWorkload(sim, *data.workload)
                                             : Simulate(sim, data.images.train, data.images.test));
@@ -1315,9 +1347,13 @@ absl::StatusOr<std::string> WriteTables(std::vector<StudyRun>& done, const std::
   if (absl::GetFlag(FLAGS_simulate)) {
     report = absl::StrFormat(
         "Simulated runs (sim/simulator.h): times are simulated seconds, %g ms per worker step, "
-        "jitter %g, all-reduce %g ms.\n\n%s",
+        "jitter %g, %s.\n\n%s",
         absl::GetFlag(FLAGS_step_time_ms), absl::GetFlag(FLAGS_jitter),
-        absl::GetFlag(FLAGS_allreduce_ms), report);
+        absl::GetFlag(FLAGS_bandwidth_gbps) != 0
+            ? absl::StrFormat("exchanges at %g Gbit/s with %g ms latency",
+                              absl::GetFlag(FLAGS_bandwidth_gbps), absl::GetFlag(FLAGS_latency_ms))
+            : absl::StrFormat("all-reduce %g ms", absl::GetFlag(FLAGS_allreduce_ms)),
+        report);
   }
   HOGWILD_RETURN_IF_ERROR(WriteFile(out_dir + "/study.md", report));
   return report;

@@ -42,7 +42,8 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
   double now = 0.0;
   const int num_workers = t.num_workers;
   const int64_t num_params = ctx.num_params();
-  const double options_allreduce_s = ctx.options->allreduce_time_s;
+  // async_local_sgd: one push and pull.
+  const double options_allreduce_s = ctx.ExchangeS(1.0, /*all_reduce=*/false);
   // The real policy objects, called from this one thread: BeginStep at a step's read event,
   // FinishStep at its finish event. Updates never overlap here, so Hogwild's lock-free updates
   // lose nothing and the staleness the policy counts is exact.
@@ -104,7 +105,8 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
     return absl::OkStatus();
   };
   // async_local_sgd: a worker whose step pushed waits for the push and pull
-  // (SimOptions::allreduce_time_s) before its next step; the run ends after the last one.
+  // (SimOptions::allreduce_time_s, or the bandwidth model's) before its next step; the run ends
+  // after the last one.
   double end_s = 0.0;
   auto pushes_of = [&](int w) { return local == nullptr ? 0 : local->worker_pushes(w); };
   // Takes worker w's next batch and starts it, unless ssp holds it back; without one, w is done.

@@ -59,7 +59,7 @@ absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
     // The mean, then the outer step from it (plain averaging: the mean), as LocalSgd's slices.
     DivideSum(num_workers, sum, absl::MakeSpan(sum));
     ApplyOuterStep(t.outer, sum, absl::MakeSpan(outer_momentum), absl::MakeSpan(ctx.params));
-    now += slowest_s + ctx.options->allreduce_time_s;
+    now += slowest_s + ctx.ExchangeS(1.0, /*all_reduce=*/true);
     for (int64_t step = first; step < last; ++step) {
       HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(
           step_examples[step - first], loss_sum[step - first], /*staleness=*/0, lr, now));

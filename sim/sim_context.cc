@@ -13,6 +13,14 @@
 namespace hogwild {
 float SimContext::LrNow() const { return trainer().lr.At(metrics->steps()); }
 
+double SimContext::ExchangeS(double fraction, bool all_reduce) const {
+  if (options->bandwidth_bytes_per_s == 0.0) return options->allreduce_time_s * fraction;
+  const double bytes = 4.0 * static_cast<double>(num_params()) * fraction;
+  const double w = trainer().num_workers;
+  const double wire = all_reduce ? 2.0 * (w - 1.0) / w * bytes : 2.0 * bytes;
+  return options->latency_s + wire / options->bandwidth_bytes_per_s;
+}
+
 absl::StatusOr<double> SimContext::Gradient(const std::vector<int64_t>& rows, int64_t denominator,
                                             const float* at, absl::Span<float> grad) {
   HOGWILD_ASSIGN_OR_RETURN(

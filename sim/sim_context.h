@@ -56,6 +56,11 @@ struct SimContext {
   const TrainerOptions& trainer() const { return options->trainer; }
   // The learning rate at the current global step (metrics->steps()).
   float LrNow() const;
+  // Simulated seconds of one exchange of `fraction` of the P parameters (1, or a Streaming
+  // DiLoCo fragment's 1/F): an all-reduce among the W workers, or (all_reduce false) one
+  // worker's push and pull: SimOptions::allreduce_time_s x fraction, or with the bandwidth model
+  // its latency plus the wire bytes over the bandwidth (see SimOptions).
+  double ExchangeS(double fraction, bool all_reduce) const;
   // P, the workload's parameters.
   int64_t num_params() const { return workload->num_params(); }
 

@@ -78,6 +78,12 @@ ABSL_FLAG(double, allreduce_ms, 0.0,
           "sync, backup, local_sgd, async_local_sgd: all-reduce time added to each step "
           "(local_sgd: each averaging; async_local_sgd: each push and pull, which its worker "
           "waits for), in [0, 1e9] ms");
+ABSL_FLAG(double, bandwidth_gbps, 0.0,
+          "instead of --allreduce_ms, each exchange's time from its bytes: --latency_ms plus the "
+          "bytes on a worker's link (ring all-reduce 2(W-1)/W x 4P, a push and pull 2 x 4P) over "
+          "this bandwidth in gigabits per second, in (0, 8e6]; 0: off");
+ABSL_FLAG(double, latency_ms, 0.0,
+          "with --bandwidth_gbps: the fixed part of each exchange, in [0, 1e9] ms");
 ABSL_FLAG(int64_t, max_state_bytes, int64_t{8} << 30,
           "refuse a simulation whose per-worker state (async, ssp, round_robin: W x P floats "
           "x 2, + 1 with momentum; locked, local_sgd: W x P with momentum; sim/simulator.h) "
@@ -93,11 +99,15 @@ namespace {
 absl::Status WithSimFlagNames(const absl::Status& status) {
   const absl::Status trainer = hogwild::WithFlagNames(status);
   if (trainer.ok()) return trainer;
-  return absl::Status(trainer.code(),
-                      absl::StrReplaceAll(trainer.message(),
-                                          {{"ComputeTimeOptions::jitter", "--jitter"},
-                                           {"ComputeTimeOptions::stragglers", "--stragglers"},
-                                           {"SimOptions::max_state_bytes", "--max_state_bytes"}}));
+  return absl::Status(
+      trainer.code(),
+      absl::StrReplaceAll(trainer.message(),
+                          {{"SimOptions::latency_s", "--latency_ms"},
+                           {"SimOptions::bandwidth_bytes_per_s", "--bandwidth_gbps"},
+                           {"SimOptions::allreduce_time_s", "--allreduce_ms"},
+                           {"ComputeTimeOptions::jitter", "--jitter"},
+                           {"ComputeTimeOptions::stragglers", "--stragglers"},
+                           {"SimOptions::max_state_bytes", "--max_state_bytes"}}));
 }
 
 std::string FlagText(const char* name) {
@@ -191,7 +201,8 @@ absl::Status CheckStalenessCsv(const std::string& log_path) {
   return absl::OkStatus();
 }
 
-// The simulated times (--step_time_ms, --jitter, --stragglers, --allreduce_ms) into `options`.
+// The simulated times (--step_time_ms, --jitter, --stragglers, --allreduce_ms, --bandwidth_gbps,
+// --latency_ms) into `options`.
 absl::Status ParseTimeFlags(hogwild::SimOptions& options) {
   using namespace hogwild;
   HOGWILD_ASSIGN_OR_RETURN(options.compute.step_time_s,
@@ -202,6 +213,13 @@ absl::Status ParseTimeFlags(hogwild::SimOptions& options) {
   }
   HOGWILD_ASSIGN_OR_RETURN(options.allreduce_time_s,
                            Milliseconds("allreduce_ms", absl::GetFlag(FLAGS_allreduce_ms), true));
+  HOGWILD_ASSIGN_OR_RETURN(options.latency_s,
+                           Milliseconds("latency_ms", absl::GetFlag(FLAGS_latency_ms), true));
+  if (const double gbps = absl::GetFlag(FLAGS_bandwidth_gbps); !(gbps >= 0 && gbps <= 8e6)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--bandwidth_gbps=%s is out of range [0, 8e6] Gbit/s", FlagText("bandwidth_gbps")));
+  }
+  options.bandwidth_bytes_per_s = absl::GetFlag(FLAGS_bandwidth_gbps) * 1e9 / 8;
   if (options.allreduce_time_s != 0 && !Exchanges(options.trainer.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--allreduce_ms=%s applies to --mode=sync, backup, local_sgd or async_local_sgd only (%s "

@@ -73,6 +73,33 @@ absl::Status ValidateSimOptions(const SimOptions& options, WorkloadKind workload
         absl::StrFormat("SimOptions::allreduce_time_s=%g is out of range [0, %g] seconds",
                         options.allreduce_time_s, kMaxSimAllreduceTimeS));
   }
+  if (!(options.latency_s >= 0 && options.latency_s <= kMaxSimAllreduceTimeS)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("SimOptions::latency_s=%g is out of range [0, %g] seconds",
+                        options.latency_s, kMaxSimAllreduceTimeS));
+  }
+  if (!(options.bandwidth_bytes_per_s >= 0 && options.bandwidth_bytes_per_s <= kMaxSimBandwidth)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("SimOptions::bandwidth_bytes_per_s=%g is out of range [0, %g] bytes/s",
+                        options.bandwidth_bytes_per_s, kMaxSimBandwidth));
+  }
+  if (options.latency_s != 0 && options.bandwidth_bytes_per_s == 0) {
+    return absl::InvalidArgumentError(
+        "SimOptions::latency_s is part of the bandwidth model and needs "
+        "SimOptions::bandwidth_bytes_per_s; for a fixed time per exchange give "
+        "SimOptions::allreduce_time_s instead");
+  }
+  if (options.bandwidth_bytes_per_s != 0 && options.allreduce_time_s != 0) {
+    return absl::InvalidArgumentError(
+        "SimOptions::allreduce_time_s and SimOptions::bandwidth_bytes_per_s are two models of an "
+        "exchange's time; give one of them");
+  }
+  if (options.bandwidth_bytes_per_s != 0 && !Exchanges(t.mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("SimOptions::bandwidth_bytes_per_s applies to sync, backup, local_sgd and "
+                        "async_local_sgd only (%s has no exchange)",
+                        ModeName(t.mode)));
+  }
   if (options.allreduce_time_s != 0 && !Exchanges(t.mode)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "SimOptions::allreduce_time_s=%g applies to sync, backup, local_sgd and async_local_sgd "

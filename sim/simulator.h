@@ -104,6 +104,7 @@
 namespace hogwild {
 
 inline constexpr double kMaxSimAllreduceTimeS = 1e6;
+inline constexpr double kMaxSimBandwidth = 1e15;  // bytes per second
 
 struct SimOptions {
   // The run as the real trainer would take it. Used: mode, num_workers (the simulated W),
@@ -118,8 +119,19 @@ struct SimOptions {
   ComputeTimeOptions compute;
   // sync, backup, local_sgd: simulated seconds added to each step (local_sgd: each averaging;
   // with F streaming fragments each fragment's exchange takes 1/F of it, overlapped as above)
-  // for the all-reduce, in [0, 1e6].
+  // for the all-reduce, in [0, 1e6]; async_local_sgd: each push and pull, which its worker waits
+  // for.
   double allreduce_time_s = 0.0;
+  // Instead of the fixed allreduce_time_s, the time of an exchange from its bytes (the alpha-beta
+  // model; Thakur, Rabenseifner, Gropp 2005): latency_s + wire bytes / bandwidth_bytes_per_s,
+  // where an exchange of the B = 4 x (parameters exchanged) bytes puts on each worker's link
+  //   all-reduce (sync, backup, local_sgd, a Streaming DiLoCo fragment): 2 (W - 1) / W x B (the
+  //              ring algorithm's reduce-scatter and all-gather)
+  //   push and pull (async_local_sgd): 2 B (its pseudo-gradient out, the parameters back)
+  // Off (0) by default; with it on, allreduce_time_s must be 0. latency_s in [0, 1e6] needs
+  // bandwidth_bytes_per_s in (0, 1e15].
+  double latency_s = 0.0;
+  double bandwidth_bytes_per_s = 0.0;
   // The most memory the simulation's per-worker state may take (see Memory above), >= 1.
   int64_t max_state_bytes = int64_t{8} << 30;
 };

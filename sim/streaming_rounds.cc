@@ -38,7 +38,7 @@ absl::StatusOr<double> RunStreamingLocalSgd(SimContext& ctx) {
   // Time: each worker its own clock. An exchange starts when the last worker reaches it and takes
   // allreduce_time_s / F (a fragment's bytes); a worker merges its result at the end of its step
   // s + tau, waiting for it only when it has not arrived yet.
-  const double exchange_s = ctx.options->allreduce_time_s / streaming.fragments;
+  const double exchange_s = ctx.ExchangeS(1.0 / streaming.fragments, /*all_reduce=*/true);
   std::vector<double> clock(static_cast<size_t>(num_workers), 0.0);
   std::vector<double> arrives(static_cast<size_t>(streaming.fragments), 0.0);
   auto wait_and_merge = [&](int q) {

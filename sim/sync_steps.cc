@@ -62,7 +62,7 @@ absl::StatusOr<double> RunSync(SimContext& ctx) {
     HOGWILD_ASSIGN_OR_RETURN(auto loss_used, SumGradients(ctx, parts, everyone, step, sum, grad));
     double slowest_s = 0.0;
     for (int w = 0; w < num_workers; ++w) slowest_s = std::max(slowest_s, ctx.sampler->Next(w));
-    now += slowest_s + ctx.options->allreduce_time_s;
+    now += slowest_s + ctx.ExchangeS(1.0, /*all_reduce=*/true);
     const float lr = ctx.LrNow();
     const uint64_t optimizer_step = update.step() + 1;
     update.UpdateAllSlices(lr, optimizer_step, CopyFrom(sum), ctx.params.data());
@@ -131,7 +131,7 @@ absl::StatusOr<double> RunBackup(SimContext& ctx) {
     const float lr = ctx.LrNow();
     UpdateAveraged(ctx.sgd, lr, ++slots.step, CopyFrom(sum), slots, absl::MakeSpan(ctx.params));
     ++applied;
-    last_update_s = now + ctx.options->allreduce_time_s;
+    last_update_s = now + ctx.ExchangeS(1.0, /*all_reduce=*/true);
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(used + dropped_examples, loss_used.first,
                                                       /*staleness=*/0, lr, last_update_s));
     dropped_examples = 0;

@@ -301,6 +301,15 @@ TEST(AsyncLocalSgd, TheSimulationIsTheRealTrainerBitwiseAndChargesEachPush) {
   EXPECT_EQ(simulated->steps, 52);
   EXPECT_EQ(CountBitwiseDifferences(simulated->params, real->params), 0);
   EXPECT_NEAR(simulated->simulated_time_s, 52 * 0.01 + 11 * 0.004, 1e-9);
+  // The bandwidth model: each push and pull puts 2 x 4P bytes on the worker's link.
+  sim.allreduce_time_s = 0.0;
+  sim.latency_s = 0.001;
+  sim.bandwidth_bytes_per_s = 1e7;
+  auto modelled = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(modelled.ok()) << modelled.status();
+  EXPECT_EQ(CountBitwiseDifferences(modelled->params, real->params), 0);
+  const double push_s = 0.001 + 2.0 * 4.0 * static_cast<double>(real->params.size()) / 1e7;
+  EXPECT_NEAR(modelled->simulated_time_s, 52 * 0.01 + 11 * push_s, 1e-9);
   // Not vacuous: plain outer steps give other parameters.
   TrainerOptions plain = options;
   plain.outer = {};

@@ -62,6 +62,15 @@ expect_error "--stragglers factor=0.5 is out of range; it must be in [1, 1000]" 
 expect_error "--allreduce_ms=2 applies to --mode=sync, backup, local_sgd or async_local_sgd only (async has no all-reduce)" --allreduce_ms=2
 expect_error "(ssp has no all-reduce)" --mode=ssp --allreduce_ms=2
 expect_error "--allreduce_ms=-1" --mode=sync --allreduce_ms=-1
+# The bandwidth model of an exchange: its own ranges, a latency needs a bandwidth, and the fixed
+# time and the model are not given together.
+expect_error "--bandwidth_gbps=-1 is out of range [0, 8e6] Gbit/s" --mode=sync --bandwidth_gbps=-1
+expect_error "--latency_ms is part of the bandwidth model and needs --bandwidth_gbps" \
+  --mode=sync --latency_ms=1
+expect_error "--allreduce_ms and --bandwidth_gbps are two models of an exchange's time" \
+  --mode=sync --allreduce_ms=2 --bandwidth_gbps=10
+expect_error "--bandwidth_gbps applies to sync, backup, local_sgd and async_local_sgd only" \
+  --mode=async --bandwidth_gbps=10
 expect_error "--max_state_bytes=0" --max_state_bytes=0
 # Refused before the data is read (the data directory is empty): the state and the log.
 expect_error "exceeds --max_state_bytes=1000" --max_state_bytes=1000

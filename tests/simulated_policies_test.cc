@@ -248,6 +248,34 @@ TEST(SimulatedStreaming, TheOverlapHidesAnExchangeShorterThanItsSteps) {
   EXPECT_NEAR(Simulated(sim, train).simulated_time_s, 42 * 0.01 + 20 * 0.015 + 2 * 0.025, 1e-9);
 }
 
+// The bandwidth model of an exchange: sync's every step and local_sgd's every averaging take the
+// ring all-reduce's 2 (W - 1) / W x 4P bytes over the bandwidth plus the latency, and nothing
+// else changes (the parameters are the fixed-time run's, bitwise).
+TEST(SimulatedPolicies, TheBandwidthModelTimesEachExchangeByItsBytes) {
+  const Dataset train = testing::SyntheticDataset(160, 12, 4, 8);
+  for (Mode mode : {Mode::kSync, Mode::kLocalSgd}) {
+    SCOPED_TRACE(ModeName(mode));
+    TrainerOptions options = BaseOptions(mode, 4);
+    if (mode == Mode::kLocalSgd) options.average_every = 4;
+    SimOptions fixed{.trainer = options};
+    fixed.compute.step_time_s = 0.01;
+    fixed.allreduce_time_s = 0.003;
+    SimOptions modelled = fixed;
+    modelled.allreduce_time_s = 0.0;
+    modelled.latency_s = 0.002;
+    modelled.bandwidth_bytes_per_s = 1e8;
+    const SimResult a = Simulated(fixed, train);
+    const SimResult b = Simulated(modelled, train);
+    EXPECT_EQ(CountBitwiseDifferences(a.params, b.params), 0);
+    const double p = static_cast<double>(b.params.size());
+    const double exchange_s = 0.002 + 2.0 * 3.0 / 4.0 * 4.0 * p / 1e8;
+    const double exchanges = mode == Mode::kSync ? 40 : 10;  // 20 steps per epoch, 2 epochs
+    EXPECT_EQ(b.steps, 40);
+    EXPECT_NEAR(b.simulated_time_s, 40 * 0.01 + exchanges * exchange_s, 1e-9);
+    EXPECT_NEAR(a.simulated_time_s, 40 * 0.01 + exchanges * 0.003, 1e-9);
+  }
+}
+
 TEST(SimulatedPolicies, BadInputIsOneLineNamingTheField) {
   SimOptions sim{.trainer = BaseOptions(Mode::kSsp, 4)};
   sim.allreduce_time_s = 0.1;
@@ -261,6 +289,21 @@ TEST(SimulatedPolicies, BadInputIsOneLineNamingTheField) {
   sim.trainer.average_every = 0;
   ExpectError(ValidateSimOptions(sim), absl::StatusCode::kInvalidArgument,
               {"TrainerOptions::average_every=0"});
+  sim = SimOptions{.trainer = BaseOptions(Mode::kSync, 4)};
+  sim.latency_s = 0.001;
+  ExpectError(ValidateSimOptions(sim), absl::StatusCode::kInvalidArgument,
+              {"SimOptions::latency_s", "needs SimOptions::bandwidth_bytes_per_s"});
+  sim.bandwidth_bytes_per_s = 1e9;
+  sim.allreduce_time_s = 0.01;
+  ExpectError(ValidateSimOptions(sim), absl::StatusCode::kInvalidArgument,
+              {"two models", "give one of them"});
+  sim = SimOptions{.trainer = BaseOptions(Mode::kSsp, 4)};
+  sim.bandwidth_bytes_per_s = 1e9;
+  ExpectError(ValidateSimOptions(sim), absl::StatusCode::kInvalidArgument,
+              {"SimOptions::bandwidth_bytes_per_s applies to", "ssp has no exchange"});
+  sim.bandwidth_bytes_per_s = -1;
+  ExpectError(ValidateSimOptions(sim), absl::StatusCode::kInvalidArgument,
+              {"SimOptions::bandwidth_bytes_per_s=-1 is out of range"});
   sim = SimOptions{.trainer = BaseOptions(Mode::kAsync, 4)};
   sim.trainer.stragglers.slowdown = {{1, 2.0}};
   ExpectError(ValidateSimOptions(sim), absl::StatusCode::kInvalidArgument,
