@@ -29,7 +29,8 @@
 // trained on; theta changes at pushes only.
 //
 // Memory: per worker a replica, an anchor ([P] each) and its optimizer state; [P] for the outer
-// momentum, [P] more for the pseudo-gradient sum with delayed_nesterov > 1.
+// momentum, [P] more for the pseudo-gradient sum with delayed_nesterov > 1, and [P] for theta
+// before a push's outer step (the norm of the step, UpdatePolicy::communication).
 //
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. A push (the outer step and the pull) holds one mutex over theta and the outer
@@ -131,6 +132,7 @@ class AsyncLocalSgd final : public UpdatePolicy {
   // theta is the store's values, written under mu_ only.
   std::vector<float> outer_momentum_ ABSL_GUARDED_BY(mu_);  // [P] with outer momentum
   std::vector<float> pushed_sum_ ABSL_GUARDED_BY(mu_);      // [P] with delayed_nesterov > 1
+  std::vector<float> theta_before_ ABSL_GUARDED_BY(mu_);    // [P] theta before a push's step
   // [W] each worker's time per local step over its last round (0: none measured yet).
   std::vector<double> step_time_s_ ABSL_GUARDED_BY(mu_);
 };
