@@ -28,7 +28,7 @@ AsyncLocalSgd::AsyncLocalSgd(ParameterStore* store, int num_workers, SgdOptions 
                 "AsyncLocalSgd: outer optimizer out of range");
   HOGWILD_CHECK(CheckDelayedNesterov(mode_options.delayed_nesterov, mode_options.outer, "").ok(),
                 "AsyncLocalSgd: delayed_nesterov out of range");
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (mode_options.outer.has_momentum()) outer_momentum_.assign(store->size(), 0.0f);
   if (mode_options.delayed_nesterov > 1) pushed_sum_.assign(store->size(), 0.0f);
   step_time_s_.assign(num_workers, 0.0);
@@ -48,7 +48,7 @@ int AsyncLocalSgd::num_optimizer_steps() const {
 }
 
 absl::Status AsyncLocalSgd::DoReadParams(absl::Span<float> out) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   const absl::Span<const float> theta = store()->unsafe_values();
   std::copy(theta.begin(), theta.end(), out.begin());
   return absl::OkStatus();
@@ -80,7 +80,7 @@ void AsyncLocalSgd::PullLocked(PerWorker& w) {
 absl::StatusOr<DeviceSpan<const float>> AsyncLocalSgd::DoBeginStep(int worker) {
   PerWorker& w = workers_[worker];
   if (!w.started) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     PullLocked(w);
     w.started = true;
   }
@@ -117,7 +117,7 @@ StepStats AsyncLocalSgd::EndLocalStep(int worker, float lr) {
 
 void AsyncLocalSgd::PushAndPull(int worker) {
   PerWorker& w = workers_[worker];
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (w.since_pull > 0) {
     const double elapsed = clock_() - w.round_start_s;
     step_time_s_[worker] = elapsed / static_cast<double>(w.since_pull);

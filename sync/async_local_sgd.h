@@ -47,10 +47,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "sync/optimizer_slots.h"
 #include "sync/outer_optimizer.h"
 #include "sync/parameter_store.h"
@@ -128,7 +128,9 @@ class AsyncLocalSgd final : public UpdatePolicy {
   const Clock clock_;
   std::vector<PerWorker> workers_;
   std::atomic<int64_t> pushes_{0};
-  mutable absl::Mutex mu_;
+  // std::mutex rather than absl::Mutex: Debian's Abseil is an uninstrumented shared library,
+  // so ThreadSanitizer cannot see absl::Mutex's happens-before edges (sync/step_barrier.h).
+  mutable std::mutex mu_;
   // theta is the store's values, written under mu_ only.
   std::vector<float> outer_momentum_ ABSL_GUARDED_BY(mu_);  // [P] with outer momentum
   std::vector<float> pushed_sum_ ABSL_GUARDED_BY(mu_);      // [P] with delayed_nesterov > 1
