@@ -457,5 +457,61 @@ TEST(LogColumns, SimulatedRunsLogTheRealColumns) {
   }
 }
 
+// The policies the simulator runs for real (async, async_local_sgd) give the columns, and their
+// counts outlive them: the last rows (the end's flush and final evaluation, written after the
+// policy is gone) keep the totals. Backup's late parts are counted by the simulator itself.
+TEST(LogColumns, SimulatedRealPoliciesKeepTheirCountsInTheLastRows) {
+  const Dataset train = testing::SyntheticDataset(256, 6, 3, 9);
+  const Dataset test = testing::SyntheticDataset(40, 6, 3, 2);
+  // async_local_sgd: 3 workers, H = 4, one of them twice as slow.
+  SimOptions local{.trainer = Options(Mode::kAsyncLocalSgd, 3)};
+  local.trainer.average_every = 4;
+  local.compute = {.step_time_s = 0.01, .stragglers = {{1, 2.0}}};
+  local.trainer.log_path = TempPath("sim_async_local_sgd.csv");
+  auto l = Simulate(local, train, test);
+  ASSERT_TRUE(l.ok()) << l.status();
+  std::map<std::string, std::string> last = LastRow(local.trainer.log_path);
+  ASSERT_FALSE(last.empty());
+  const int64_t p = static_cast<int64_t>(l->params.size());
+  EXPECT_GT(l->exchanges, 0);
+  EXPECT_EQ(last.at("exchanges"), absl::StrCat(l->exchanges));
+  EXPECT_DOUBLE_EQ(l->bytes_per_worker, static_cast<double>(l->exchanges * p * kFloat) / 3);
+  EXPECT_NE(last.at("outer_step_norm"), "");
+  EXPECT_NE(FormatSimSummary(*l).find(absl::StrCat(" | ", l->exchanges, " exchanges, ")),
+            std::string::npos)
+      << FormatSimSummary(*l);
+
+  // async with max_delay (simulator_test's strict bound): the dropped column is the result's.
+  SimOptions async{.trainer = Options(Mode::kAsync, 8)};
+  async.trainer.sgd = SgdOptions{.max_delay = 6};
+  async.compute.step_time_s = 0.25;
+  async.trainer.log_path = TempPath("sim_async.csv");
+  auto a = Simulate(async, train, test);
+  ASSERT_TRUE(a.ok()) << a.status();
+  int64_t dropped = 0;
+  for (int64_t d : a->dropped) dropped += d;
+  EXPECT_GT(dropped, 0);
+  last = LastRow(async.trainer.log_path);
+  EXPECT_EQ(last.at("dropped"), absl::StrCat(dropped));
+  EXPECT_EQ(last.at("exchanges"), "0");
+  EXPECT_EQ(a->exchanges, 0);
+
+  // backup with a persistent straggler: its late parts are dropped, and sent.
+  SimOptions backup{.trainer = Options(Mode::kBackup, 4)};
+  backup.trainer.backup_workers = 1;
+  backup.compute = {.step_time_s = 0.01, .stragglers = {{2, 3.0}}};
+  backup.trainer.log_path = TempPath("sim_backup.csv");
+  auto b = Simulate(backup, train, test);
+  ASSERT_TRUE(b.ok()) << b.status();
+  dropped = 0;
+  for (int64_t d : b->dropped) dropped += d;
+  EXPECT_GT(dropped, 0);
+  last = LastRow(backup.trainer.log_path);
+  EXPECT_EQ(last.at("dropped"), absl::StrCat(dropped));
+  EXPECT_EQ(b->exchanges, b->steps);
+  EXPECT_DOUBLE_EQ(b->bytes_per_worker,
+                   static_cast<double>((3 * b->steps + dropped) * p * kFloat) / 4);
+}
+
 }  // namespace
 }  // namespace hogwild
