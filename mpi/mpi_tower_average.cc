@@ -84,6 +84,9 @@ absl::Status MpiTowerAverage::Exchange() {
   bytes_moved_.fetch_add(to_others * static_cast<int64_t>(sizeof(float)),
                          std::memory_order_relaxed);
   exchanges_.fetch_add(1, std::memory_order_relaxed);
+  // The log's count (UpdatePolicy::communication): one all-reduce of every local worker's [P]
+  // gradient, as TowerAverage's.
+  RecordExchanges(1, int64_t{num_workers()} * store()->size() * int64_t{sizeof(float)});
   return absl::OkStatus();
 }
 

@@ -281,6 +281,8 @@ absl::StatusOr<int64_t> ShardedHogwild::Exchange() {
                             absl::MakeSpan(snapshot_));
   base_ = pulled_;
   exchanges_.fetch_add(1, std::memory_order_relaxed);
+  // The log's count (UpdatePolicy::communication): one exchange of this rank's [P] update.
+  RecordExchanges(1, store()->size() * int64_t{sizeof(float)});
   stale_total_.fetch_add(remote, std::memory_order_relaxed);
   int64_t max = stale_max_.load(std::memory_order_relaxed);
   while (remote > max && !stale_max_.compare_exchange_weak(max, remote)) {

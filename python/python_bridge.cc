@@ -35,6 +35,11 @@ py::dict PythonBridge::RowToDict(const LogRow& row) {
   d["ema_test_accuracy"] =
       row.ema_test_accuracy ? py::object(py::float_(*row.ema_test_accuracy)) : py::none();
   d["eval_seconds"] = row.eval_seconds;
+  d["exchanges"] = row.exchanges;
+  d["bytes_per_worker"] = row.bytes_per_worker;
+  d["outer_step_norm"] =
+      row.outer_step_norm ? py::object(py::float_(*row.outer_step_norm)) : py::none();
+  d["dropped"] = row.dropped;
   return d;
 }
 

@@ -72,8 +72,12 @@ absl::StatusOr<double> RunAsyncOrSsp(SimContext& ctx) {
     policy = std::make_unique<Hogwild>(store.get(), num_workers, ctx.sgd);
   }
   ctx.policy = policy.get();
-  // The policy dies with this function: never leave the context pointing at it.
-  absl::Cleanup forget_policy = [&ctx] { ctx.policy = nullptr; };
+  ctx.metrics->SetPolicy(policy.get());  // the rows' exchanges and dropped are the policy's
+  // The policy dies with this function: never leave the context or the metrics pointing at it.
+  absl::Cleanup forget_policy = [&ctx] {
+    ctx.policy = nullptr;
+    ctx.metrics->SetPolicy(nullptr);
+  };
   std::vector<AsyncWorker> workers(static_cast<size_t>(num_workers));
   for (AsyncWorker& w : workers) w.grad.resize(static_cast<size_t>(num_params));
   ShardedBatches shards(&ctx);

@@ -1,5 +1,6 @@
 // local_sgd in simulated time: see sim/simulator.h.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -20,7 +21,7 @@ absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
   // The replicas never need to coexist: within a round each worker's H steps depend on its own
   // replica only, so worker after worker trains a copy of the average and adds it to the sum
   // (sync/tower_sum.h's running form: bitwise LocalSgd's average of all replicas at once).
-  std::vector<float> replica(p), sum(p), grad(p), clipped;
+  std::vector<float> replica(p), sum(p), grad(p), clipped, before(p);
   // The outer optimizer's momentum (LocalSgd's), when it has one.
   std::vector<float> outer_momentum(t.outer.has_momentum() ? p : 0);
   // Each replica's own optimizer state, as LocalSgd's (never averaged).
@@ -58,7 +59,11 @@ absl::StatusOr<double> RunLocalSgd(SimContext& ctx) {
     }
     // The mean, then the outer step from it (plain averaging: the mean), as LocalSgd's slices.
     DivideSum(num_workers, sum, absl::MakeSpan(sum));
+    std::copy(ctx.params.begin(), ctx.params.end(), before.begin());
     ApplyOuterStep(t.outer, sum, absl::MakeSpan(outer_momentum), absl::MakeSpan(ctx.params));
+    // LocalSgd's averaging: every worker's [P] replica, and the outer step's norm.
+    ctx.metrics->RecordExchanges(1, int64_t{num_workers} * num_params * int64_t{sizeof(float)},
+                                 std::sqrt(SquaredStepNorm(ctx.params, before)));
     now += slowest_s + ctx.ExchangeS(1.0, /*all_reduce=*/true);
     for (int64_t step = first; step < last; ++step) {
       HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(

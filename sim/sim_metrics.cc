@@ -78,7 +78,38 @@ double SimMetrics::staleness_mean() const {
   return steps_ == 0 ? 0.0 : staleness_sum_ / static_cast<double>(steps_);
 }
 
-absl::Status SimMetrics::Write(const LogRow& row) {
+void SimMetrics::RecordExchanges(int64_t exchanges, int64_t bytes_sent,
+                                 std::optional<double> outer_step_norm) {
+  communication_.exchanges += exchanges;
+  communication_.bytes_sent += bytes_sent;
+  if (outer_step_norm) communication_.last_outer_step_norm = outer_step_norm;
+}
+
+void SimMetrics::SetPolicy(const UpdatePolicy* policy) {
+  if (policy_ != nullptr) {
+    communication_ = policy_->communication();
+    dropped_ = policy_->num_dropped();
+  }
+  policy_ = policy;
+}
+
+CommunicationStats SimMetrics::communication() const {
+  if (policy_ != nullptr) return policy_->communication();
+  CommunicationStats stats = communication_;
+  stats.bytes_per_worker = static_cast<double>(stats.bytes_sent) / num_workers_;
+  return stats;
+}
+
+int64_t SimMetrics::dropped() const {
+  return policy_ != nullptr ? policy_->num_dropped() : dropped_;
+}
+
+absl::Status SimMetrics::Write(LogRow row) {
+  const CommunicationStats c = communication();
+  row.exchanges = c.exchanges;
+  row.bytes_per_worker = c.bytes_per_worker;
+  row.outer_step_norm = c.last_outer_step_norm;
+  row.dropped = dropped();
   return log_ == nullptr ? absl::OkStatus() : log_->Write(row);
 }
 

@@ -2,6 +2,9 @@
 // the convergence-log rows (trainer/metrics/convergence_log.h's schema) stamped with simulated
 // time. A train row closes every `log_every` global steps over all workers (worker -1); an
 // evaluation row carries the mean training loss of the last closed window (or the open one).
+// The rows' exchanges, bytes_per_worker, outer_step_norm and dropped columns are the counts the
+// simulated policy records here (RecordExchanges, CountDropped), or, while a real policy runs
+// the simulation (SetPolicy: async, ssp, async_local_sgd), that policy's.
 //
 // Thread-safety: none (the simulation's one thread).
 #ifndef HOGWILD_SIM_SIM_METRICS_H_
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "sync/update_policy.h"
 #include "trainer/metrics/convergence_log.h"
 #include "trainer/metrics/evaluator.h"
 
@@ -20,9 +24,26 @@ namespace hogwild {
 
 class SimMetrics {
  public:
-  // log may be null (no convergence log). train_size > 0, log_every >= 1.
-  SimMetrics(ConvergenceLog* log, int64_t train_size, int64_t log_every)
-      : log_(log), train_size_(train_size), log_every_(log_every) {}
+  // log may be null (no convergence log). train_size > 0, log_every >= 1, num_workers >= 1.
+  SimMetrics(ConvergenceLog* log, int64_t train_size, int64_t log_every, int num_workers)
+      : log_(log), train_size_(train_size), log_every_(log_every), num_workers_(num_workers) {}
+
+  // `exchanges` communication rounds in which the simulated workers sent `bytes_sent` bytes in
+  // all, and the outer step's norm when given: UpdatePolicy::RecordExchanges's contract, for
+  // the policies the simulator computes itself (sync, backup, local_sgd). Record an exchange
+  // before the RecordUpdate of its steps, so that their row counts it.
+  void RecordExchanges(int64_t exchanges, int64_t bytes_sent,
+                       std::optional<double> outer_step_norm = std::nullopt);
+  // One gradient computed and not applied (backup's late one; async's too stale one is counted
+  // by its real policy).
+  void CountDropped() { ++dropped_; }
+  // While `policy` is not null, communication() and dropped() are its (UpdatePolicy::
+  // communication and num_dropped); SetPolicy(nullptr) keeps its last counts (call it before
+  // the policy dies).
+  void SetPolicy(const UpdatePolicy* policy);
+  // The counts so far (CommunicationStats, with bytes_per_worker = bytes_sent / W).
+  CommunicationStats communication() const;
+  int64_t dropped() const;
 
   // One applied update: `examples` examples with loss sum `loss_sum`, its staleness, the
   // learning rate applied, at simulated time `time_s`; the global step becomes steps() + 1.
@@ -52,11 +73,16 @@ class SimMetrics {
   std::vector<uint32_t> TakeStalenessPerUpdate() { return std::move(staleness_); }
 
  private:
-  absl::Status Write(const LogRow& row);
+  // Sets `row`'s exchanges, bytes_per_worker, outer_step_norm and dropped, then writes it.
+  absl::Status Write(LogRow row);
 
   ConvergenceLog* const log_;
   const int64_t train_size_;
   const int64_t log_every_;
+  const int num_workers_;
+  const UpdatePolicy* policy_ = nullptr;  // SetPolicy
+  CommunicationStats communication_;      // without a policy; bytes_per_worker unset
+  int64_t dropped_ = 0;
   int64_t steps_ = 0;
   int64_t examples_ = 0;
   double staleness_sum_ = 0.0;

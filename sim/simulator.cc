@@ -182,7 +182,8 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
   if (!t.log_path.empty()) {
     HOGWILD_ASSIGN_OR_RETURN(ctx.log, ConvergenceLog::Open(t.log_path));
   }
-  ctx.metrics = std::make_unique<SimMetrics>(ctx.log.get(), train_examples, t.log_every_steps);
+  ctx.metrics =
+      std::make_unique<SimMetrics>(ctx.log.get(), train_examples, t.log_every_steps, t.num_workers);
   ctx.plan =
       std::make_unique<BatchPlan>(train_examples, PipelineOptions{.mode = t.mode,
                                                                   .num_workers = t.num_workers,
@@ -247,6 +248,9 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
   result.staleness_mean = ctx.metrics->staleness_mean();
   result.staleness_max = ctx.metrics->staleness_max();
   result.staleness_histogram = ctx.metrics->histogram();
+  const CommunicationStats communication = ctx.metrics->communication();
+  result.exchanges = communication.exchanges;
+  result.bytes_per_worker = communication.bytes_per_worker;
   if (ctx.ema != nullptr) {
     result.ema_params.resize(static_cast<size_t>(num_params));
     ctx.ema->Read(absl::MakeSpan(result.ema_params));
@@ -286,6 +290,7 @@ std::string FormatSimSummary(const SimResult& r) {
   if (dropped > 0 && r.mode == Mode::kAsync) {
     extra = absl::StrFormat(" | %d gradients dropped (too stale)", dropped);
   }
+  absl::StrAppend(&extra, FormatExchanges(r.exchanges, r.bytes_per_worker));
   return absl::StrFormat(
       "simulated %s | workers %d | simulated time %.2f s | real time %.2f s | %d examples, %d "
       "steps | %.0f examples per simulated s\n"

@@ -160,6 +160,11 @@ struct SimResult {
   // [W] backup: parts dropped as late; async: updates dropped as too stale
   // (SgdOptions::max_delay; their examples count in `examples`); other modes: zeros.
   std::vector<int64_t> dropped;
+  // The simulated workers' communication, as TrainResult's (UpdatePolicy::communication, the
+  // log's last exchanges and bytes_per_worker): rounds, and the logical bytes one worker sent
+  // in them (mean over the workers). 0 where the workers share memory.
+  int64_t exchanges = 0;
+  double bytes_per_worker = 0.0;
   // async and ssp: the largest clock gap seen when a step started (its worker's completed
   // steps minus the smallest of the workers that still had data); ssp keeps it <= the bound.
   // Other modes: 0.

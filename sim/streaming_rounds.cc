@@ -1,6 +1,7 @@
 // local_sgd with Streaming DiLoCo's fragments (sync/streaming.h) in simulated time: see
 // sim/simulator.h.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -28,7 +29,7 @@ absl::StatusOr<double> RunStreamingLocalSgd(SimContext& ctx) {
   std::vector<std::vector<float>> replicas(static_cast<size_t>(num_workers), ctx.params);
   std::vector<const float*> replica_data;
   for (const std::vector<float>& r : replicas) replica_data.push_back(r.data());
-  std::vector<float> grad(p), mean, clipped;
+  std::vector<float> grad(p), mean, clipped, before;
   std::vector<float> outer_momentum(t.outer.has_momentum() ? p : 0);
   std::vector<OptimizerSlots> slots(static_cast<size_t>(num_workers),
                                     OptimizerSlots(ctx.sgd, num_params));
@@ -52,16 +53,24 @@ absl::StatusOr<double> RunStreamingLocalSgd(SimContext& ctx) {
     }
   };
   // The exchange of fragment q: the replicas' mean in worker order and the outer step on the
-  // shared parameters, as LocalSgd::Exchange's slices; returns when it arrives.
+  // shared parameters, as LocalSgd::Exchange's slices; returns when it arrives. Adds the step's
+  // squared norm to `squares` and the fragment's floats to `floats` (recorded by the caller:
+  // LocalSgd records the exchanges of one barrier pair together).
+  double squares = 0.0;
+  int64_t floats = 0;
   auto exchange = [&](int q) {
     const int64_t begin = schedule.begin(q), size = schedule.end(q) - begin;
     mean.resize(static_cast<size_t>(size));
     AverageTowers(absl::MakeConstSpan(replica_data), begin, size, mean.data());
+    const absl::Span<float> theta = absl::MakeSpan(ctx.params).subspan(begin, mean.size());
+    before.assign(theta.begin(), theta.end());
     ApplyOuterStep(t.outer, mean,
                    outer_momentum.empty()
                        ? absl::Span<float>()
                        : absl::MakeSpan(outer_momentum).subspan(begin, mean.size()),
-                   absl::MakeSpan(ctx.params).subspan(begin, mean.size()));
+                   theta);
+    squares += SquaredStepNorm(theta, before);
+    floats += size;
     const double start = *std::max_element(clock.begin(), clock.end());
     arrives[q] = start + exchange_s;
     return arrives[q];
@@ -72,7 +81,13 @@ absl::StatusOr<double> RunStreamingLocalSgd(SimContext& ctx) {
   std::vector<int64_t> step_examples;  // [steps since the last exchange]
   std::vector<float> step_lr;          // [steps since the last exchange]
   double now = 0.0;
-  auto record = [&](double at) -> absl::Status {
+  auto record = [&](double at, int64_t exchanges) -> absl::Status {
+    // The exchanges first (LocalSgd records them before its second barrier): every worker sent
+    // its replica's fragments.
+    ctx.metrics->RecordExchanges(exchanges, int64_t{num_workers} * floats * int64_t{sizeof(float)},
+                                 std::sqrt(squares));
+    squares = 0.0;
+    floats = 0;
     now = std::max(now, at);
     for (size_t i = 0; i < loss_sum.size(); ++i) {
       HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(step_examples[i], loss_sum[i],
@@ -107,7 +122,7 @@ absl::StatusOr<double> RunStreamingLocalSgd(SimContext& ctx) {
     if (const int q = schedule.ExchangedAt(step); q >= 0) {
       const double arrived = exchange(q);
       if (tau == 0) wait_and_merge(q);
-      HOGWILD_RETURN_IF_ERROR(record(arrived));
+      HOGWILD_RETURN_IF_ERROR(record(arrived, 1));
     }
   }
   // The end of the data, as LocalSgd::DoWorkerDone: the pending merges, then one exchange of the
@@ -117,15 +132,15 @@ absl::StatusOr<double> RunStreamingLocalSgd(SimContext& ctx) {
     if (const int q = schedule.ExchangedAt(at); q >= 0) wait_and_merge(q);
   }
   double end = *std::max_element(clock.begin(), clock.end());
-  bool exchanged = false;
+  int64_t exchanged = 0;
   for (int q = 0; q < schedule.fragments(); ++q) {
     if (schedule.LastExchange(q, total_steps) < total_steps) {
       exchange(q);
       end += exchange_s;
-      exchanged = true;
+      ++exchanged;
     }
   }
-  if (exchanged) HOGWILD_RETURN_IF_ERROR(record(end));
+  if (exchanged > 0) HOGWILD_RETURN_IF_ERROR(record(end, exchanged));
   return std::max(now, *std::max_element(clock.begin(), clock.end()));
 }
 

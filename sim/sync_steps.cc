@@ -67,6 +67,9 @@ absl::StatusOr<double> RunSync(SimContext& ctx) {
     const uint64_t optimizer_step = update.step() + 1;
     update.UpdateAllSlices(lr, optimizer_step, CopyFrom(sum), ctx.params.data());
     update.set_step(optimizer_step);
+    // TowerAverage's all-reduce of every worker's [P] gradient.
+    ctx.metrics->RecordExchanges(
+        1, int64_t{num_workers} * static_cast<int64_t>(num_params) * int64_t{sizeof(float)});
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(parts.Part(0, step).second, loss_used.first,
                                                       /*staleness=*/0, lr, now));
     for (int64_t& steps : ctx.worker_steps) ++steps;
@@ -113,6 +116,9 @@ absl::StatusOr<double> RunBackup(SimContext& ctx) {
     if (step != applied) {
       // Late: its step closed without it (BackupSync: StepStats::dropped).
       ++ctx.dropped[w];
+      // Sent, then dropped, as BackupSync counts it.
+      ctx.metrics->CountDropped();
+      ctx.metrics->RecordExchanges(0, static_cast<int64_t>(num_params) * int64_t{sizeof(float)});
       dropped_examples += static_cast<int64_t>(parts.Part(w, step).first.size());
       start(w, now);
       continue;
@@ -132,6 +138,9 @@ absl::StatusOr<double> RunBackup(SimContext& ctx) {
     UpdateAveraged(ctx.sgd, lr, ++slots.step, CopyFrom(sum), slots, absl::MakeSpan(ctx.params));
     ++applied;
     last_update_s = now + ctx.ExchangeS(1.0, /*all_reduce=*/true);
+    // BackupSync's all-reduce of the contributors' [P] gradients.
+    ctx.metrics->RecordExchanges(1, static_cast<int64_t>(contributors.size()) *
+                                        static_cast<int64_t>(num_params) * int64_t{sizeof(float)});
     HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordUpdate(used + dropped_examples, loss_used.first,
                                                       /*staleness=*/0, lr, last_update_s));
     dropped_examples = 0;

@@ -124,9 +124,15 @@ void AsyncLocalSgd::PushAndPull(int worker) {
     const double elapsed = clock_() - w.round_start_s;
     step_time_s_[worker] = elapsed / static_cast<double>(w.since_pull);
     const int64_t push = pushes_.load(std::memory_order_relaxed) + 1;
+    const absl::Span<float> theta = store()->unsafe_values();
+    // theta before the outer step, for the step's norm (read only: the step is unchanged).
+    theta_before_.assign(theta.begin(), theta.end());
     ApplyPushedOuterStep(options_.outer, options_.delayed_nesterov, push, w.anchor, w.replica,
-                         absl::MakeSpan(outer_momentum_), absl::MakeSpan(pushed_sum_),
-                         store()->unsafe_values());
+                         absl::MakeSpan(outer_momentum_), absl::MakeSpan(pushed_sum_), theta);
+    // One push: this worker's [P] pseudo-gradient. Recorded before pushes_ is published, so a
+    // row that sees the push's staleness sees its exchange too.
+    RecordExchanges(1, num_params() * int64_t{sizeof(float)},
+                    std::sqrt(SquaredStepNorm(theta, theta_before_)));
     pushes_.store(push, std::memory_order_release);
     ++w.pushes;
   }

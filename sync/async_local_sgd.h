@@ -30,7 +30,8 @@
 // trained on; theta changes at pushes only.
 //
 // Memory: per worker a replica, an anchor ([P] each) and its optimizer state; [P] for the outer
-// momentum, [P] more for the pseudo-gradient sum with delayed_nesterov > 1.
+// momentum, [P] more for the pseudo-gradient sum with delayed_nesterov > 1, and [P] for theta
+// before a push's outer step (the norm of the step, UpdatePolicy::communication).
 //
 // Thread-safety: worker w's calls come from one thread; different workers' calls run
 // concurrently. A push (the outer step and the pull) holds one mutex over theta and the outer
@@ -127,11 +128,13 @@ class AsyncLocalSgd final : public UpdatePolicy {
   const Clock clock_;
   std::vector<PerWorker> workers_;
   std::atomic<int64_t> pushes_{0};
-  // std::mutex, as sync/step_barrier.h explains (ThreadSanitizer sees its edges). Guards theta
-  // (the store's values, written under it only) and the outer state below.
+  // std::mutex rather than absl::Mutex: Debian's Abseil is an uninstrumented shared library,
+  // so ThreadSanitizer cannot see absl::Mutex's happens-before edges (sync/step_barrier.h).
+  // Guards theta (the store's values, written under it only) and the outer state below.
   mutable std::mutex mu_;
   std::vector<float> outer_momentum_;  // [P] with outer momentum
   std::vector<float> pushed_sum_;      // [P] with delayed_nesterov > 1
+  std::vector<float> theta_before_;    // [P] theta before a push's step
   // [W] each worker's time per local step over its last round (0: none measured yet).
   std::vector<double> step_time_s_;
 };

@@ -122,6 +122,8 @@ absl::StatusOr<StepStats> BackupSync::Contribute(
   if (step != open_step_ || closing_) {
     // Late: the step has its W - b gradients already.
     ++dropped_[worker];
+    // Sent, then dropped: its bytes count, in no exchange of its own.
+    RecordExchanges(0, num_params() * int64_t{sizeof(float)});
     return StepStats{.staleness = 0, .applied_lr = lr, .dropped = true};
   }
   publish();
@@ -140,6 +142,9 @@ absl::StatusOr<StepStats> BackupSync::Contribute(
   lock.unlock();
   std::sort(contributors.begin(), contributors.end());
   apply(contributors);
+  // The step's all-reduce, of the contributors' [P] gradients.
+  RecordExchanges(
+      1, static_cast<int64_t>(contributors.size()) * num_params() * int64_t{sizeof(float)});
   lock.lock();
   ++open_step_;
   closing_ = false;

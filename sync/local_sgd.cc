@@ -1,6 +1,7 @@
 #include "sync/local_sgd.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/logging.h"
 #include "core/status_macros.h"
@@ -18,7 +19,8 @@ LocalSgd::LocalSgd(ParameterStore* store, int num_workers, SgdOptions options,
       streaming_(streaming),
       schedule_(streaming.fragments, average_every, store->size()),
       barrier_(num_workers),
-      workers_(num_workers) {
+      workers_(num_workers),
+      norm_squares_(num_workers, 0.0) {
   HOGWILD_CHECK(average_every >= 1, "LocalSgd: average_every must be >= 1");
   HOGWILD_CHECK(CheckOuterOptimizer(outer, "").ok(), "LocalSgd: outer optimizer out of range");
   HOGWILD_CHECK(CheckStreamingOptions(streaming, average_every, store->size(), "").ok(),
@@ -126,11 +128,17 @@ absl::Status LocalSgd::Exchange(int worker, absl::Span<const int> fragments, int
   std::vector<const float*> replicas;
   for (const PerWorker& v : workers_) replicas.push_back(v.replica.data());
   PerWorker& w = workers_[worker];
+  double squares = 0.0;  // ||theta_after - theta_before||^2 over this worker's slices
+  int64_t floats = 0;    // the fragments' floats: what each worker sends
   for (const int p : fragments) {
     const int64_t size = schedule_.end(p) - schedule_.begin(p);
+    floats += size;
     const int64_t begin = schedule_.begin(p) + size * worker / num_workers();
     const int64_t end = schedule_.begin(p) + size * (worker + 1) / num_workers();
     const absl::Span<float> slice(params + begin, static_cast<size_t>(end - begin));
+    // The slice before its outer step, for the step's norm (read only: the step's arithmetic
+    // below is unchanged).
+    w.before.assign(slice.begin(), slice.end());
     if (outer_.is_averaging()) {
       AverageTowers(absl::MakeConstSpan(replicas), begin, end - begin, slice.data());
     } else {
@@ -142,10 +150,25 @@ absl::Status LocalSgd::Exchange(int worker, absl::Span<const int> fragments, int
                          : absl::MakeSpan(outer_momentum_).subspan(begin, slice.size()),
                      slice);
     }
+    squares += SquaredStepNorm(slice, w.before);
   }
   if (worker == 0) store()->RestoreVersion(store()->version() + (step - w.exchanged_at));
   w.exchanged_at = step;
+  RecordOuterStep(worker, squares, static_cast<int64_t>(fragments.size()), floats);
   return barrier_.ArriveAndWait();
+}
+
+void LocalSgd::RecordOuterStep(int worker, double squares, int64_t exchanges, int64_t floats) {
+  std::lock_guard<std::mutex> lock(norm_mu_);
+  norm_squares_[worker] = squares;
+  if (++norm_arrived_ < num_workers()) return;
+  // The last worker of the exchange: the slices' squares summed in worker order (the same sum
+  // whatever the order of arrival), before the second barrier lets any worker write a row.
+  double total = 0.0;
+  for (const double s : norm_squares_) total += s;
+  norm_arrived_ = 0;
+  RecordExchanges(exchanges, int64_t{num_workers()} * floats * int64_t{sizeof(float)},
+                  std::sqrt(total));
 }
 
 void LocalSgd::Merge(int worker, int p) {

@@ -81,6 +81,7 @@
 #define HOGWILD_SYNC_LOCAL_SGD_H_
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "sync/optimizer_slots.h"
@@ -117,6 +118,7 @@ class LocalSgd final : public UpdatePolicy {
     OptimizerSlots slots;        // this replica's optimizer state
     std::vector<float> clipped;  // [P] the clipped gradient (clip_global_norm), else empty
     std::vector<float> mean;     // [slice] the replicas' mean on this worker's slice (outer step)
+    std::vector<float> before;   // [slice] the store's slice before the outer step (its norm)
     int64_t steps = 0;           // local steps taken (s)
     int64_t exchanged_at = 0;    // s at the last exchange (where the global step stands)
     bool started = false;        // replica initialized from the store
@@ -141,6 +143,11 @@ class LocalSgd final : public UpdatePolicy {
   // barrier, its slices' mean and outer step, the global step, the second barrier (see the top
   // of this file). The merges are the caller's.
   absl::Status Exchange(int worker, absl::Span<const int> fragments, int64_t step);
+  // Worker w's share of an exchange's record: `squares`, the squared change of its slices of the
+  // store; the last of the W workers to call sums them (in worker order) and records the
+  // `exchanges` fragments of `floats` floats each worker sent, with the outer step's norm
+  // (UpdatePolicy::RecordExchanges). Call between the exchange's two barriers.
+  void RecordOuterStep(int worker, double squares, int64_t exchanges, int64_t floats);
   // Merges the store's fragment p into worker w's replica (MixIntoReplica).
   void Merge(int worker, int p);
 
@@ -153,6 +160,10 @@ class LocalSgd final : public UpdatePolicy {
   // [P] the outer momentum buffer when outer_.has_momentum(), else empty; worker w owns the
   // slice it averages.
   std::vector<float> outer_momentum_;
+  // The outer step's norm, summed over the workers' slices (RecordOuterStep).
+  std::mutex norm_mu_;
+  std::vector<double> norm_squares_;  // [W] guarded by norm_mu_
+  int norm_arrived_ = 0;              // guarded by norm_mu_
 };
 
 }  // namespace hogwild

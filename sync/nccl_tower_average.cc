@@ -186,6 +186,8 @@ absl::StatusOr<StepStats> NcclTowerAverage::DoFinishStep(int worker, DeviceSpan<
     // others from the closing barrier below.
     HOGWILD_RETURN_IF_ERROR(OnRank(Reduce(lr)));
     store()->CompleteUpdate();
+    // The step's all-reduce of every GPU's [P] gradient (UpdatePolicy::communication).
+    RecordExchanges(1, int64_t{num_workers()} * num_params() * int64_t{sizeof(float)});
   }
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
   return StepStats{.staleness = 0, .applied_lr = lr};

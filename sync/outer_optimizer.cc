@@ -115,4 +115,14 @@ void ApplyPushedOuterStep(const OuterOptimizer& outer, int64_t delayed_nesterov,
   }
 }
 
+double SquaredStepNorm(absl::Span<const float> after, absl::Span<const float> before) {
+  HOGWILD_CHECK(after.size() == before.size(), "SquaredStepNorm: after and before differ in size");
+  double squares = 0.0;
+  for (size_t i = 0; i < after.size(); ++i) {
+    const double d = static_cast<double>(after[i]) - static_cast<double>(before[i]);
+    squares += d * d;
+  }
+  return squares;
+}
+
 }  // namespace hogwild

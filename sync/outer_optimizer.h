@@ -107,6 +107,15 @@ void ApplyPushedOuterStep(const OuterOptimizer& outer, int64_t delayed_nesterov,
                           absl::Span<float> momentum, absl::Span<float> sum,
                           absl::Span<float> params);
 
+// The squared L2 norm of an outer step's change of (a slice of) the shared parameters,
+// accumulated in float64 in index order:
+//
+//   after, before: [n] float32, the slice after and before the outer step
+//
+// returns sum_i (after_i - before_i)^2. The log's outer_step_norm (UpdatePolicy::
+// communication) is the square root of its sum over every slice of the P parameters. Pure.
+double SquaredStepNorm(absl::Span<const float> after, absl::Span<const float> before);
+
 }  // namespace hogwild
 
 #endif  // HOGWILD_SYNC_OUTER_OPTIMIZER_H_

@@ -53,6 +53,8 @@ absl::StatusOr<StepStats> TowerAverage::Step(
   if (worker == 0) {
     store()->CompleteUpdate();
     update_.set_step(step);
+    // The step's all-reduce: every worker's [P] gradient (sparse ones counted dense).
+    RecordExchanges(1, int64_t{num_workers()} * num_params() * int64_t{sizeof(float)});
   }
   HOGWILD_RETURN_IF_ERROR(barrier_.ArriveAndWait());
   return StepStats{.staleness = 0, .applied_lr = lr};

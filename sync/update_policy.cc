@@ -37,6 +37,21 @@ UpdatePolicy::UpdatePolicy(Mode mode, ParameterStore* store, int num_workers, Sg
   HOGWILD_CHECK(num_workers >= 1, "UpdatePolicy: num_workers must be >= 1");
 }
 
+CommunicationStats UpdatePolicy::communication() const {
+  std::lock_guard<std::mutex> lock(communication_mu_);
+  CommunicationStats stats = communication_;
+  stats.bytes_per_worker = static_cast<double>(stats.bytes_sent) / num_workers_;
+  return stats;
+}
+
+void UpdatePolicy::RecordExchanges(int64_t exchanges, int64_t bytes_sent,
+                                   std::optional<double> outer_step_norm) {
+  std::lock_guard<std::mutex> lock(communication_mu_);
+  communication_.exchanges += exchanges;
+  communication_.bytes_sent += bytes_sent;
+  if (outer_step_norm) communication_.last_outer_step_norm = outer_step_norm;
+}
+
 absl::Status UpdatePolicy::AttachWorker(int worker, Backend* backend) {
   HOGWILD_RETURN_IF_ERROR(CheckWorker("AttachWorker", worker, num_workers_));
   return DoAttachWorker(worker, backend);

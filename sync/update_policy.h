@@ -35,6 +35,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -144,6 +146,29 @@ struct PolicyState {
   // positions); RestoreState hands it to the policies that pace the workers by it (ssp's clocks),
   // and the others ignore it. Empty: every worker at 0.
   std::vector<int64_t> worker_steps;
+};
+
+// What a policy's workers have communicated so far in this run (UpdatePolicy::communication;
+// the convergence log's exchanges, bytes_per_worker and outer_step_norm columns,
+// docs/convergence_log.md). The count starts at 0 when the policy is built, so a resumed run
+// counts from the resume.
+struct CommunicationStats {
+  // Communication rounds: sync, backup (and their GPU and MPI forms): one all-reduce per global
+  // step; local_sgd: one per averaging (with Streaming DiLoCo, one per fragment exchanged);
+  // async_local_sgd: one per push; async across processes: one per push/pull exchange of this
+  // rank. 0 where workers share memory (async, ssp, locked, round_robin in one process).
+  int64_t exchanges = 0;
+  // The logical payload the workers sent in them, summed over the workers, in bytes: 4 bytes
+  // per float32 each worker hands over (its [P] gradient per sync step, its [P] replica per
+  // averaging, its fragment per Streaming DiLoCo exchange, its [P] pseudo-gradient per push). Not
+  // the bytes on the wire: a ring all-reduce sends 2 (W - 1) / W times its payload.
+  int64_t bytes_sent = 0;
+  // bytes_sent / W: what one worker sent, on average.
+  double bytes_per_worker = 0.0;
+  // local_sgd and async_local_sgd: ||theta_after - theta_before||_2 over the P shared
+  // parameters at the last outer step (averaging, fragment exchange or push), accumulated in
+  // float64; nullopt before the first one and in the other modes.
+  std::optional<double> last_outer_step_norm;
 };
 
 // The statistics of one asynchronous update: staleness tau = updates applied by other workers
@@ -291,6 +316,11 @@ class UpdatePolicy {
   // Thread-safe.
   virtual int64_t num_dropped() const { return 0; }
 
+  // The communication so far (CommunicationStats). The counts of one exchange appear together:
+  // a snapshot never holds an exchange's count without its bytes or its norm. Thread-safe (a
+  // mutex taken once per exchange by the policy and once per call here).
+  CommunicationStats communication() const;
+
   // The state to checkpoint (see PolicyState), copied to host memory. Call only while no
   // worker is inside a step (before the first BeginStep, between steps at a step boundary where
   // every worker is parked, or after the workers have stopped); GPU policies wait for their
@@ -356,12 +386,21 @@ class UpdatePolicy {
 
   ParameterStore* store() const { return store_; }
 
+  // Counts `exchanges` communication rounds in which the workers sent `bytes_sent` bytes in all
+  // (CommunicationStats), and, when given, sets the last outer step's norm. Thread-safe; call
+  // once per exchange, from one of its workers, before any of them returns from it (so that a
+  // log row written after the exchange counts it).
+  void RecordExchanges(int64_t exchanges, int64_t bytes_sent,
+                       std::optional<double> outer_step_norm = std::nullopt);
+
  private:
   const Mode mode_;
   ParameterStore* const store_;
   const int num_workers_;
   const SgdOptions options_;
   std::atomic<bool> cancelled_{false};
+  mutable std::mutex communication_mu_;
+  CommunicationStats communication_;  // guarded by communication_mu_; bytes_per_worker unset
 };
 
 }  // namespace hogwild

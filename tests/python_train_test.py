@@ -20,7 +20,8 @@ TRAIN_BINARY = None  # the `train` command, from the command line
 
 ROW_KEYS = {"wall_time_s", "kind", "epoch", "step", "examples_seen", "worker", "train_loss",
             "test_loss", "test_accuracy", "staleness_mean", "staleness_max", "lr", "delay_s",
-            "remote_staleness_mean", "remote_staleness_max", "ema_test_accuracy", "eval_seconds"}
+            "remote_staleness_mean", "remote_staleness_max", "ema_test_accuracy", "eval_seconds",
+            "exchanges", "bytes_per_worker", "outer_step_norm", "dropped"}
 
 
 class Train(unittest.TestCase):

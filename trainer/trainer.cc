@@ -440,9 +440,8 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreatePolicy(const PreparedRun& ru
     // The one streaming range ValidateOptions cannot check without the model: F <= P.
     HOGWILD_RETURN_IF_ERROR(CheckStreamingOptions(options.streaming, options.average_every,
                                                   run.store->size(), "TrainerOptions::streaming."));
-    HOGWILD_ASSIGN_OR_RETURN(
-        policy, CreateUpdatePolicy(options.mode, run.store.get(), placement, options.sgd,
-                                   ModeOptionsOf(options)));
+    HOGWILD_ASSIGN_OR_RETURN(policy, CreateUpdatePolicy(options.mode, run.store.get(), placement,
+                                                        options.sgd, ModeOptionsOf(options)));
   } else {
     // Across processes (sync; CheckClusterOptions): collective, NCCL over every rank's GPUs.
     ProcessGroup process_group{.rank = job.rank, .num_ranks = job.num_ranks};
@@ -781,6 +780,9 @@ absl::StatusOr<TrainResult> RunResult(const TrainerOptions& options, const RankI
   result.staleness_mean = snapshot.staleness_mean;
   result.staleness_max = snapshot.staleness_max;
   result.dropped = context.policy->num_dropped();
+  const CommunicationStats communication = context.policy->communication();
+  result.exchanges = communication.exchanges;
+  result.bytes_per_worker = communication.bytes_per_worker;
   result.staleness_histogram = context.metrics->StalenessHistogram();
   result.params = std::move(final_state.params);
   result.stopped_early = context.boundary->stopped();
@@ -877,7 +879,14 @@ absl::StatusOr<TrainResult> TrainUnchecked(const TrainerOptions& requested, cons
   }
   // A rank trains on its 1/R of each epoch: its epoch counter counts that share.
   TrainingMetrics metrics(options.num_workers, train.size() / job.num_ranks, log.get(),
-                          options.log_every_steps, options.log_row_sink);
+                          options.log_every_steps, options.log_row_sink, [&policy] {
+                            const CommunicationStats c = policy->communication();
+                            return TrainingMetrics::PolicyCounters{
+                                .exchanges = c.exchanges,
+                                .bytes_per_worker = c.bytes_per_worker,
+                                .outer_step_norm = c.last_outer_step_norm,
+                                .dropped = policy->num_dropped()};
+                          });
   const std::vector<int64_t> start_step = StartSteps(options, job, resumed);
   InputPipeline pipeline(&train, RunPipelineOptions(options, job, resumed, start_step));
   HOGWILD_ASSIGN_OR_RETURN(const double start_epoch,
@@ -961,6 +970,7 @@ std::string FormatSummary(const TrainResult& r) {
     absl::StrAppendFormat(&summary, " | %d gradients dropped (%s)", r.dropped,
                           r.mode == Mode::kBackup ? "late" : "too stale");
   }
+  absl::StrAppend(&summary, FormatExchanges(r.exchanges, r.bytes_per_worker));
   if (r.num_ranks > 1) {
     absl::StrAppendFormat(
         &summary,

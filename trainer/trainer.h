@@ -55,6 +55,11 @@ struct TrainResult {
   // too stale ones (SgdOptions::max_delay). Their examples count in `examples`; the staleness
   // statistics are those of the applied updates.
   int64_t dropped = 0;
+  // The workers' communication (UpdatePolicy::communication, the log's last exchanges and
+  // bytes_per_worker): rounds, and the logical bytes one worker sent in them (mean over the
+  // workers; docs/convergence_log.md). 0 where the workers share memory.
+  int64_t exchanges = 0;
+  double bytes_per_worker = 0.0;
   std::vector<uint64_t> staleness_histogram;  // see TrainingMetrics::kStalenessBuckets
   std::vector<float> params;                  // [P] final parameters
   // With TrainerOptions::ema_decay: the moving average of the weights ([P]) and its test loss and

@@ -253,7 +253,9 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
       wall_time_s, kind "train"/"eval", epoch, step, examples_seen, worker, train_loss,
       test_loss and test_accuracy (None on train rows), staleness_mean, staleness_max, lr,
       delay_s, remote_staleness_mean and remote_staleness_max (None: runs across processes
-      only), ema_test_accuracy (eval rows with ema_decay, else None), eval_seconds),
+      only), ema_test_accuracy (eval rows with ema_decay, else None), eval_seconds,
+      exchanges, bytes_per_worker, outer_step_norm (None outside local_sgd and
+      async_local_sgd and before their first outer step), dropped),
       in order (step never decreases), one call at a time, from the trainer's threads with
       the GIL held. Keep it short: workers wait while it runs. An exception it raises stops
       training and is raised again by train().

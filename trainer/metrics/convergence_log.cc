@@ -19,7 +19,22 @@ namespace hogwild {
 const char* ConvergenceLog::Header() {
   return "wall_time_s,kind,epoch,step,examples_seen,worker,train_loss,test_loss,test_accuracy,"
          "staleness_mean,staleness_max,lr,delay_s,remote_staleness_mean,remote_staleness_max,"
-         "ema_test_accuracy,eval_seconds";
+         "ema_test_accuracy,eval_seconds,exchanges,bytes_per_worker,outer_step_norm,dropped";
+}
+
+std::string FormatExchanges(int64_t exchanges, double bytes_per_worker) {
+  if (exchanges == 0) return "";
+  std::string bytes;
+  if (bytes_per_worker < 1e3) {
+    bytes = absl::StrFormat("%.0f bytes", bytes_per_worker);
+  } else if (bytes_per_worker < 1e6) {
+    bytes = absl::StrFormat("%.1f kB", bytes_per_worker / 1e3);
+  } else if (bytes_per_worker < 1e9) {
+    bytes = absl::StrFormat("%.1f MB", bytes_per_worker / 1e6);
+  } else {
+    bytes = absl::StrFormat("%.2f GB", bytes_per_worker / 1e9);
+  }
+  return absl::StrFormat(" | %d exchanges, %s sent per worker", exchanges, bytes);
 }
 
 absl::StatusOr<std::unique_ptr<ConvergenceLog>> ConvergenceLog::Open(const std::string& path) {
@@ -129,21 +144,23 @@ absl::Status ConvergenceLog::Write(const LogRow& r) {
         "\"examples_seen\":%d,\"worker\":%d,\"train_loss\":%.6g,\"test_loss\":%s,"
         "\"test_accuracy\":%s,\"staleness_mean\":%.4g,\"staleness_max\":%d,"
         "\"lr\":%.6g,\"delay_s\":%.6g,\"remote_staleness_mean\":%s,"
-        "\"remote_staleness_max\":%s,\"ema_test_accuracy\":%s,\"eval_seconds\":%.4f}\n",
+        "\"remote_staleness_max\":%s,\"ema_test_accuracy\":%s,\"eval_seconds\":%.4f,"
+        "\"exchanges\":%d,\"bytes_per_worker\":%.0f,\"outer_step_norm\":%s,\"dropped\":%d}\n",
         r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker, r.train_loss,
         opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr, r.delay_s,
         opt(r.remote_staleness_mean), opt_int(r.remote_staleness_max, "null"),
-        opt(r.ema_test_accuracy), r.eval_seconds);
+        opt(r.ema_test_accuracy), r.eval_seconds, r.exchanges, r.bytes_per_worker,
+        opt(r.outer_step_norm), r.dropped);
   } else {
     auto opt = [](const std::optional<double>& v) {
       return v ? absl::StrFormat("%.6g", *v) : std::string();
     };
-    line = absl::StrFormat("%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g,%.6g,%s,%s,%s,%.4f\n",
-                           r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker,
-                           r.train_loss, opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean,
-                           r.staleness_max, r.lr, r.delay_s, opt(r.remote_staleness_mean),
-                           opt_int(r.remote_staleness_max, ""), opt(r.ema_test_accuracy),
-                           r.eval_seconds);
+    line = absl::StrFormat(
+        "%.4f,%s,%.4f,%d,%d,%d,%.6g,%s,%s,%.4g,%d,%.6g,%.6g,%s,%s,%s,%.4f,%d,%.0f,%s,%d\n",
+        r.wall_time_s, kind, r.epoch, r.step, r.examples_seen, r.worker, r.train_loss,
+        opt(r.test_loss), opt(r.test_accuracy), r.staleness_mean, r.staleness_max, r.lr, r.delay_s,
+        opt(r.remote_staleness_mean), opt_int(r.remote_staleness_max, ""), opt(r.ema_test_accuracy),
+        r.eval_seconds, r.exchanges, r.bytes_per_worker, opt(r.outer_step_norm), r.dropped);
   }
   std::lock_guard<std::mutex> lock(mu_);
   return AppendLocked(line);

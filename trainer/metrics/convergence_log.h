@@ -28,6 +28,20 @@
 //                   each from the start of its evaluation (not its wait in the queue;
 //                   trainer/metrics/eval_runner.h): wall_time_s - eval_seconds is the row's
 //                   time without evaluations when they run inline (one worker, or sync)
+//   exchanges       communication rounds so far (UpdatePolicy::communication; per mode in
+//                   docs/convergence_log.md): sync, backup one per step, local_sgd one per
+//                   averaging (per fragment exchange with Streaming DiLoCo), async_local_sgd one
+//                   per push; 0 where the workers share memory (async, ssp, locked, round_robin)
+//   bytes_per_worker
+//                   the logical payload one worker sent in them so far, mean over the workers,
+//                   bytes rounded to a whole number (4 per float32: its gradient, replica,
+//                   fragment or pseudo-gradient); a ring all-reduce puts 2 (W - 1) / W times
+//                   this on the wire
+//   outer_step_norm local_sgd, async_local_sgd: ||theta_after - theta_before||_2 of the last
+//                   outer step (averaging, fragment exchange or push); empty / null in the other
+//                   modes and before the first outer step
+//   dropped         gradients computed but not applied so far (UpdatePolicy::num_dropped:
+//                   backup's late ones, async's too stale ones)
 //
 // Write errors are never ignored: each row is one write(2), checked, so once Write() returns OK
 // the row is in the kernel's hands and a crash of this process keeps it; Close() checks the
@@ -72,7 +86,16 @@ struct LogRow {
   std::optional<int64_t> remote_staleness_max;
   std::optional<double> ema_test_accuracy;
   double eval_seconds = 0.0;
+  int64_t exchanges = 0;
+  double bytes_per_worker = 0.0;
+  std::optional<double> outer_step_norm;
+  int64_t dropped = 0;
 };
+
+// The end-of-run summaries' part for the exchanges and bytes_per_worker columns' totals:
+// " | 705 exchanges, 4.5 MB sent per worker" (bytes in B, kB, MB or GB, powers of 1000), or ""
+// when `exchanges` is 0. Pure.
+std::string FormatExchanges(int64_t exchanges, double bytes_per_worker);
 
 // Receives convergence-log rows as they are written, e.g. to plot a run live or to hand the
 // rows to another language (python/hogwild). Returns OK, or an error that stops the run like a
@@ -84,8 +107,8 @@ class ConvergenceLog {
   // Creates (truncates) `path` and writes the CSV header (JSON Lines has none). Never blocks:
   // a pipe that no process reads is refused (core/output_path.h's OpenOutputStream, whose errors
   // it returns). Errors: also kInvalidArgument when `path` ends in .json (CSV under a JSON name;
-  // nothing is written); a failed header write as Write(). Callers that must not replace a previous run's log call
-  // CheckWouldNotReplace() first (Train() does, unless told to overwrite).
+  // nothing is written); a failed header write as Write(). Callers that must not replace a previous
+  // run's log call CheckWouldNotReplace() first (Train() does, unless told to overwrite).
   static absl::StatusOr<std::unique_ptr<ConvergenceLog>> Open(const std::string& path);
 
   // OK when opening `path` destroys no rows: it does not exist, is empty, or is not a regular

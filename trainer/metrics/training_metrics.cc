@@ -8,12 +8,13 @@
 namespace hogwild {
 
 TrainingMetrics::TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log,
-                                 int64_t log_every, LogRowSink sink)
+                                 int64_t log_every, LogRowSink sink, PolicyCountersSource counters)
     : train_size_(std::max<int64_t>(1, train_size)),
       log_(log),
       log_every_(std::max<int64_t>(1, log_every)),
       start_(absl::Now()),
       sink_(std::move(sink)),
+      counters_(std::move(counters)),
       windows_(num_workers),
       histogram_(kStalenessBuckets, 0) {}
 
@@ -35,6 +36,15 @@ absl::Status TrainingMetrics::WriteLocked(const LogRow& row) {
   if (!sink_ || !sink_status_.ok()) return sink_status_;
   sink_status_ = sink_(row);
   return sink_status_;
+}
+
+void TrainingMetrics::FillPolicyCountersLocked(LogRow& row) const {
+  if (!counters_) return;
+  const PolicyCounters c = counters_();
+  row.exchanges = c.exchanges;
+  row.bytes_per_worker = c.bytes_per_worker;
+  row.outer_step_norm = c.outer_step_norm;
+  row.dropped = c.dropped;
 }
 
 absl::Status TrainingMetrics::EmitLocked(const LogRow& row) {
@@ -113,6 +123,7 @@ absl::Status TrainingMetrics::CloseWindowLocked(int worker, float lr) {
     row.remote_staleness_mean = static_cast<double>(w.remote_sum) / w.exchanges;
     row.remote_staleness_max = w.remote_max;
   }
+  FillPolicyCountersLocked(row);
   w = Window{.last_mean_loss = mean_loss, .closed_once = true};
   return EmitLocked(row);
 }
@@ -161,6 +172,7 @@ TrainingMetrics::PendingEval TrainingMetrics::BeginEval(int64_t global_step, flo
                     .eval_seconds = eval_seconds_},
       .started = absl::Now(),
       .id = next_eval_id_++};
+  FillPolicyCountersLocked(pending.row);
   if (exchanges_ > 0) {
     pending.row.remote_staleness_mean = static_cast<double>(remote_sum_) / exchanges_;
     pending.row.remote_staleness_max = remote_max_;

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -61,9 +62,22 @@ class TrainingMetrics {
     double eval_seconds = 0.0;  // their wall time, BeginEval to FinishEval, summed
   };
 
-  // log may be null (no convergence log); sink may be empty (no row sink). log_every >= 1.
+  // The run's counters that the update policy keeps (UpdatePolicy::communication and
+  // num_dropped): the log's exchanges, bytes_per_worker, outer_step_norm and dropped columns.
+  struct PolicyCounters {
+    int64_t exchanges = 0;
+    double bytes_per_worker = 0.0;
+    std::optional<double> outer_step_norm;
+    int64_t dropped = 0;
+  };
+  // Reads them; called under this object's lock when a row is made, so it must be thread-safe
+  // and must not call back into this object.
+  using PolicyCountersSource = std::function<PolicyCounters()>;
+
+  // log may be null (no convergence log); sink may be empty (no row sink); counters may be
+  // empty (those columns stay 0 / empty). log_every >= 1.
   TrainingMetrics(int num_workers, int64_t train_size, ConvergenceLog* log, int64_t log_every,
-                  LogRowSink sink = {});
+                  LogRowSink sink = {}, PolicyCountersSource counters = {});
 
   // One step of `worker`: `examples` examples with loss sum `loss_sum`, update staleness,
   // learning rate, the global step after the update, and the straggler delay it added
@@ -135,6 +149,8 @@ class TrainingMetrics {
   // Emits worker `worker`'s window (at least one step) as a train row and starts a new one.
   // Requires mu_.
   absl::Status CloseWindowLocked(int worker, float lr);
+  // Sets the policy's columns of `row` from counters_ (if any). Requires mu_.
+  void FillPolicyCountersLocked(LogRow& row) const;
   // Writes `row` now, or holds it back while an evaluation is pending. Requires mu_.
   absl::Status EmitLocked(const LogRow& row);
   // Writes the held rows from the front up to the first evaluation still pending; returns the
@@ -149,6 +165,7 @@ class TrainingMetrics {
   const int64_t log_every_;
   const absl::Time start_;
   const LogRowSink sink_;
+  const PolicyCountersSource counters_;
 
   // Everything below is guarded by mu_.
   mutable std::mutex mu_;
