@@ -12,7 +12,10 @@ absl::Status WriteEpochRows(ConvergenceLog* log, const SparseEpochReport& r, dou
              .examples_seen = r.examples,
              .worker = -1,
              .train_loss = r.train_loss,
-             .lr = r.lr};
+             .lr = r.lr,
+             .exchanges = r.communication.exchanges,
+             .bytes_per_worker = r.communication.bytes_per_worker,
+             .outer_step_norm = r.communication.last_outer_step_norm};
   HOGWILD_RETURN_IF_ERROR(log->Write(row));
   if (!r.test_loss) return absl::OkStatus();
   row.eval = true;

@@ -207,11 +207,15 @@ absl::Status RunSparseWorker(const SparseWorkerPlan& plan, Workload& workload,
 //   void FusedStep(const SgdMomentumFn& sgd, int64_t i, float* shared);
 //   // Async batch 1: before the step of order[k], with k < end (the shard's end).
 //   void Prefetch(const int64_t* order, int64_t k, int64_t end);
+// `communication`, when given, gains the epoch policy's (UpdatePolicy::communication: its
+// exchanges and bytes added, its last outer step's norm when it made one): the policy is made
+// afresh for every epoch, so the run's totals are the sum over its epochs.
 // Errors: the policy's (CreateUpdatePolicy's, a step's), after every worker has joined.
 template <typename Workload>
 absl::Status RunSparseEpoch(const SparseWorkerPlan& plan, const Workload& workload,
                             ParameterStore& store, absl::Span<const int64_t> order, float lr,
-                            absl::Span<const std::unique_ptr<SparseGradient>> gradients) {
+                            absl::Span<const std::unique_ptr<SparseGradient>> gradients,
+                            CommunicationStats* communication = nullptr) {
   using internal::StepPath;
   float* shared = store.unsafe_values().data();
   if (UsesFusedPath(plan) && plan.mode == Mode::kAsync) {
@@ -230,11 +234,21 @@ absl::Status RunSparseEpoch(const SparseWorkerPlan& plan, const Workload& worklo
                                                                policy.get(), nullptr, shared);
     });
   }
-  return internal::RunWorkerThreads(plan.num_workers, policy.get(), [&](int w) {
+  HOGWILD_RETURN_IF_ERROR(internal::RunWorkerThreads(plan.num_workers, policy.get(), [&](int w) {
     Workload mine = workload;
     return internal::RunSparseWorker<StepPath::kPolicy>(plan, mine, order, lr, w, policy.get(),
                                                         gradients[w].get(), shared);
-  });
+  }));
+  if (communication != nullptr) {
+    const CommunicationStats epoch = policy->communication();
+    communication->exchanges += epoch.exchanges;
+    communication->bytes_sent += epoch.bytes_sent;
+    communication->bytes_per_worker += epoch.bytes_per_worker;
+    if (epoch.last_outer_step_norm) {
+      communication->last_outer_step_norm = epoch.last_outer_step_norm;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace hogwild::sparse

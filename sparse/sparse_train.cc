@@ -182,7 +182,8 @@ absl::Status RunSparseEpochs(
                              .train_time_s = totals.train_time_s,
                              .examples = totals.examples,
                              .updates = totals.updates,
-                             .run_updates = totals.updates - totals.resumed_updates};
+                             .run_updates = totals.updates - totals.resumed_updates,
+                             .communication = totals.communication};
     evaluate(report);
     HOGWILD_RETURN_IF_ERROR(CheckSparseEpochFinite(params, report, loop.loss_name));
     totals.epochs.push_back(report);
@@ -231,7 +232,8 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
   const LinearExamples examples(options.model, &train);
   const int64_t epoch_updates = SparseEpochUpdates(plan, train.num_examples());
   auto run_epoch = [&](const std::vector<int64_t>& order, float lr) -> absl::StatusOr<int64_t> {
-    HOGWILD_RETURN_IF_ERROR(RunSparseEpoch(plan, examples, *store, order, lr, gradients));
+    HOGWILD_RETURN_IF_ERROR(
+        RunSparseEpoch(plan, examples, *store, order, lr, gradients, &totals.communication));
     return totals.updates + epoch_updates;
   };
   // The join ordered every worker's writes before the evaluation's plain reads.

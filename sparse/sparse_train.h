@@ -43,6 +43,7 @@
 #include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_dataset.h"
 #include "sync/policy_factory.h"
+#include "sync/update_policy.h"
 
 namespace hogwild::sparse {
 
@@ -67,6 +68,9 @@ struct SparseEpochReport {
   double train_accuracy = 0.0;
   std::optional<double> test_loss;  // with a test set
   std::optional<double> test_accuracy;
+  // What the workers communicated so far in this call (the log's exchanges, bytes_per_worker and
+  // outer_step_norm columns): the epochs' policies' CommunicationStats summed.
+  CommunicationStats communication;
 };
 
 struct SparseTrainOptions {
@@ -145,6 +149,7 @@ struct SparseRunTotals {
   int64_t examples = 0;
   int64_t updates = 0;
   int64_t resumed_updates = 0;  // the updates of the checkpoint resumed from (run_updates' base)
+  CommunicationStats communication;  // the epochs' policies', summed (RunSparseEpoch)
   std::vector<SparseEpochReport> epochs;
 };
 absl::Status RunSparseEpochs(

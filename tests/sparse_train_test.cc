@@ -198,6 +198,37 @@ TEST(SparseTrain, LocalSgdAveragingEveryStepIsSyncUpToFloatRounding) {
   EXPECT_GT(RelativeDifference(rarely->weights, sync->weights), 1e-3);
 }
 
+// The log's communication columns from the sparse trainer: the epochs' policies' counts summed.
+// Sync: one all-reduce of each worker's dense-sized gradient per step; local_sgd: one averaging
+// per round, a round ending at every epoch's end (the policy is made per epoch: 50 steps per
+// epoch in rounds of 4 are 13 averagings); async shares memory: nothing.
+TEST(SparseTrain, TheEpochReportsCountTheExchangesOfEveryEpoch) {
+  const SparseDataset data = Synthetic(600, 300, 10);
+  SparseTrainOptions options{
+      .mode = Mode::kSync, .num_workers = 3, .batch_size = 12, .epochs = 2, .lr = 0.5f};
+  absl::StatusOr<SparseTrainResult> sync = TrainSparse(options, data, nullptr);
+  ASSERT_TRUE(sync.ok()) << sync.status();
+  const CommunicationStats& c = sync->epochs.back().communication;
+  EXPECT_EQ(c.exchanges, sync->updates);
+  EXPECT_EQ(c.exchanges, 100);
+  EXPECT_DOUBLE_EQ(c.bytes_per_worker, 100.0 * 300 * 4);
+  EXPECT_FALSE(c.last_outer_step_norm.has_value());
+  EXPECT_EQ(sync->epochs.front().communication.exchanges, 50);
+  options.mode = Mode::kLocalSgd;
+  options.mode_options.average_every = 4;
+  absl::StatusOr<SparseTrainResult> local = TrainSparse(options, data, nullptr);
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_EQ(local->epochs.back().communication.exchanges, 2 * 13);
+  ASSERT_TRUE(local->epochs.back().communication.last_outer_step_norm.has_value());
+  EXPECT_GT(*local->epochs.back().communication.last_outer_step_norm, 0.0);
+  options.mode = Mode::kAsync;
+  options.batch_size = 4;
+  options.mode_options = {};
+  absl::StatusOr<SparseTrainResult> async = TrainSparse(options, data, nullptr);
+  ASSERT_TRUE(async.ok()) << async.status();
+  EXPECT_EQ(async->epochs.back().communication.exchanges, 0);
+}
+
 TEST(SparseTrain, SspWithBoundZeroAndTwoWorkersTrainsEveryExampleOnce) {
   // Uneven shards (7 examples over 2 workers): the worker that finishes first leaves the bound
   // (WorkerDone), so the other is never stranded.
