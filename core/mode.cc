@@ -43,6 +43,8 @@ bool SplitsGlobalBatch(Mode mode) {
 
 bool HasLocalRounds(Mode mode) { return mode == Mode::kLocalSgd || mode == Mode::kAsyncLocalSgd; }
 
+bool UpdatesAfterLastStep(Mode mode) { return mode == Mode::kAsyncLocalSgd; }
+
 bool Exchanges(Mode mode) { return SplitsGlobalBatch(mode) || mode == Mode::kAsyncLocalSgd; }
 
 bool HasWorkerOptimizerState(Mode mode) {

@@ -54,6 +54,12 @@ bool SplitsGlobalBatch(Mode mode);
 // optimizer; the others refuse them. Pure.
 bool HasLocalRounds(Mode mode);
 
+// Whether the parameters may still change after the run's last global step is counted:
+// async_local_sgd, whose workers push their last, partial rounds when their data ends
+// (UpdatePolicy::WorkerDone) without counting a step. A periodic evaluation at the last step
+// then does not see the final parameters, so the final evaluation is logged as well. Pure.
+bool UpdatesAfterLastStep(Mode mode);
+
 // Whether a step or round of the mode exchanges parameters or gradients between the workers, so
 // that a simulation charges it an all-reduce's (or push's) time: sync, backup, local_sgd and
 // async_local_sgd. Pure.

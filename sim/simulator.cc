@@ -265,7 +265,8 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
       result.final_ema_test_loss = ema_eval->loss;
       result.final_ema_test_accuracy = ema_eval->accuracy;
     }
-    if (ctx.metrics->last_eval_step() != result.steps) {
+    // As the trainer: unless a periodic evaluation logged these very parameters.
+    if (ctx.metrics->last_eval_step() != result.steps || UpdatesAfterLastStep(t.mode)) {
       HOGWILD_RETURN_IF_ERROR(ctx.metrics->RecordEval(eval, ctx.LrNow(), end_s, ema_eval));
     }
     result.final_test_loss = eval.loss;

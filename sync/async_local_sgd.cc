@@ -26,8 +26,9 @@ AsyncLocalSgd::AsyncLocalSgd(ParameterStore* store, int num_workers, SgdOptions 
   HOGWILD_CHECK(mode_options.average_every >= 1, "AsyncLocalSgd: average_every must be >= 1");
   HOGWILD_CHECK(CheckOuterOptimizer(mode_options.outer, "").ok(),
                 "AsyncLocalSgd: outer optimizer out of range");
-  HOGWILD_CHECK(CheckDelayedNesterov(mode_options.delayed_nesterov, mode_options.outer, "", "").ok(),
-                "AsyncLocalSgd: delayed_nesterov out of range");
+  HOGWILD_CHECK(
+      CheckDelayedNesterov(mode_options.delayed_nesterov, mode_options.outer, "", "").ok(),
+      "AsyncLocalSgd: delayed_nesterov out of range");
   std::lock_guard<std::mutex> lock(mu_);
   if (mode_options.outer.has_momentum()) outer_momentum_.assign(store->size(), 0.0f);
   if (mode_options.delayed_nesterov > 1) pushed_sum_.assign(store->size(), 0.0f);
@@ -69,9 +70,12 @@ void AsyncLocalSgd::PullLocked(PerWorker& w) {
       if (t > 0.0 && (fastest == 0.0 || t < fastest)) fastest = t;
     }
     if (mine > 0.0) {
+      // Times within kSameSpeed of each other are the same speed: a round's time is a sum of
+      // step times whose rounding differs by worker, and equal workers must keep H exactly.
+      constexpr double kSameSpeed = 1e-9;
       w.round_steps = std::max<int64_t>(
-          1, static_cast<int64_t>(
-                 std::floor(static_cast<double>(options_.average_every) * fastest / mine)));
+          1, static_cast<int64_t>(std::floor(static_cast<double>(options_.average_every) * fastest /
+                                             mine * (1.0 + kSameSpeed))));
     }
   }
 }

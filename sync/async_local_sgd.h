@@ -13,7 +13,9 @@
 // (the paper's DyLU, section 5.2) H_w = max(1, floor(H * t_fastest / t_w)) steps, where t_w is
 // the worker's own time per local step over its last round (from the start of the round's first
 // step to its push: compute, not the exchange) and t_fastest the smallest such time
-// of any worker (a worker with no measured round yet takes H), so that a slower worker pushes
+// of any worker (a worker with no measured round yet takes H; times that differ by less than one
+// part in 10^9, the rounding of their sums, count as equal, so equal workers keep H), so that a
+// slower worker pushes
 // fewer steps and every worker's round takes about the time of the fastest worker's H steps.
 // Time comes from the clock given at construction (wall seconds on threads, simulated seconds
 // in the simulator).

@@ -10,11 +10,15 @@
 
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "sim/simulator.h"
 #include "sync/outer_optimizer.h"
@@ -317,6 +321,74 @@ TEST(AsyncLocalSgd, TheSimulationIsTheRealTrainerBitwiseAndChargesEachPush) {
   ASSERT_TRUE(other.ok());
   EXPECT_GT(CountBitwiseDifferences(other->params, real->params),
             static_cast<int64_t>(real->params.size() / 2));
+}
+
+// Equally fast workers keep H with dynamic local updates: the simulation with it on and off is
+// the same run, bitwise (a round's simulated time is a sum whose rounding differs by worker, which
+// must not shorten a round). A straggler makes them differ.
+TEST(AsyncLocalSgd, DynamicLocalUpdatesChangeNothingAmongEquallyFastWorkers) {
+  const Dataset train = testing::SyntheticDataset(400, 10, 4, 3);
+  TrainerOptions options = SmallRun(4);
+  options.delayed_nesterov = 4;
+  SimOptions sim{.trainer = options};
+  sim.compute.step_time_s = 0.0031;
+  sim.allreduce_time_s = 0.0017;
+  auto fixed = Simulate(sim, train, Dataset());
+  sim.trainer.dynamic_local_updates = true;
+  auto dynamic = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(fixed.ok() && dynamic.ok()) << fixed.status() << dynamic.status();
+  EXPECT_EQ(CountBitwiseDifferences(dynamic->params, fixed->params), 0);
+  EXPECT_EQ(dynamic->exchanges, fixed->exchanges);
+  sim.compute.stragglers = {{0, 4.0}};
+  auto slow = Simulate(sim, train, Dataset());
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_GT(slow->exchanges, fixed->exchanges);
+}
+
+// The last pushes come after the last step is counted (each worker's partial round, pushed when
+// its data ends): the log's last eval row is the final parameters' evaluation, on threads and
+// simulated, with every exchange counted, even when a periodic evaluation fell on the last step.
+TEST(AsyncLocalSgd, TheLastEvalRowIsTheFinalParametersAfterTheLastPushes) {
+  const Dataset train = testing::SyntheticDataset(300, 10, 3, 21);
+  TrainerOptions options = SmallRun(3);
+  options.average_every = 7;  // 13 steps per worker per epoch: every worker ends mid-round
+  options.eval_every_epochs = 1;
+  std::vector<LogRow> rows;
+  options.log_row_sink = [&rows](const LogRow& row) {
+    rows.push_back(row);
+    return absl::OkStatus();
+  };
+  auto real = Train(options, train, train);
+  ASSERT_TRUE(real.ok()) << real.status();
+  ASSERT_FALSE(rows.empty());
+  ASSERT_TRUE(rows.back().eval);
+  EXPECT_EQ(rows.back().test_accuracy, real->final_test_accuracy);
+  EXPECT_EQ(rows.back().exchanges, real->exchanges);
+  // Simulated: the log file's last row.
+  SimOptions sim{.trainer = options};
+  sim.trainer.log_row_sink = nullptr;
+  sim.trainer.log_path = ::testing::TempDir() + "/async_local_sgd_sim_log.csv";
+  sim.trainer.overwrite_log = true;
+  sim.compute.step_time_s = 0.01;
+  sim.compute.stragglers = {{1, 3.0}};
+  auto simulated = Simulate(sim, train, train);
+  ASSERT_TRUE(simulated.ok()) << simulated.status();
+  std::ifstream in(sim.trainer.log_path);
+  std::string header, line, last;
+  std::getline(in, header);
+  while (std::getline(in, line)) last = line;
+  const std::vector<std::string> names = absl::StrSplit(header, ',');
+  const std::vector<std::string> values = absl::StrSplit(last, ',');
+  ASSERT_EQ(names.size(), values.size());
+  auto column = [&](const std::string& name) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) return values[i];
+    }
+    return std::string("missing");
+  };
+  EXPECT_EQ(column("kind"), "eval");
+  EXPECT_NEAR(std::stod(column("test_accuracy")), simulated->final_test_accuracy, 1e-6);
+  EXPECT_EQ(column("exchanges"), absl::StrCat(simulated->exchanges));
 }
 
 // Three workers on threads train the network: the loss falls.

@@ -813,8 +813,9 @@ absl::Status RecordFinalEval(const FinalState& final_state, const WorkerContext&
     result.final_ema_test_loss = ema_eval->loss;
     result.final_ema_test_accuracy = ema_eval->accuracy;
   }
-  // A periodic evaluation may already have logged exactly these parameters.
-  if (context.metrics->last_eval_step() != result.steps) {
+  // A periodic evaluation may already have logged exactly these parameters (unless the last
+  // pushes came after it: core/mode.h UpdatesAfterLastStep).
+  if (context.metrics->last_eval_step() != result.steps || UpdatesAfterLastStep(result.mode)) {
     HOGWILD_RETURN_IF_ERROR(
         context.metrics->RecordEval(eval, result.steps, context.lr.At(result.steps), ema_eval));
   }
