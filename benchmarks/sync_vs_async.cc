@@ -959,6 +959,23 @@ absl::StatusOr<std::vector<GridRun>> BuildGrid() {
   return grid;
 }
 
+// The library's field names in an error, as the study's flags that set them.
+std::string WithStudyFlagNames(absl::string_view message) {
+  return absl::StrReplaceAll(message,
+                             {{"TrainerOptions::batch_size", "--batch_size (or --sync_batch_size)"},
+                              {"TrainerOptions::epochs", "--epochs"},
+                              {"TrainerOptions::sgd.weight_decay", "--weight_decay"},
+                              {"TrainerOptions::log_every_steps", "--log_every"},
+                              {"TrainerOptions::eval_every_epochs", "--eval_every_epochs"},
+                              {"TrainerOptions::stragglers.slowdown", "--stragglers"},
+                              {"TrainerOptions::stragglers", "--straggler_delay"},
+                              {"TrainerOptions::num_workers", "--workers"},
+                              {"TrainerOptions::sgd.max_delay", "--max_delay"},
+                              {"SimOptions::allreduce_time_s", "--allreduce_ms"},
+                              {"SimOptions::bandwidth_bytes_per_s", "--bandwidth_gbps"},
+                              {"SimOptions::latency_s", "--latency_ms"}});
+}
+
 // The simulation's own options, checked before any data is loaded.
 absl::Status CheckSimulationFlags() {
   if (!absl::GetFlag(FLAGS_simulate)) {
@@ -991,29 +1008,21 @@ absl::Status CheckSimulationFlags() {
     return absl::InvalidArgumentError(
         absl::StrFormat("--latency_ms=%g is out of range [0, 1e9] ms", latency_ms));
   }
+  // The combination (a latency needs a bandwidth; one model of the two), checked here so that a
+  // bad one stops the study before its first run.
+  SimOptions model;
+  model.allreduce_time_s = allreduce_ms / 1000.0;
+  model.latency_s = latency_ms / 1000.0;
+  model.bandwidth_bytes_per_s = gbps * 1e9 / 8;
+  if (const absl::Status checked = CheckExchangeTimeModel(model); !checked.ok()) {
+    return absl::InvalidArgumentError(WithStudyFlagNames(checked.message()));
+  }
   const double jitter = absl::GetFlag(FLAGS_jitter);
   if (!(jitter >= 0 && jitter <= kMaxSimJitter)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--jitter=%g is out of range [0, %g]", jitter, kMaxSimJitter));
   }
   return absl::OkStatus();
-}
-
-// The library's field names in an error, as the study's flags that set them.
-std::string WithStudyFlagNames(absl::string_view message) {
-  return absl::StrReplaceAll(message,
-                             {{"TrainerOptions::batch_size", "--batch_size (or --sync_batch_size)"},
-                              {"TrainerOptions::epochs", "--epochs"},
-                              {"TrainerOptions::sgd.weight_decay", "--weight_decay"},
-                              {"TrainerOptions::log_every_steps", "--log_every"},
-                              {"TrainerOptions::eval_every_epochs", "--eval_every_epochs"},
-                              {"TrainerOptions::stragglers.slowdown", "--stragglers"},
-                              {"TrainerOptions::stragglers", "--straggler_delay"},
-                              {"TrainerOptions::num_workers", "--workers"},
-                              {"TrainerOptions::sgd.max_delay", "--max_delay"},
-                              {"SimOptions::allreduce_time_s", "--allreduce_ms"},
-                              {"SimOptions::bandwidth_bytes_per_s", "--bandwidth_gbps"},
-                              {"SimOptions::latency_s", "--latency_ms"}});
 }
 
 // Records and tables are replaced whole (core/atomic_file.h): a rerun reads them back.

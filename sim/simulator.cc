@@ -36,6 +36,36 @@ int64_t GlobalStepsPerEpoch(const BatchPlan& plan, Mode mode, int num_workers) {
 
 }  // namespace
 
+absl::Status CheckExchangeTimeModel(const SimOptions& options) {
+  if (!(options.allreduce_time_s >= 0 && options.allreduce_time_s <= kMaxSimAllreduceTimeS)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("SimOptions::allreduce_time_s=%g is out of range [0, %g] seconds",
+                        options.allreduce_time_s, kMaxSimAllreduceTimeS));
+  }
+  if (!(options.latency_s >= 0 && options.latency_s <= kMaxSimAllreduceTimeS)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("SimOptions::latency_s=%g is out of range [0, %g] seconds",
+                        options.latency_s, kMaxSimAllreduceTimeS));
+  }
+  if (!(options.bandwidth_bytes_per_s >= 0 && options.bandwidth_bytes_per_s <= kMaxSimBandwidth)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("SimOptions::bandwidth_bytes_per_s=%g is out of range [0, %g] bytes/s",
+                        options.bandwidth_bytes_per_s, kMaxSimBandwidth));
+  }
+  if (options.latency_s != 0 && options.bandwidth_bytes_per_s == 0) {
+    return absl::InvalidArgumentError(
+        "SimOptions::latency_s is part of the bandwidth model and needs "
+        "SimOptions::bandwidth_bytes_per_s; for a fixed time per exchange give "
+        "SimOptions::allreduce_time_s instead");
+  }
+  if (options.bandwidth_bytes_per_s != 0 && options.allreduce_time_s != 0) {
+    return absl::InvalidArgumentError(
+        "SimOptions::allreduce_time_s and SimOptions::bandwidth_bytes_per_s are two models of an "
+        "exchange's time; give one of them");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateSimOptions(const SimOptions& options, WorkloadKind workload) {
   const TrainerOptions& t = options.trainer;
   // Before ValidateOptions, which checks the threads cell: the simulated one is the cell here.
@@ -68,32 +98,7 @@ absl::Status ValidateSimOptions(const SimOptions& options, WorkloadKind workload
         "TrainerOptions::lr.scaling is not simulated yet; scale --lr yourself");
   }
   HOGWILD_RETURN_IF_ERROR(ValidateComputeTimeOptions(options.compute, t.num_workers));
-  if (!(options.allreduce_time_s >= 0 && options.allreduce_time_s <= kMaxSimAllreduceTimeS)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("SimOptions::allreduce_time_s=%g is out of range [0, %g] seconds",
-                        options.allreduce_time_s, kMaxSimAllreduceTimeS));
-  }
-  if (!(options.latency_s >= 0 && options.latency_s <= kMaxSimAllreduceTimeS)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("SimOptions::latency_s=%g is out of range [0, %g] seconds",
-                        options.latency_s, kMaxSimAllreduceTimeS));
-  }
-  if (!(options.bandwidth_bytes_per_s >= 0 && options.bandwidth_bytes_per_s <= kMaxSimBandwidth)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("SimOptions::bandwidth_bytes_per_s=%g is out of range [0, %g] bytes/s",
-                        options.bandwidth_bytes_per_s, kMaxSimBandwidth));
-  }
-  if (options.latency_s != 0 && options.bandwidth_bytes_per_s == 0) {
-    return absl::InvalidArgumentError(
-        "SimOptions::latency_s is part of the bandwidth model and needs "
-        "SimOptions::bandwidth_bytes_per_s; for a fixed time per exchange give "
-        "SimOptions::allreduce_time_s instead");
-  }
-  if (options.bandwidth_bytes_per_s != 0 && options.allreduce_time_s != 0) {
-    return absl::InvalidArgumentError(
-        "SimOptions::allreduce_time_s and SimOptions::bandwidth_bytes_per_s are two models of an "
-        "exchange's time; give one of them");
-  }
+  HOGWILD_RETURN_IF_ERROR(CheckExchangeTimeModel(options));
   if (options.bandwidth_bytes_per_s != 0 && !Exchanges(t.mode)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("SimOptions::bandwidth_bytes_per_s applies to sync, backup, local_sgd and "

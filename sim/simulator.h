@@ -177,6 +177,12 @@ struct SimResult {
   double final_ema_test_accuracy = 0.0;
 };
 
+// Checks the exchange's time model alone (no mode, no data): allreduce_time_s, latency_s and
+// bandwidth_bytes_per_s in range, a latency only with a bandwidth, and not both models. Errors:
+// kInvalidArgument naming the SimOptions fields (a front end checks its flags' ranges in its own
+// units first; the combination messages name fields without values). Pure.
+absl::Status CheckExchangeTimeModel(const SimOptions& options);
+
 // Checks the options without data: the capabilities table's simulated cell of `workload` and the
 // mode (core/capabilities.h), ValidateOptions on `trainer`, the compute-time options, the
 // simulation's own fields and the refused TrainerOptions fields. Errors: kInvalidArgument naming

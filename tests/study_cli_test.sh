@@ -102,6 +102,9 @@ expect_error "--async_lr has no effect: the grid has no async runs with more tha
 expect_error "--allreduce_ms has no effect: the grid has no sync, backup, local_sgd or async_local_sgd runs" \
   --simulate --modes=async,ssp --allreduce_ms=5
 expect_error "--bandwidth_gbps has no effect without --simulate" --modes=sync --bandwidth_gbps=10
+# Checked before the first run: nothing is written.
+expect_error "--latency_ms is part of the bandwidth model and needs --bandwidth_gbps" \
+  --simulate --modes=sync --latency_ms=1
 expect_error "--bandwidth_gbps has no effect: the grid has no sync, backup, local_sgd or async_local_sgd runs" \
   --simulate --modes=async --bandwidth_gbps=10
 expect_error "--backup_workers (default 1; give --backup_workers=0 for 1-worker backup runs)" \
