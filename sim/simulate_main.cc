@@ -32,6 +32,7 @@
 #include "core/mode.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
+#include "kernels/optimizer_name.h"
 #include "sim/simulator.h"
 #include "trainer/cli/argv_flags.h"
 #include "trainer/cli/async_flags.h"
@@ -295,8 +296,18 @@ absl::StatusOr<hogwild::SimResult> Run() {
                            LoadTrainTest(info, dir, train_examples, "--train_examples"));
   const Dataset& train = splits.train;
   const Dataset& test = splits.test;
-  absl::PrintF("simulate: %s mode, %d simulated workers, %s (%d train / %d test examples)\n",
-               ModeName(t.mode), t.num_workers, info.name, train.size(), test.size());
+  std::string exchange;
+  if (options.bandwidth_bytes_per_s != 0) {
+    exchange = absl::StrFormat(", exchanges at %g Gbit/s with %g ms latency",
+                               options.bandwidth_bytes_per_s * 8 / 1e9, options.latency_s * 1000);
+  } else if (options.allreduce_time_s != 0) {
+    exchange = absl::StrFormat(", %g ms per exchange", options.allreduce_time_s * 1000);
+  }
+  absl::PrintF(
+      "simulate: %s mode, %d simulated workers, optimizer %s%s%s, %s (%d train / %d test "
+      "examples)\n",
+      ModeName(t.mode), t.num_workers, OptimizerName(t.sgd.optimizer), UpdateRulesText(t), exchange,
+      info.name, train.size(), test.size());
   std::fflush(stdout);
   HOGWILD_ASSIGN_OR_RETURN(SimResult result, Simulate(options, train, test));
   const std::string csv = absl::GetFlag(FLAGS_staleness_csv);

@@ -319,7 +319,7 @@ out=$("$train" --mode=async_local_sgd --data_dir="$tiny_dir" --devices=cpu --wor
   --delayed_nesterov=2 --dynamic_local_updates 2>&1)
 rc=$?
 if [[ $rc -eq 0 && $out == *"hogwild: async_local_sgd mode, 2 workers on cpu"* &&
-  $out == *"outer momentum every 2 pushes (delayed Nesterov)"* &&
+  $out == *"rounds of 2 local steps, outer optimizer lr 1 momentum 0.9 (Nesterov), outer momentum updated every 2 pushes (delayed)"* &&
   $out == *"rounds by worker speed"* && $out == *"6 examples, 6 steps"* ]]; then
   echo "ok:   --mode=async_local_sgd trains with the delayed Nesterov and says so"
 else

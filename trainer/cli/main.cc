@@ -505,27 +505,9 @@ absl::StatusOr<hogwild::TrainResult> Run(const std::atomic<bool>* stop_requested
     // The optimizer, its state's kind where it is not the default (per worker), and the rules
     // that change what an update does: async's delay rules, local_sgd's outer optimizer and
     // Streaming DiLoCo's fragments.
-    std::string optimizer =
-        absl::StrCat(OptimizerName(options.sgd.optimizer),
-                     options.sgd.shared_optimizer_state ? " (shared state)" : "");
-    if (options.sgd.staleness_aware_lr) absl::StrAppend(&optimizer, ", lr / staleness");
-    if (options.sgd.delay_adaptive_lr) absl::StrAppend(&optimizer, ", delay-adaptive lr");
-    if (options.sgd.max_delay > 0) {
-      absl::StrAppendFormat(&optimizer, ", updates staler than %d dropped", options.sgd.max_delay);
-    }
-    if (!(options.outer == OuterOptimizer{})) {
-      absl::StrAppendFormat(&optimizer, ", outer optimizer lr %g momentum %g%s", options.outer.lr,
-                            options.outer.momentum, options.outer.nesterov ? " (Nesterov)" : "");
-    }
-    if (options.delayed_nesterov > 1) {
-      absl::StrAppendFormat(&optimizer, ", outer momentum every %d pushes (delayed Nesterov)",
-                            options.delayed_nesterov);
-    }
-    if (options.dynamic_local_updates) absl::StrAppend(&optimizer, ", rounds by worker speed");
-    if (const StreamingOptions& s = options.streaming; !s.is_default()) {
-      absl::StrAppendFormat(&optimizer, ", streaming: %d fragments, %d-step overlap, mix %g",
-                            s.fragments, s.overlap_steps, s.mix_alpha);
-    }
+    const std::string optimizer = absl::StrCat(
+        OptimizerName(options.sgd.optimizer),
+        options.sgd.shared_optimizer_state ? " (shared state)" : "", UpdateRulesText(options));
     absl::PrintF(
         "hogwild: %s mode, %s%d worker%s on %s, optimizer %s, %s (%d train / %d test "
         "examples)\n%s\n",

@@ -85,6 +85,31 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
   return absl::OkStatus();
 }
 
+std::string UpdateRulesText(const TrainerOptions& o) {
+  std::string rules;
+  if (o.sgd.staleness_aware_lr) absl::StrAppend(&rules, ", lr / staleness");
+  if (o.sgd.delay_adaptive_lr) absl::StrAppend(&rules, ", delay-adaptive lr");
+  if (o.sgd.max_delay > 0) {
+    absl::StrAppendFormat(&rules, ", updates staler than %d dropped", o.sgd.max_delay);
+  }
+  if (HasLocalRounds(o.mode))
+    absl::StrAppendFormat(&rules, ", rounds of %d local steps", o.average_every);
+  if (!(o.outer == OuterOptimizer{})) {
+    absl::StrAppendFormat(&rules, ", outer optimizer lr %g momentum %g%s", o.outer.lr,
+                          o.outer.momentum, o.outer.nesterov ? " (Nesterov)" : "");
+  }
+  if (const StreamingOptions& s = o.streaming; !s.is_default()) {
+    absl::StrAppendFormat(&rules, ", streaming: %d fragments, %d-step overlap, mix %g", s.fragments,
+                          s.overlap_steps, s.mix_alpha);
+  }
+  if (o.delayed_nesterov > 1) {
+    absl::StrAppendFormat(&rules, ", outer momentum updated every %d pushes (delayed)",
+                          o.delayed_nesterov);
+  }
+  if (o.dynamic_local_updates) absl::StrAppend(&rules, ", rounds by worker speed");
+  return rules;
+}
+
 absl::StatusOr<ModeChoice> ParseModeFlag(absl::string_view value) {
   const ModeOptions diloco{.outer = kDiloco};
   ModeOptions streaming = diloco;

@@ -11,6 +11,7 @@
 #define HOGWILD_TRAINER_CLI_MODE_FLAGS_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/flags/declare.h"
 #include "absl/status/status.h"
@@ -20,6 +21,7 @@
 #include "sync/mode_options.h"
 #include "sync/outer_optimizer.h"
 #include "sync/streaming.h"
+#include "trainer/trainer_options.h"
 
 ABSL_DECLARE_FLAG(int64_t, staleness_bound);
 ABSL_DECLARE_FLAG(int32_t, backup_workers);
@@ -50,6 +52,13 @@ inline constexpr char kModeFlagHelp[] =
     "async_local_sgd (each worker pushes its local steps when done); or the presets diloco "
     "(local_sgd with DiLoCo's outer optimizer) and streaming_diloco (diloco with 2 fragments, "
     "1-step overlap, mixing 0.5)";
+
+// The rules that change what an update does, for a banner: ", lr / staleness",
+// ", delay-adaptive lr", ", updates staler than R dropped" (async), ", rounds of H local steps",
+// ", outer optimizer lr 0.7 momentum 0.9 (Nesterov)" (local_sgd, async_local_sgd),
+// ", streaming: 2 fragments, 1-step overlap, mix 0.5" (local_sgd), ", outer momentum updated
+// every N pushes (delayed)", ", rounds by worker speed" (async_local_sgd); "" when none. Pure.
+std::string UpdateRulesText(const TrainerOptions& options);
 
 // What --mode names: the update policy, and the defaults of its own flags.
 struct ModeChoice {
