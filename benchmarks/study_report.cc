@@ -219,7 +219,8 @@ std::string FinalAccuracyNote(bool drop_last) {
                "(--drop_last left out each epoch's short last batch)."
              : "Final test accuracy: the parameters after each run's last update, which may be "
                "an epoch's short last batch (the remainder of the examples over the batch, per "
-               "worker in async and ssp) and move the accuracy by points; --drop_last leaves "
+               "worker where each worker walks its own shard) and move the accuracy by points; "
+               "--drop_last leaves "
                "those batches out.";
 }
 

@@ -270,11 +270,13 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
   absl::PrintF(
       "%s%d updates in %.3f s of SGD (%.0f updates/s); test RMSE %.4f against %.4f for the "
-      "global mean %.3f\n",
+      "global mean %.3f%s\n",
       DoneHead(options.epochs, result.resumed_epochs, options.checkpoint.dir),
       result.epochs.back().run_updates, result.train_time_s,
       result.epochs.back().run_updates / result.train_time_s, *result.epochs.back().test_loss,
-      GlobalMeanRmse(result.mean, split.test), result.mean);
+      GlobalMeanRmse(result.mean, split.test), result.mean,
+      FormatExchanges(result.epochs.back().communication.exchanges,
+                      result.epochs.back().communication.bytes_per_worker));
   return absl::OkStatus();
 }
 
@@ -356,7 +358,7 @@ absl::Status Run(const StopOnSignals& stop) {
   const SparseEpochReport& last = result.epochs.back();
   absl::PrintF(
       "%s%d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s); final train %s %.6f, "
-      "accuracy %.4f%s\n",
+      "accuracy %.4f%s%s\n",
       DoneHead(options.epochs, result.resumed_epochs, options.checkpoint.dir), last.run_updates,
       result.train_time_s, last.run_updates / result.train_time_s,
       static_cast<double>(result.examples -
@@ -365,7 +367,8 @@ absl::Status Run(const StopOnSignals& stop) {
       loss_name, last.train_loss, last.train_accuracy,
       last.test_loss ? absl::StrFormat("; test %s %.6f, accuracy %.4f", loss_name, *last.test_loss,
                                        *last.test_accuracy)
-                     : "");
+                     : "",
+      FormatExchanges(last.communication.exchanges, last.communication.bytes_per_worker));
   return absl::OkStatus();
 }
 

@@ -95,7 +95,8 @@ ABSL_FLAG(std::string, devices, "",
 ABSL_FLAG(int32_t, workers_per_device, 1,
           "GPU workers per GPU (one stream each), in [1, 64]; GPUs only");
 ABSL_FLAG(int64_t, batch_size, 64,
-          "examples per step: PER WORKER in async, ssp, locked and round_robin modes, the GLOBAL "
+          "examples per step: PER WORKER in async, ssp, locked, round_robin and async_local_sgd "
+          "modes, the GLOBAL "
           "batch (split across workers) in sync, backup and local_sgd modes");
 ABSL_FLAG(int64_t, epochs, 8, "passes over the training set");
 ABSL_FLAG(bool, drop_last, false,
@@ -118,7 +119,7 @@ ABSL_FLAG(std::string, lr_scaling, "none",
           "none | linear | sqrt: scale --lr by (global batch / --lr_reference_batch), or its "
           "square root, once before training (the linear scaling rule when changing the worker "
           "count); the global batch is --batch_size in sync, backup and local_sgd modes and "
-          "--batch_size x workers in async, ssp, locked and round_robin modes");
+          "--batch_size x workers in async, ssp, locked, round_robin and async_local_sgd modes");
 ABSL_FLAG(int64_t, lr_reference_batch, 256,
           "the global batch --lr is meant for, >= 1 (--lr_scaling linear or sqrt only)");
 ABSL_FLAG(bool, weight_decay_biases, true,
@@ -142,7 +143,8 @@ ABSL_FLAG(double, bn_momentum, 0.1,
 ABSL_FLAG(double, clip_global_norm, 0.0,
           "clip the gradient to this global L2 norm, >= 0 (0: off; PyTorch's clip_grad_norm_): "
           "in sync and backup modes the AVERAGED gradient (after the tower average, not each "
-          "tower's share), in async, ssp and local_sgd modes each worker's own gradient; CPU "
+          "tower's share), in async, ssp, local_sgd and async_local_sgd modes each worker's own "
+          "gradient; CPU "
           "workers only");
 ABSL_FLAG(std::string, optimizer, "sgd",
           "sgd | momentum | nesterov | adam | adamw | rmsprop | adagrad: torch.optim's rules and "
