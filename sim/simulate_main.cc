@@ -334,7 +334,10 @@ int Main(int argc, char** argv) {
   const absl::StatusOr<hogwild::SimResult> result = Run();
   if (!result.ok()) {
     std::fprintf(stderr, "error: %s\n",
-                 std::string(WithSimFlagNames(result.status()).message()).c_str());
+                 std::string(hogwild::WithPresetNote(WithSimFlagNames(result.status()),
+                                                     absl::GetFlag(FLAGS_mode))
+                                 .message())
+                     .c_str());
     return hogwild::CheckedExitCode(1);
   }
   std::printf("%s\n", hogwild::FormatSimSummary(*result).c_str());

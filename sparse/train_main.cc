@@ -404,7 +404,9 @@ int Main(int argc, char** argv) {
       // 128 + signal number: the shell's "ended by this signal", as //trainer:train.
       return hogwild::CheckedExitCode(128 + (*stop)->signal());
     }
-    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+    std::fprintf(
+        stderr, "error: %s\n",
+        std::string(hogwild::WithPresetNote(status, absl::GetFlag(FLAGS_mode)).message()).c_str());
     return hogwild::CheckedExitCode(1);
   }
   return hogwild::CheckedExitCode(0);

@@ -331,6 +331,11 @@ expect_one_line_error "--mode=hogwild" \
   "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin and async_local_sgd; or the presets diloco and streaming_diloco" \
   "$train" --mode=hogwild --data_dir="$tiny_dir"
 
+# An error about a flag a preset set says so (nobody typed --fragments here).
+expect_error "--fragments=2 is out of range; it must be in [1, 1]" \
+  --mode=streaming_diloco --average_every=1
+expect_error "; --mode=streaming_diloco set --outer_lr=0.7 --outer_momentum=0.9 --outer_nesterov --fragments=2" \
+  --mode=streaming_diloco --average_every=1
 # The presets: --mode=diloco is local_sgd with DiLoCo's outer optimizer, and a flag given on the
 # command line still wins over the preset's value.
 for preset in "diloco|outer optimizer lr 0.7 momentum 0.9 (Nesterov)|" \

@@ -565,7 +565,8 @@ absl::StatusOr<std::unique_ptr<hogwild::StopOnSignals>> InstallStopSignals() {
 // The exit code of a run that failed with `error`, said by the rank that has it, or by rank 0
 // for a refusal the ranks agreed on. `several`: a job of several processes.
 int ReportFailure(const absl::Status& error, hogwild::MpiCluster* cluster, bool several) {
-  const absl::Status status = hogwild::WithFlagNames(error);
+  const absl::Status status =
+      hogwild::WithPresetNote(hogwild::WithFlagNames(error), absl::GetFlag(FLAGS_mode));
   if (several && hogwild::IsJobWide(error)) {
     // Every rank refused together (Cluster::AgreeOnStatus): rank 0 says it once, and every
     // rank ends normally with status 1 (no MPI_Abort, whose report would bury the message).

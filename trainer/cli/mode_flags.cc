@@ -1,9 +1,13 @@
 #include "trainer/cli/mode_flags.h"
 
+#include <string>
+
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/parse.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 
 ABSL_FLAG(int64_t, staleness_bound, 3,
           "ssp only (--mode=ssp): a worker starts a step at most this many of its steps ahead of "
@@ -110,13 +114,55 @@ std::string UpdateRulesText(const TrainerOptions& o) {
   return rules;
 }
 
+namespace {
+
+// The presets: --mode's other values, each a mode with defaults for its flags, and the flags it
+// sets as the command line would spell them.
+struct Preset {
+  const char* name;
+  Mode mode;
+  ModeOptions defaults;
+  const char* flags;
+};
+
+const Preset* FindPreset(absl::string_view name) {
+  static const Preset kPresets[] = {
+      {"diloco", Mode::kLocalSgd, ModeOptions{.outer = kDiloco},
+       "--outer_lr=0.7 --outer_momentum=0.9 --outer_nesterov"},
+      {"streaming_diloco", Mode::kLocalSgd,
+       ModeOptions{
+           .outer = kDiloco,
+           .streaming = StreamingOptions{.fragments = 2, .overlap_steps = 1, .mix_alpha = 0.5f}},
+       "--outer_lr=0.7 --outer_momentum=0.9 --outer_nesterov --fragments=2 --overlap_steps=1 "
+       "--mix_alpha=0.5"},
+  };
+  for (const Preset& preset : kPresets) {
+    if (name == preset.name) return &preset;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::Status WithPresetNote(const absl::Status& status, absl::string_view mode_value) {
+  const Preset* preset = FindPreset(mode_value);
+  if (status.ok() || preset == nullptr) return status;
+  for (absl::string_view flag : absl::StrSplit(preset->flags, ' ')) {
+    const std::string name(flag.substr(2, flag.find('=') == absl::string_view::npos
+                                              ? absl::string_view::npos
+                                              : flag.find('=') - 2));
+    if (!absl::flags_internal::WasPresentOnCommandLine(name) &&
+        absl::StrContains(status.message(), absl::StrCat("--", name))) {
+      return absl::Status(status.code(), absl::StrCat(status.message(), "; --mode=", preset->name,
+                                                      " set ", preset->flags));
+    }
+  }
+  return status;
+}
+
 absl::StatusOr<ModeChoice> ParseModeFlag(absl::string_view value) {
-  const ModeOptions diloco{.outer = kDiloco};
-  ModeOptions streaming = diloco;
-  streaming.streaming = StreamingOptions{.fragments = 2, .overlap_steps = 1, .mix_alpha = 0.5f};
-  if (value == "diloco") return ModeChoice{.mode = Mode::kLocalSgd, .defaults = diloco};
-  if (value == "streaming_diloco") {
-    return ModeChoice{.mode = Mode::kLocalSgd, .defaults = streaming};
+  if (const Preset* preset = FindPreset(value)) {
+    return ModeChoice{.mode = preset->mode, .defaults = preset->defaults};
   }
   const absl::StatusOr<Mode> mode = ParseMode(value);
   if (!mode.ok()) {

@@ -76,6 +76,12 @@ struct ModeChoice {
 // kInvalidArgument "--mode: unknown mode ..." naming the modes and the presets. Pure.
 absl::StatusOr<ModeChoice> ParseModeFlag(absl::string_view value);
 
+// `status` with a note when --mode's value `mode_value` is a preset and the message names a flag
+// the preset set but the command line did not give: "...; --mode=diloco set --outer_lr=0.7
+// --outer_momentum=0.9 --outer_nesterov", so an error about a flag nobody typed says where it
+// came from. Otherwise `status` as it is. Reads flags.
+absl::Status WithPresetNote(const absl::Status& status, absl::string_view mode_value);
+
 // Every mode flag's value, whatever the mode (the sparse trainers refuse a non-default value in a
 // mode that does not read it: sparse/policy_workers.h ValidateSparseModeOptions): the flag's
 // when it was given on the command line, else `defaults`' (ModeChoice::defaults). Reads flags;
