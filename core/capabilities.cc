@@ -70,7 +70,7 @@ constexpr Row kTable[] = {
     {kDense,  Mode::kLocalSgd,   true,  {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
     {kDense,  Mode::kLocked,     true,  {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
     {kDense,  Mode::kRoundRobin, false, {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
-    {kDense,  Mode::kAsyncLocalSgd, false, {kRuns,   kRuns,     kNoMpi,    kNoGpu}},
+    {kDense,  Mode::kAsyncLocalSgd, true,  {kRuns,   kRuns,     kNoMpi,    kNoGpu}},
     {kSparse, Mode::kAsync,      true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kSync,       true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kSsp,        true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/logging.h"
 #include "kernels/optimizer.h"
 #include "sync/sparse_gradient.h"
@@ -174,6 +177,89 @@ absl::Status AsyncLocalSgd::DoRestoreOptimizerState(
   }
   for (PerWorker& w : workers_) w.started = false;  // replicas start from the restored store
   return absl::OkStatus();
+}
+
+// The layout is documented in the header (Checkpoints).
+constexpr int kCountersPerWorker = 5;
+
+ModeState AsyncLocalSgd::DoSaveModeState() const {
+  ModeState state;
+  const double now = clock_();
+  std::lock_guard<std::mutex> lock(mu_);
+  state.counters.push_back(pushes_.load(std::memory_order_relaxed));
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const PerWorker& w = workers_[i];
+    state.buffers.push_back(w.replica);
+    state.buffers.push_back(w.anchor);
+    state.counters.insert(state.counters.end(),
+                          {w.started ? 1 : 0, w.since_pull, w.round_steps, w.pulled_at, w.pushes});
+    state.seconds.push_back(step_time_s_[i]);
+    state.seconds.push_back(w.since_pull > 0 ? now - w.round_start_s : 0.0);
+  }
+  if (!outer_momentum_.empty()) state.buffers.push_back(outer_momentum_);
+  if (!pushed_sum_.empty()) state.buffers.push_back(pushed_sum_);
+  return state;
+}
+
+absl::Status AsyncLocalSgd::DoCheckModeState(const ModeState& state) const {
+  if (state.empty()) return absl::OkStatus();  // a fresh start: every worker pulls at its start
+  const size_t w = workers_.size();
+  const size_t buffers = 2 * w + (options_.outer.has_momentum() ? 1 : 0) +
+                         (options_.delayed_nesterov > 1 ? 1 : 0);
+  auto refuse = [](const std::string& what) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot resume: the async_local_sgd state in the checkpoint ", what,
+        "; resume with the checkpoint's workers, outer optimizer and delayed_nesterov"));
+  };
+  if (state.buffers.size() != buffers || state.counters.size() != 1 + kCountersPerWorker * w ||
+      state.seconds.size() != 2 * w) {
+    return refuse(absl::StrFormat(
+        "has %d buffers, %d counters and %d times, this run needs %d, %d and %d",
+        state.buffers.size(), state.counters.size(), state.seconds.size(), buffers,
+        1 + kCountersPerWorker * w, 2 * w));
+  }
+  const int64_t pushes = state.counters[0];
+  int64_t sum = 0;
+  for (size_t i = 0; i < w; ++i) {
+    const int64_t* c = &state.counters[1 + kCountersPerWorker * i];
+    const int64_t started = c[0], since_pull = c[1], round_steps = c[2], pulled_at = c[3];
+    const bool consistent =
+        (started == 0 || started == 1) && since_pull >= 0 && pulled_at >= 0 &&
+        pulled_at <= pushes && c[4] >= 0 &&
+        (started == 0 ? since_pull == 0 : round_steps >= 1 && since_pull < round_steps) &&
+        std::isfinite(state.seconds[2 * i]) && state.seconds[2 * i] >= 0.0 &&
+        std::isfinite(state.seconds[2 * i + 1]) && state.seconds[2 * i + 1] >= 0.0;
+    if (!consistent) return refuse(absl::StrFormat("is inconsistent for worker %d", i));
+    sum += c[4];
+  }
+  if (pushes < 0 || sum != pushes) {
+    return refuse(absl::StrFormat("counts %d pushes, its workers %d", pushes, sum));
+  }
+  return absl::OkStatus();
+}
+
+void AsyncLocalSgd::DoRestoreModeState(const ModeState& state) {
+  if (state.empty()) return;
+  const double now = clock_();
+  std::lock_guard<std::mutex> lock(mu_);
+  pushes_.store(state.counters[0], std::memory_order_release);
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    PerWorker& w = workers_[i];
+    w.replica = state.buffers[2 * i];
+    w.anchor = state.buffers[2 * i + 1];
+    const int64_t* c = &state.counters[1 + kCountersPerWorker * i];
+    w.started = c[0] == 1;
+    w.since_pull = c[1];
+    w.round_steps = c[2];
+    w.pulled_at = c[3];
+    w.pushes = c[4];
+    step_time_s_[i] = state.seconds[2 * i];
+    // The round goes on: its time so far counts towards its time per step.
+    w.round_start_s = now - state.seconds[2 * i + 1];
+  }
+  size_t next = 2 * workers_.size();
+  if (!outer_momentum_.empty()) outer_momentum_ = state.buffers[next++];
+  if (!pushed_sum_.empty()) pushed_sum_ = state.buffers[next++];
 }
 
 }  // namespace hogwild

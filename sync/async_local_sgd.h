@@ -42,8 +42,18 @@
 // progress (only for the mutex), so Cancel() has no wait to release; it makes later calls
 // return kCancelled.
 //
-// Checkpoints: not taken (the capabilities table refuses checkpoint_dir in this mode): a cut
-// would need every worker at a round boundary, which async rounds never share.
+// Checkpoints: a cut is async's (trainer/checkpoint/step_boundary.h: every worker parked between
+// two steps, anywhere in its round), and the state (PolicyState::mode_state) holds what the
+// rounds in progress need to continue exactly:
+//   buffers   [2W (+1) (+1)]: worker w's replica at 2w, its anchor at 2w + 1; then the outer
+//             momentum (with outer momentum) and the pseudo-gradient sum (delayed_nesterov > 1)
+//   counters  [1 + 5W]: the pushes so far; then per worker: started (0 or 1), local steps since
+//             its pull, the steps of its round, the pushes at its pull, its own pushes
+//   seconds   [2W]: per worker its time per local step over its last round (0: none) and the
+//             time its round in progress has taken so far (0 at a round's start)
+// A resume with one worker continues bitwise; with several, every worker's round continues
+// from its exact state and the interleaving of the pushes is new. The exchange counts
+// (UpdatePolicy::communication) start at 0 on resume.
 #ifndef HOGWILD_SYNC_ASYNC_LOCAL_SGD_H_
 #define HOGWILD_SYNC_ASYNC_LOCAL_SGD_H_
 
@@ -118,6 +128,9 @@ class AsyncLocalSgd final : public UpdatePolicy {
   absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
   std::vector<uint64_t> DoSaveOptimizerSteps() const override;
   void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
+  ModeState DoSaveModeState() const override;
+  absl::Status DoCheckModeState(const ModeState& state) const override;
+  void DoRestoreModeState(const ModeState& state) override;
 
   // The end of every local step: counts it, and pushes when the round is complete.
   StepStats EndLocalStep(int worker, float lr);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_format.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "kernels/optimizer.h"
@@ -182,11 +183,6 @@ void LocalSgd::Merge(int worker, int p) {
 }
 
 absl::StatusOr<std::vector<std::vector<float>>> LocalSgd::DoSaveOptimizerState() const {
-  if (!streaming_.is_default()) {
-    return absl::FailedPreconditionError(
-        "local_sgd with ModeOptions::streaming takes no checkpoints (the replicas differ from the "
-        "shared parameters between the fragments' exchanges); train without checkpoints");
-  }
   std::vector<std::vector<float>> buffers;
   for (const PerWorker& w : workers_) AppendSlotBuffers(w.slots, &buffers);
   if (outer_.has_momentum()) buffers.push_back(outer_momentum_);
@@ -209,6 +205,44 @@ absl::Status LocalSgd::DoRestoreOptimizerState(const std::vector<std::vector<flo
   }
   for (PerWorker& w : workers_) w.started = false;  // replicas start from the restored store
   return absl::OkStatus();
+}
+
+ModeState LocalSgd::DoSaveModeState() const {
+  ModeState state;
+  if (streaming_.is_default()) return state;  // at the cut every replica equals the store
+  for (const PerWorker& w : workers_) {
+    state.buffers.push_back(w.replica);
+    state.counters.push_back(w.steps);
+    state.counters.push_back(w.exchanged_at);
+  }
+  return state;
+}
+
+absl::Status LocalSgd::DoCheckModeState(const ModeState& state) const {
+  if (streaming_.is_default()) return UpdatePolicy::DoCheckModeState(state);
+  const size_t w = workers_.size();
+  bool consistent = state.buffers.size() == w && state.counters.size() == 2 * w &&
+                    state.seconds.empty();
+  for (size_t i = 0; consistent && i < w; ++i) {
+    const int64_t steps = state.counters[2 * i], exchanged_at = state.counters[2 * i + 1];
+    consistent = steps == state.counters[0] && exchanged_at >= 0 && exchanged_at <= steps;
+  }
+  if (consistent) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "cannot resume: the Streaming DiLoCo state in the checkpoint (%d replicas, %d counters) "
+      "does not fit %d workers at one local step; resume with the checkpoint's workers",
+      state.buffers.size(), state.counters.size(), w));
+}
+
+void LocalSgd::DoRestoreModeState(const ModeState& state) {
+  if (state.empty()) return;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    PerWorker& w = workers_[i];
+    w.replica = state.buffers[i];
+    w.steps = state.counters[2 * i];
+    w.exchanged_at = state.counters[2 * i + 1];
+    w.started = true;
+  }
 }
 
 }  // namespace hogwild

@@ -64,10 +64,13 @@
 // restored run starts its
 // replicas from the store, and its rounds from its first step. A stop or a due checkpoint
 // therefore lands at the end of the round (at most H steps later). A resumed run is bitwise the
-// uninterrupted one. With non-default StreamingOptions there is no such cut (some fragment of a
-// replica differs from the store at every step, or, alpha > 0, after every exchange), so
-// checkpoints are refused (TrainerOptions refuses checkpoint_dir; SaveState here returns
-// kFailedPrecondition).
+// uninterrupted one. With non-default StreamingOptions the replicas differ from the store at
+// the cut (some fragment of a replica differs at every step, or, alpha > 0, after every
+// exchange), so the state holds them too (PolicyState::mode_state): buffers [W], worker w's
+// replica; counters [2W], per worker its local steps s and s at its last exchange (the same for
+// every worker at the lockstep cut). The merges pending at the cut (exchanges in (s - tau, s])
+// need nothing more: the store's fragments do not change before their next exchange, and the
+// schedule continues from s. A resumed run is bitwise the uninterrupted one here too.
 //
 // Sparse gradients (UpdatePolicy::BeginSparseStep/FinishSparseStep): the worker reads its
 // replica; for plain SGD (SgdOptions::updates_touched_only) its local step updates the touched
@@ -138,6 +141,9 @@ class LocalSgd final : public UpdatePolicy {
   absl::Status DoRestoreOptimizerState(const std::vector<std::vector<float>>& momentum) override;
   std::vector<uint64_t> DoSaveOptimizerSteps() const override;
   void DoRestoreOptimizerSteps(const std::vector<uint64_t>& steps) override;
+  ModeState DoSaveModeState() const override;
+  absl::Status DoCheckModeState(const ModeState& state) const override;
+  void DoRestoreModeState(const ModeState& state) override;
 
   // Worker w's part of the exchange of `fragments` (ascending) at its local step `step`: the
   // barrier, its slices' mean and outer step, the global step, the second barrier (see the top

@@ -133,7 +133,16 @@ absl::StatusOr<PolicyState> UpdatePolicy::SaveState() const {
   state.global_step = global_step();
   HOGWILD_ASSIGN_OR_RETURN(state.optimizer_state, DoSaveOptimizerState());
   state.optimizer_steps = DoSaveOptimizerSteps();
+  state.mode_state = DoSaveModeState();
   return state;
+}
+
+absl::Status UpdatePolicy::DoCheckModeState(const ModeState& state) const {
+  if (state.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrFormat("cannot resume: the checkpoint holds state of a mode's own (%d buffers, %d "
+                      "counters) that %s mode does not keep",
+                      state.buffers.size(), state.counters.size(), ModeName(mode_)));
 }
 
 absl::Status UpdatePolicy::RestoreState(const PolicyState& state) {
@@ -178,12 +187,23 @@ absl::Status UpdatePolicy::RestoreState(const PolicyState& state) {
                           buffer.size(), num_params()));
     }
   }
+  for (const std::vector<float>& buffer : state.mode_state.buffers) {
+    if (static_cast<int64_t>(buffer.size()) != num_params()) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("cannot resume: a buffer of the mode's state in the checkpoint has %d "
+                          "elements, the model %d parameters",
+                          buffer.size(), num_params()));
+    }
+  }
+  HOGWILD_RETURN_IF_ERROR(DoCheckModeState(state.mode_state));
   std::copy(state.params.begin(), state.params.end(), store_->unsafe_values().begin());
   store_->RestoreVersion(state.global_step);
   HOGWILD_RETURN_IF_ERROR(DoRestoreParams());
   DoRestoreOptimizerSteps(state.optimizer_steps);
   DoRestoreWorkerSteps(state.worker_steps);
-  return DoRestoreOptimizerState(state.optimizer_state);
+  HOGWILD_RETURN_IF_ERROR(DoRestoreOptimizerState(state.optimizer_state));
+  DoRestoreModeState(state.mode_state);
+  return absl::OkStatus();
 }
 
 }  // namespace hogwild

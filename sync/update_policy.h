@@ -46,6 +46,7 @@
 #include "kernels/backend.h"
 #include "kernels/device_span.h"
 #include "kernels/optimizer.h"
+#include "sync/mode_state.h"
 #include "sync/parameter_store.h"
 #include "sync/sparse_gradient.h"
 
@@ -146,6 +147,10 @@ struct PolicyState {
   // positions); RestoreState hands it to the policies that pace the workers by it (ssp's clocks),
   // and the others ignore it. Empty: every worker at 0.
   std::vector<int64_t> worker_steps;
+  // The policy's own state beyond the above (sync/mode_state.h), in the layout its header
+  // documents: async_local_sgd's replicas, anchors, rounds and outer state. Empty in the other
+  // policies; empty on restore: the policy starts its own state afresh from the parameters.
+  ModeState mode_state;
 };
 
 // What a policy's workers have communicated so far in this run (UpdatePolicy::communication;
@@ -329,12 +334,12 @@ class UpdatePolicy {
 
   // Continues from `state` (a SaveState() of a run with the same model, mode, workers and
   // optimizer, with the workers' positions in worker_steps): parameters, global step, optimizer
-  // state and, where the policy paces the workers by them, their step counts. Call before any
-  // worker starts. GPU workers' optimizer state is uploaded when they attach.
-  // Errors: kFailedPrecondition, naming what differs, when the number of parameters, of
+  // state, the mode's own state and, where the policy paces the workers by them, their step
+  // counts. Call before any worker starts. GPU workers' optimizer state is uploaded when they
+  // attach. Errors: kFailedPrecondition, naming what differs, when the number of parameters, of
   // optimizer-state buffers (with or without momentum, another optimizer or worker count), of
-  // step counts or of worker positions (neither 0 nor W) does not match this policy; device
-  // errors of the GPU policies.
+  // step counts or of worker positions (neither 0 nor W), or the mode's state's layout does not
+  // match this policy (checked before anything changes); device errors of the GPU policies.
   absl::Status RestoreState(const PolicyState& state);
 
  protected:
@@ -377,6 +382,13 @@ class UpdatePolicy {
   // PolicyState::worker_steps ([W], checked by the caller; empty: all 0), for the policies that
   // pace the workers by their step counts.
   virtual void DoRestoreWorkerSteps(const std::vector<int64_t>& /*steps*/) {}
+  // PolicyState::mode_state. RestoreState calls DoCheckModeState before it changes anything
+  // (kFailedPrecondition naming what does not fit this policy; the default accepts only an
+  // empty state) and DoRestoreModeState last, after the optimizer state. Buffers are [P]
+  // (checked by the caller).
+  virtual ModeState DoSaveModeState() const { return {}; }
+  virtual absl::Status DoCheckModeState(const ModeState& state) const;
+  virtual void DoRestoreModeState(const ModeState& /*state*/) {}
   // Called first by SaveState: waits until every update enqueued so far has landed (the GPU
   // policies' kernels on the workers' streams). The CPU policies apply updates synchronously.
   virtual absl::Status DoWaitForUpdates() const { return absl::OkStatus(); }

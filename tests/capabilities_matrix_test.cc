@@ -264,8 +264,8 @@ TEST(CapabilitiesMatrix, ARefusalSaysWhyAndWhatRunsInstead) {
   EXPECT_EQ(CheckCheckpointsSupported(WorkloadKind::kDense, Mode::kRoundRobin),
             absl::InvalidArgumentError(
                 "round_robin writes no checkpoints for dense networks yet (its state has no "
-                "checkpoint format); checkpoints are for async, sync, ssp, backup, local_sgd and "
-                "locked"));
+                "checkpoint format); checkpoints are for async, sync, ssp, backup, local_sgd, "
+                "locked and async_local_sgd"));
   // The sparse trainers checkpoint at epoch ends, where every worker has joined and each epoch's
   // policy has finished: a consistent cut in every mode.
   for (Mode mode : kAllModes) {

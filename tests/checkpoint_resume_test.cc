@@ -1,8 +1,8 @@
 // Resume from a checkpoint: in sync mode a run stopped (by a stop request or by a crash after a
 // periodic checkpoint) and resumed ends with parameters bitwise equal to an uninterrupted run
-// with the same seed; so do local_sgd, backup without backup workers, and async and ssp with one
-// worker; with several, async and ssp resume from a consistent cut and train each remaining batch
-// exactly once. Foreign checkpoints (another mode option included) are refused by name.
+// with the same seed; so do local_sgd (Streaming DiLoCo included), backup without backup workers,
+// and async, ssp and async_local_sgd with one worker; with several, async, ssp and
+// async_local_sgd resume from a consistent cut and train each remaining batch exactly once. Foreign checkpoints (another mode option included) are refused by name.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -388,6 +388,147 @@ TEST(Resume, LocalSgdWithOuterMomentumResumesBitwise) {
   EXPECT_EQ(resumed->params, reference->params);  // bitwise
 }
 
+// Streaming DiLoCo (2 fragments, exchanges overlapped by 1 step, mixed with alpha 0.5) takes its
+// cuts at the rounds' ends too, where the replicas differ from the shared parameters: the
+// checkpoint holds them and each worker's local step (PolicyState::mode_state), and a stop and a
+// crash after a periodic checkpoint resume bitwise equal to the uninterrupted run.
+TEST(Resume, StreamingDiLoCoResumesBitwise) {
+  TrainerOptions o = Options(Mode::kLocalSgd, 2);
+  o.average_every = 4;
+  o.outer = {.lr = 0.7f, .momentum = 0.9f, .nesterov = true};
+  o.streaming = {.fragments = 2, .overlap_steps = 1, .mix_alpha = 0.5f};
+  auto reference = TrainGuarded(o, "reference");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  o.checkpoint_dir = TempDir("streaming");
+  auto stopped = RunAndStop(o, 17);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_TRUE(stopped->stopped_early);
+  EXPECT_EQ(stopped->steps % 4, 0) << stopped->steps;
+  auto checkpoint = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  ASSERT_TRUE(checkpoint->has_value());
+  const ModeState& state = (*checkpoint)->mode_state;
+  ASSERT_EQ(state.buffers.size(), 2u);  // the replicas
+  EXPECT_NE(state.buffers[0], (*checkpoint)->params) << "the replica equals the parameters";
+  EXPECT_EQ(state.counters, std::vector<int64_t>({20, 20, 20, 20}));  // steps, last exchange
+  EXPECT_EQ((*checkpoint)->signature.streaming, o.streaming);
+
+  TrainerOptions crashing = o;
+  crashing.resume = true;
+  crashing.checkpoint_every_steps = 4;
+  crashing.step_hook = [](int worker, int64_t step) {
+    return worker == 1 && step == 37 ? absl::InternalError("simulated crash") : absl::OkStatus();
+  };
+  ASSERT_FALSE(TrainGuarded(crashing, "crashing run").ok());
+
+  TrainerOptions other = o;
+  other.resume = true;
+  other.streaming.mix_alpha = 0.25f;
+  auto refused = TrainGuarded(other, "another mix_alpha");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(
+                "cannot resume: --mix_alpha differs: the checkpoint has 0.5, this run 0.25;"),
+            std::string::npos)
+      << refused.status();
+
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_GT(resumed->resumed_from_step, stopped->steps);
+  EXPECT_EQ(resumed->steps, reference->steps);
+  EXPECT_EQ(resumed->params, reference->params);  // bitwise
+}
+
+TrainerOptions AsyncLocalSgdOptions(int workers) {
+  TrainerOptions o = Options(Mode::kAsyncLocalSgd, workers);
+  o.average_every = 3;
+  o.outer = {.lr = 0.7f, .momentum = 0.9f, .nesterov = true};
+  o.delayed_nesterov = 2;
+  o.dynamic_local_updates = true;
+  return o;
+}
+
+// async_local_sgd's cut is async's, anywhere in a round: with one worker a run stopped mid-round
+// (17 steps are 5 rounds of 3 and 2 steps) holds the replica, the anchor, the outer momentum, the
+// delayed Nesterov sum and the round's position, and resumes bitwise.
+TEST(Resume, AsyncLocalSgdOneWorkerStoppedMidRoundResumesBitwise) {
+  const TrainerOptions options = AsyncLocalSgdOptions(1);
+  auto reference = TrainGuarded(options, "reference");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  TrainerOptions o = options;
+  o.checkpoint_dir = TempDir("async_local_sgd_one");
+  auto stopped = RunAndStop(o, 16);  // step 16 is trained: the cut is before step 17
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_TRUE(stopped->stopped_early);
+  auto checkpoint = ReadLatestCheckpoint(o.checkpoint_dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  ASSERT_TRUE(checkpoint->has_value());
+  EXPECT_EQ((*checkpoint)->global_step, 17);
+  const ModeState& state = (*checkpoint)->mode_state;
+  EXPECT_EQ(state.buffers.size(), 4u);  // replica, anchor, outer momentum, pushed sum
+  ASSERT_EQ(state.counters.size(), 6u);
+  EXPECT_EQ(state.counters[0], 5);  // pushes
+  EXPECT_EQ(state.counters[2], 2);  // local steps since the pull: mid-round
+  EXPECT_EQ((*checkpoint)->signature.delayed_nesterov, 2);
+  EXPECT_TRUE((*checkpoint)->signature.dynamic_local_updates);
+
+  TrainerOptions other = o;
+  other.resume = true;
+  other.delayed_nesterov = 3;
+  auto refused = TrainGuarded(other, "another delayed_nesterov");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(
+                "cannot resume: --delayed_nesterov differs: the checkpoint has 2, this run 3;"),
+            std::string::npos)
+      << refused.status();
+
+  o.resume = true;
+  auto resumed = TrainGuarded(o, "resumed");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->resumed_from_step, 17);
+  EXPECT_EQ(resumed->steps, reference->steps);
+  EXPECT_EQ(resumed->params, reference->params);  // bitwise
+}
+
+// With several workers the cut is a consistent one (the updates applied, i.e. the local steps,
+// equal the batches consumed; the pushes are the workers' own), and the resumed run trains every
+// remaining batch once.
+TEST(Resume, AsyncLocalSgdManyWorkersResumeFromAConsistentCut) {
+  for (int workers : {2, 3}) {
+    SCOPED_TRACE(workers);
+    auto reference = TrainGuarded(AsyncLocalSgdOptions(workers), "reference");
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    TrainerOptions o = AsyncLocalSgdOptions(workers);
+    o.checkpoint_dir = TempDir("async_local_sgd_many");
+    o.checkpoint_every_steps = 5;
+    auto stopped = RunAndStop(o, 9);
+    ASSERT_TRUE(stopped.ok()) << stopped.status();
+    auto checkpoint = ReadLatestCheckpoint(o.checkpoint_dir);
+    ASSERT_TRUE(checkpoint.ok() && checkpoint->has_value());
+    int64_t consumed = 0;
+    for (int64_t s : (*checkpoint)->next_step) consumed += s;
+    EXPECT_EQ((*checkpoint)->global_step, consumed);
+    const std::vector<int64_t>& c = (*checkpoint)->mode_state.counters;
+    ASSERT_EQ(c.size(), 1u + 5 * workers);
+    int64_t pushes = 0;
+    for (int w = 0; w < workers; ++w) {
+      // Each worker's pushes and local steps since its pull add up to its batches.
+      const int64_t since_pull = c[1 + 5 * w + 1], own_pushes = c[1 + 5 * w + 4];
+      EXPECT_LE(own_pushes * 1 + since_pull, (*checkpoint)->next_step[w]) << w;
+      EXPECT_GE(own_pushes * 3 + since_pull, (*checkpoint)->next_step[w]) << w;
+      pushes += own_pushes;
+    }
+    EXPECT_EQ(c[0], pushes);
+
+    o.resume = true;
+    auto resumed = TrainGuarded(o, "resumed");
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->steps, reference->steps);
+    EXPECT_EQ(stopped->examples + resumed->examples, reference->examples);
+  }
+}
+
 // backup without backup workers is sync: stopped and resumed, it is bitwise the uninterrupted
 // run; with a backup worker (not deterministic) the cut still lines every worker up before one
 // step, and the resumed run finishes every step.
@@ -499,6 +640,28 @@ TEST(Resume, AnotherModeOptionIsRefusedNamingBothValues) {
        [](TrainerOptions& t) { t.average_every = 4; },
        "checkpoint.hwckpt: cannot resume: --average_every differs: the checkpoint has 3, this run "
        "4; the checkpoint's state was built with its value; resume with --average_every=3 or use "
+       "another --checkpoint_dir"},
+      {Mode::kAsyncLocalSgd, 2, [](TrainerOptions& t) { t.average_every = 3; },
+       [](TrainerOptions& t) { t.average_every = 4; },
+       "checkpoint.hwckpt: cannot resume: --average_every differs: the checkpoint has 3, this run "
+       "4; the checkpoint's state was built with its value; resume with --average_every=3 or use "
+       "another --checkpoint_dir"},
+      {Mode::kAsyncLocalSgd, 2, [](TrainerOptions&) {},
+       [](TrainerOptions& t) { t.dynamic_local_updates = true; },
+       "checkpoint.hwckpt: cannot resume: --dynamic_local_updates differs: the checkpoint has 0, "
+       "this run 1; the checkpoint's state was built with its value; resume with "
+       "--dynamic_local_updates=0 or use another --checkpoint_dir"},
+      {Mode::kLocalSgd, 2,
+       [](TrainerOptions& t) {
+         t.average_every = 4;
+         t.streaming.fragments = 2;
+       },
+       [](TrainerOptions& t) {
+         t.average_every = 4;
+         t.streaming.fragments = 4;
+       },
+       "checkpoint.hwckpt: cannot resume: --fragments differs: the checkpoint has 2, this run 4; "
+       "the checkpoint's state was built with its value; resume with --fragments=2 or use "
        "another --checkpoint_dir"},
   };
   for (const Case& c : cases) {

@@ -289,6 +289,57 @@ TEST(Checkpoint, Version7KeepsTheOuterOptimizerAndVersion6ReadsAsPlainAveraging)
   EXPECT_EQ(old->signature.outer, OuterOptimizer{});
 }
 
+// Version 8: a policy's own state (sync/mode_state.h) and the options of async_local_sgd and
+// Streaming DiLoCo round-trip; a mode buffer of another size, a non-finite replica value or
+// time is refused; version 7 reads as no mode state and the options' defaults.
+TEST(Checkpoint, Version8KeepsTheModeStateAndVersion7ReadsWithout) {
+  Checkpoint c = SmallCheckpoint(2, false);
+  c.signature.mode = Mode::kAsyncLocalSgd;
+  c.signature.average_every = 4;
+  // Its outer momentum is in the mode state, not after the (here absent) optimizer state.
+  c.signature.outer = {.lr = 0.7f, .momentum = 0.9f, .nesterov = true};
+  c.signature.delayed_nesterov = 3;
+  c.signature.dynamic_local_updates = true;
+  c.signature.streaming = {.fragments = 2, .overlap_steps = 1, .mix_alpha = 0.5f};
+  for (int b = 0; b < 4; ++b) c.mode_state.buffers.emplace_back(c.params.size(), 0.5f * b);
+  c.mode_state.counters = {2, 1, 1, 4, 0, 1, 1, 0, 4, 1, 1};
+  c.mode_state.seconds = {0.5, 0.25, 0.0, 1.5};
+  auto parsed = ParseCheckpoint(SerializeCheckpoint(c), "mem");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ExpectEqual(c, *parsed);
+  EXPECT_EQ(parsed->mode_state, c.mode_state);
+  EXPECT_EQ(parsed->signature.delayed_nesterov, 3);
+  EXPECT_TRUE(parsed->signature.dynamic_local_updates);
+  EXPECT_EQ(parsed->signature.streaming, c.signature.streaming);
+
+  Checkpoint short_buffer = c;
+  short_buffer.mode_state.buffers[1].pop_back();
+  const absl::Status shorter = ParseCheckpoint(SerializeCheckpoint(short_buffer), "mem").status();
+  EXPECT_EQ(shorter.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(shorter.message().find("field mode_buffers: a buffer of 58 values for num_params 59"),
+            std::string::npos)
+      << shorter;
+  Checkpoint nan_replica = c;
+  nan_replica.mode_state.buffers[2][5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(ParseCheckpoint(SerializeCheckpoint(nan_replica), "mem").status().message(),
+            "mem: training diverged: replica or outer-state value 5 is nan at global step 123; "
+            "lower --lr (or --weight_decay or --momentum); a diverged checkpoint cannot be "
+            "resumed or predicted with");
+  Checkpoint inf_time = c;
+  inf_time.mode_state.seconds[3] = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(ParseCheckpoint(SerializeCheckpoint(inf_time), "mem").status().code(),
+            absl::StatusCode::kDataLoss);
+
+  Checkpoint v7 = SmallCheckpoint();
+  v7.format_version = 7;
+  auto old = ParseCheckpoint(SerializeCheckpoint(v7), "mem");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->format_version, 7u);
+  EXPECT_TRUE(old->mode_state.empty());
+  EXPECT_EQ(old->signature.delayed_nesterov, 0);
+  EXPECT_EQ(old->signature.streaming, StreamingOptions{});
+}
+
 TEST(Checkpoint, DatasetIsPartOfTheSignature) {
   const CheckpointSignature base = SmallCheckpoint().signature;
   CheckpointSignature other = base;
@@ -477,7 +528,7 @@ TEST(Checkpoint, InconsistentSizesAreRefused) {
   c.ema.assign(58, 0.0f);  // neither 0 nor P values
   EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
   c = SmallCheckpoint();
-  c.signature.mode = static_cast<Mode>(7);  // written as "unknown"
+  c.signature.mode = static_cast<Mode>(99);  // written as "unknown"
   EXPECT_FALSE(ParseCheckpoint(SerializeCheckpoint(c), "x").ok());
   c = SmallCheckpoint();
   c.next_step[0] = -1;
@@ -592,7 +643,8 @@ TEST(Checkpoint, SeedCorpusCheckpointStillParses) {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   ASSERT_NE(srcdir, nullptr);
   for (const char* name :
-       {"valid_async_momentum.hwckpt", "valid_async_adam.hwckpt", "valid_sync_plain.hwckpt"}) {
+       {"valid_async_momentum.hwckpt", "valid_async_adam.hwckpt", "valid_sync_plain.hwckpt",
+        "valid_async_local_sgd.hwckpt"}) {
     const std::string path = std::string(srcdir) + "/hogwild/tests/fuzz/corpus/checkpoint/" + name;
     auto c = ReadCheckpointFile(path);
     ASSERT_TRUE(c.ok()) << c.status();

@@ -128,8 +128,6 @@ expect_error "--fragments has no effect in sync mode; it is for local_sgd mode (
 expect_error "--fragments=3 is out of range; it must be in [1, 2]" --mode=local_sgd --average_every=2 \
   --fragments=3
 expect_error "--mix_alpha=1 is out of range; it must be in [0, 1)" --mode=local_sgd --mix_alpha=1
-expect_error "--fragments, --overlap_steps or --mix_alpha is not available with --checkpoint_dir" \
-  --mode=local_sgd --overlap_steps=1 --checkpoint_dir="${TEST_TMPDIR:-/tmp}/streaming_ckpt"
 # async_local_sgd's own options: refused in the modes that do not read them; the delayed Nesterov
 # needs an outer momentum (it delays the momentum's updates), and the error names the flag.
 expect_error "--delayed_nesterov has no effect in local_sgd mode; it is for async_local_sgd mode (--mode=async_local_sgd)" \
@@ -140,8 +138,6 @@ expect_error "--delayed_nesterov=4 needs an outer momentum (it delays the outer 
   --mode=async_local_sgd --delayed_nesterov=4
 expect_error "--delayed_nesterov=0 is out of range; it must be in [1, 1048576]" \
   --mode=async_local_sgd --delayed_nesterov=0
-expect_error "--checkpoint_dir: async_local_sgd writes no checkpoints for dense networks yet" \
-  --mode=async_local_sgd --checkpoint_dir="${TEST_TMPDIR:-/tmp}/alsgd_ckpt"
 expect_error "--max_delay has no effect in sync mode (its update policy does not read it); it is for async mode only" \
   --mode=sync --max_delay=3
 expect_error "--max_delay=-1 is out of range; it must be in [0, 1099511627776]" --workers=2 --max_delay=-1

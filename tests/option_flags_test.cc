@@ -87,13 +87,6 @@ TEST(OptionFlags, EveryOptionErrorNamesTheFlag) {
        "TrainerOptions::streaming.overlap_steps=8 is out of range; it must be in [0, 7]",
        "--overlap_steps=8 is out of range; it must be in [0, 7]"},
       {[](TrainerOptions& o) {
-         o.mode = Mode::kLocalSgd;
-         o.streaming.fragments = 2;
-         o.checkpoint_dir = "/tmp/c";
-       },
-       "TrainerOptions::streaming is not available with TrainerOptions::checkpoint_dir",
-       "--fragments, --overlap_steps or --mix_alpha is not available with --checkpoint_dir"},
-      {[](TrainerOptions& o) {
          o.mode = Mode::kAsyncLocalSgd;
          o.delayed_nesterov = 4;
        },

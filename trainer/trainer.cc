@@ -366,9 +366,14 @@ CheckpointSignature RunSignature(const TrainerOptions& options, const Model& mod
   // The mode's own option, in its mode only (trainer/checkpoint/checkpoint.h).
   if (options.mode == Mode::kSsp) signature.staleness_bound = options.staleness_bound;
   if (options.mode == Mode::kBackup) signature.backup_workers = options.backup_workers;
-  if (options.mode == Mode::kLocalSgd) {
+  if (HasLocalRounds(options.mode)) {
     signature.average_every = options.average_every;
     signature.outer = options.outer;
+  }
+  if (options.mode == Mode::kLocalSgd) signature.streaming = options.streaming;
+  if (options.mode == Mode::kAsyncLocalSgd) {
+    signature.delayed_nesterov = options.delayed_nesterov;
+    signature.dynamic_local_updates = options.dynamic_local_updates;
   }
   signature.constants = OptimizerConstants{
       .momentum = options.sgd.momentum,

@@ -242,12 +242,6 @@ absl::Status ValidateRunInEffect(const TrainerOptions& o) {
                                    "mode only",
                                    ModeName(o.mode)));
   }
-  if (!o.streaming.is_default() && !o.checkpoint_dir.empty()) {
-    return absl::InvalidArgumentError(
-        "TrainerOptions::streaming is not available with TrainerOptions::checkpoint_dir (between "
-        "the fragments' exchanges the replicas differ from the shared parameters, which are all "
-        "a checkpoint holds); train without one of the two");
-  }
   if (!o.checkpoint_dir.empty() && o.drop_last) {
     return absl::InvalidArgumentError(
         "TrainerOptions::drop_last is not available with TrainerOptions::checkpoint_dir yet (a "

@@ -199,7 +199,7 @@ void SetModeOptions(const ModeOptions& mode_options, TrainerOptions& options);
 //   sgd.staleness_aware_lr   async only (sync updates have staleness 0)
 //   staleness_bound          ssp only;   backup_workers   backup only
 //   average_every, outer     local_sgd and async_local_sgd only
-//   streaming                local_sgd only; non-default not with checkpoint_dir
+//   streaming                local_sgd only
 //   delayed_nesterov, dynamic_local_updates   async_local_sgd only
 //   mode                     a mode that dense networks run on threads (cpu devices) or on GPUs
 //                            (core/capabilities.h; the table's sentence after

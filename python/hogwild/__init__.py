@@ -231,12 +231,11 @@ def train(x=None, y=None, test_x=None, test_y=None, *,
     optimizer="adamw"; sync/outer_optimizer.h), fragments, overlap_steps, mix_alpha (local_sgd
     only: Streaming DiLoCo, F fragments exchanged at staggered steps, each exchange overlapping
     overlap_steps steps and merged as mix_alpha * replica + (1 - mix_alpha) * exchanged; the
-    defaults 1, 0, 0 exchange everything at once; not with checkpoint_dir; sync/streaming.h),
+    defaults 1, 0, 0 exchange everything at once; sync/streaming.h),
     delayed_nesterov (async_local_sgd only, default 1: pushes per update of the outer momentum,
     Liu et al. 2024's delayed Nesterov; > 1 needs outer_momentum), dynamic_local_updates
     (async_local_sgd only, default False: each worker's round is average_every x the fastest
-    worker's time per step / its own, at least 1 step; sync/async_local_sgd.h; async_local_sgd
-    is not with checkpoint_dir), seed (in [0, 2^64 - 1]), eval_every (global
+    worker's time per step / its own, at least 1 step; sync/async_local_sgd.h), seed (in [0, 2^64 - 1]), eval_every (global
     steps as an int, or "N", "Nepoch(s)", 0: only at the end), log (a CSV or .jsonl
     convergence-log path), overwrite_log, log_every (a log row per worker every N of its steps,
     default 100; with log or on_log_row only), checkpoint_dir,

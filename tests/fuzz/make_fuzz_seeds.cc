@@ -88,6 +88,17 @@ int main(int argc, char** argv) {
   Write(dir / "checkpoint/valid_async_adam.hwckpt", hogwild::SerializeCheckpoint(adam));
   Write(dir / "checkpoint/valid_sync_plain.hwckpt",
         hogwild::SerializeCheckpoint(Small(hogwild::Mode::kSync, 3, false)));
+  // async_local_sgd (format 8): a mode state of replicas, anchors, outer momentum, counters and
+  // seconds (sync/async_local_sgd.h), and its options in the signature.
+  hogwild::Checkpoint local = Small(hogwild::Mode::kAsyncLocalSgd, 2, true);
+  local.signature.average_every = 4;
+  local.signature.outer = {.lr = 0.7f, .momentum = 0.9f, .nesterov = true};
+  local.signature.delayed_nesterov = 2;
+  local.signature.dynamic_local_updates = true;
+  for (int b = 0; b < 6; ++b) local.mode_state.buffers.emplace_back(16, 0.125f * b);
+  local.mode_state.counters = {3, 1, 2, 4, 1, 2, 1, 1, 4, 2, 1};
+  local.mode_state.seconds = {0.5, 1.0, 0.75, 0.25};
+  Write(dir / "checkpoint/valid_async_local_sgd.hwckpt", hogwild::SerializeCheckpoint(local));
   // IDX: 2 images of 3x2 pixels, 3 labels, and a header-only file.
   std::string images = BigEndian32(0x803) + BigEndian32(2) + BigEndian32(3) + BigEndian32(2);
   for (int i = 0; i < 12; ++i) images.push_back(static_cast<char>(i * 20));

@@ -182,6 +182,13 @@ void WriteSignature(const CheckpointSignature& s, uint32_t version, Writer& w) {
     w.Pod<float>(s.outer.momentum);
     w.Pod<uint8_t>(s.outer.nesterov ? 1 : 0);
   }
+  if (version >= 8) {
+    w.Pod<int64_t>(s.delayed_nesterov);
+    w.Pod<uint8_t>(s.dynamic_local_updates ? 1 : 0);
+    w.Pod<int32_t>(s.streaming.fragments);
+    w.Pod<int64_t>(s.streaming.overlap_steps);
+    w.Pod<float>(s.streaming.mix_alpha);
+  }
 }
 
 absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) {
@@ -259,6 +266,25 @@ absl::Status ReadSignature(Reader& r, uint32_t version, CheckpointSignature* s) 
       return r.Corrupt("outer", std::string(outer.message()));
     }
   }
+  if (version >= 8) {
+    uint8_t dynamic = 0;
+    HOGWILD_RETURN_IF_ERROR(r.Pod("delayed_nesterov", &s->delayed_nesterov));
+    HOGWILD_RETURN_IF_ERROR(r.Pod("dynamic_local_updates", &dynamic));
+    HOGWILD_RETURN_IF_ERROR(r.Pod("fragments", &s->streaming.fragments));
+    HOGWILD_RETURN_IF_ERROR(r.Pod("overlap_steps", &s->streaming.overlap_steps));
+    HOGWILD_RETURN_IF_ERROR(r.Pod("mix_alpha", &s->streaming.mix_alpha));
+    if (dynamic > 1) {
+      return r.Corrupt("dynamic_local_updates", absl::StrFormat("%d is neither 0 nor 1", dynamic));
+    }
+    s->dynamic_local_updates = dynamic == 1;
+    if (s->delayed_nesterov < 0) return r.Corrupt("delayed_nesterov", "negative");
+    // The ranges that need no other option (CheckStreamingOptions checks the rest in the run).
+    if (s->streaming.fragments < 1 || s->streaming.fragments > kMaxFragments ||
+        s->streaming.overlap_steps < 0 || !(s->streaming.mix_alpha >= 0.0f) ||
+        !(s->streaming.mix_alpha < 1.0f)) {
+      return r.Corrupt("fragments/overlap_steps/mix_alpha", "out of range");
+    }
+  }
   const absl::StatusOr<Mode> parsed = ParseMode(mode);
   // Only the modes with checkpoints write them (core/mode.h SupportsCheckpoints).
   if (!parsed.ok() || !SupportsCheckpoints(*parsed)) {
@@ -295,6 +321,17 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
     payload.Pod<uint32_t>(static_cast<uint32_t>(c.optimizer_steps.size()));
     for (uint64_t t : c.optimizer_steps) payload.Pod<uint64_t>(t);
     payload.Floats(c.ema);
+  }
+  if (c.format_version >= 8) {
+    const ModeState& m = c.mode_state;
+    payload.Pod<uint32_t>(static_cast<uint32_t>(m.buffers.size()));
+    for (const std::vector<float>& v : m.buffers) payload.Floats(v);
+    payload.Pod<uint32_t>(static_cast<uint32_t>(m.counters.size()));
+    for (int64_t v : m.counters) payload.Pod<int64_t>(v);
+    payload.Pod<uint32_t>(static_cast<uint32_t>(m.seconds.size()));
+    for (double v : m.seconds) payload.Pod<double>(v);
+  } else {
+    HOGWILD_CHECK(c.mode_state.empty(), "SerializeCheckpoint: a mode state needs version 8");
   }
 
   Writer header;
@@ -381,6 +418,23 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
     for (uint64_t& t : c.optimizer_steps) HOGWILD_RETURN_IF_ERROR(r.Pod("optimizer_steps", &t));
     HOGWILD_RETURN_IF_ERROR(r.Floats("ema", &c.ema));
   }
+  if (version >= 8) {
+    // Up to 2 buffers and 5 counters per worker and a few more (sync/async_local_sgd.h).
+    constexpr uint64_t kMaxModeItems = 8 * uint64_t{kMaxListItems};
+    ModeState& m = c.mode_state;
+    HOGWILD_RETURN_IF_ERROR(r.Count("mode_buffers", kMaxModeItems, sizeof(uint64_t), &n));
+    m.buffers.resize(n);
+    for (std::vector<float>& v : m.buffers) HOGWILD_RETURN_IF_ERROR(r.Floats("mode_buffers", &v));
+    HOGWILD_RETURN_IF_ERROR(r.Count("mode_counters", kMaxModeItems, sizeof(int64_t), &n));
+    m.counters.resize(n);
+    for (int64_t& v : m.counters) HOGWILD_RETURN_IF_ERROR(r.Pod("mode_counters", &v));
+    HOGWILD_RETURN_IF_ERROR(r.Count("mode_seconds", kMaxModeItems, sizeof(double), &n));
+    m.seconds.resize(n);
+    for (double& v : m.seconds) {
+      HOGWILD_RETURN_IF_ERROR(r.Pod("mode_seconds", &v));
+      if (!std::isfinite(v)) return r.Corrupt("mode_seconds", "a non-finite value");
+    }
+  }
   if (r.remaining() != 0) {
     return r.Corrupt("(end)",
                      absl::StrFormat("%d unexpected bytes after the last field", r.remaining()));
@@ -400,9 +454,9 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
                      absl::StrFormat("%d values for num_params %d", c.params.size(), s.num_params));
   }
   // Owners: 1 (sync, async with shared state) or W (async per worker), up to 2 slots each; then
-  // local_sgd's outer momentum.
+  // local_sgd's outer momentum (async_local_sgd's is in the mode state).
   const size_t w = static_cast<size_t>(job_workers);
-  const size_t outer_buffers = s.outer.has_momentum() ? 1 : 0;
+  const size_t outer_buffers = s.mode == Mode::kLocalSgd && s.outer.has_momentum() ? 1 : 0;
   if (c.optimizer_state.size() < outer_buffers) {
     return r.Corrupt("optimizer_state", "no outer momentum buffer, which the signature has");
   }
@@ -427,6 +481,12 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
                                                           v.size(), s.num_params));
     }
   }
+  for (const std::vector<float>& v : c.mode_state.buffers) {
+    if (static_cast<int64_t>(v.size()) != s.num_params) {
+      return r.Corrupt("mode_buffers", absl::StrFormat("a buffer of %d values for num_params %d",
+                                                       v.size(), s.num_params));
+    }
+  }
   if (const absl::Status finite = CheckCheckpointFinite(c); !finite.ok()) {
     return absl::Status(
         finite.code(), absl::StrCat(origin, ": ", finite.message(),
@@ -437,7 +497,13 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes, absl::string
 
 absl::Status CheckCheckpointFinite(const Checkpoint& checkpoint) {
   HOGWILD_RETURN_IF_ERROR(CheckFinite(checkpoint.params, "parameter", checkpoint.global_step));
-  return CheckFinite(checkpoint.ema, "EMA parameter", checkpoint.global_step);
+  HOGWILD_RETURN_IF_ERROR(CheckFinite(checkpoint.ema, "EMA parameter", checkpoint.global_step));
+  // A worker's replica (async_local_sgd, Streaming DiLoCo) diverges before the parameters do.
+  for (const std::vector<float>& buffer : checkpoint.mode_state.buffers) {
+    HOGWILD_RETURN_IF_ERROR(CheckFinite(buffer, "replica or outer-state value",
+                                        checkpoint.global_step));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignature& f,
@@ -515,9 +581,14 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   const struct {
     const char* flag;
     int64_t found, expected;
-  } mode_options[] = {{"--staleness_bound", f.staleness_bound, e.staleness_bound},
-                      {"--backup_workers", f.backup_workers, e.backup_workers},
-                      {"--average_every", f.average_every, e.average_every}};
+  } mode_options[] = {
+      {"--staleness_bound", f.staleness_bound, e.staleness_bound},
+      {"--backup_workers", f.backup_workers, e.backup_workers},
+      {"--average_every", f.average_every, e.average_every},
+      {"--delayed_nesterov", f.delayed_nesterov, e.delayed_nesterov},
+      {"--dynamic_local_updates", f.dynamic_local_updates ? 1 : 0, e.dynamic_local_updates ? 1 : 0},
+      {"--fragments", f.streaming.fragments, e.streaming.fragments},
+      {"--overlap_steps", f.streaming.overlap_steps, e.streaming.overlap_steps}};
   for (const auto& o : mode_options) {
     if (o.found == o.expected) continue;
     return differs(o.flag, absl::StrCat(o.found), absl::StrCat(o.expected),
@@ -531,11 +602,12 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
   } outer_options[] = {
       {"--outer_lr", f.outer.lr, e.outer.lr},
       {"--outer_momentum", f.outer.momentum, e.outer.momentum},
-      {"--outer_nesterov", f.outer.nesterov ? 1.0f : 0.0f, e.outer.nesterov ? 1.0f : 0.0f}};
+      {"--outer_nesterov", f.outer.nesterov ? 1.0f : 0.0f, e.outer.nesterov ? 1.0f : 0.0f},
+      {"--mix_alpha", f.streaming.mix_alpha, e.streaming.mix_alpha}};
   for (const auto& o : outer_options) {
     if (o.found == o.expected) continue;
     return differs(o.flag, absl::StrFormat("%g", o.found), absl::StrFormat("%g", o.expected),
-                   absl::StrFormat("the checkpoint's parameters and outer momentum were built "
+                   absl::StrFormat("the checkpoint's parameters and outer state were built "
                                    "with its value; resume with %s=%g or use another "
                                    "--checkpoint_dir",
                                    o.flag, o.found));

@@ -1,7 +1,7 @@
 // Training checkpoints: a versioned binary file that holds everything needed to continue a run
 // exactly where it stopped, written so that a crash at any moment leaves a loadable checkpoint.
 //
-// File layout (little-endian; format version 6):
+// File layout (little-endian; format version 8):
 //
 //   offset  size  field
 //        0     8  magic "HWCKPT\r\n" (the \r\n catches text-mode mangling, as PNG's magic does)
@@ -24,10 +24,14 @@
 //                                                            (version >= 6; else 0)
 //                     f32 outer_lr, f32 outer_momentum, u8 outer_nesterov
 //                                                            (version >= 7; else 1, 0, 0)
+//                     i64 delayed_nesterov, u8 dynamic_local_updates, i32 fragments,
+//                     i64 overlap_steps, f32 mix_alpha       (version >= 8; else 0, 0, 1, 0, 0)
 //                   state: i64 global_step, i64 epoch, u32 R·W + R·W×i64 next_step,
 //                     u64 P + P×f32 params, u32 n + n×(u64 P + P×f32) optimizer_state,
 //                     u32 m + m×u64 optimizer_steps,         (version >= 3)
 //                     u64 E + E×f32 ema (E = 0 or P)         (version >= 3)
+//                     u32 b + b×(u64 P + P×f32) mode buffers, u32 c + c×i64 mode counters,
+//                     u32 t + t×f64 mode seconds             (version >= 8; else none)
 //                 where str = u32 length + bytes.
 //
 // Versions: 2 added the dataset (name and fingerprint of the train split) to the signature; 3
@@ -41,7 +45,12 @@
 // local_sgd's average_every), when ssp, backup and local_sgd runs began to write checkpoints
 // (older files are of async and sync runs, which have no such option, and read as 0); 7
 // local_sgd's outer optimizer (sync/outer_optimizer.h), whose momentum is one more state buffer
-// (older files read as plain averaging, the only local_sgd before it).
+// (older files read as plain averaging, the only local_sgd before it); 8 the state a policy
+// keeps beyond the optimizer's (sync/mode_state.h: async_local_sgd's replicas, anchors, rounds
+// and outer state; Streaming DiLoCo's replicas and local steps), when both began to write
+// checkpoints, with their options in the signature (async_local_sgd's average_every, outer
+// optimizer, delayed_nesterov and dynamic_local_updates; local_sgd's fragments, overlap_steps
+// and mix_alpha; older files have none of it and read as the defaults).
 // Version 1 files are still read (the migration): their signature has no dataset
 // (CheckpointSignature::dataset is std::nullopt), so a resume cannot check it; Train() resumes
 // them with a one-line warning, and its next save writes version 2 with the dataset. (Train()
@@ -74,11 +83,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/mode.h"
+#include "sync/mode_state.h"
 #include "sync/outer_optimizer.h"
+#include "sync/streaming.h"
 
 namespace hogwild {
 
-inline constexpr uint32_t kCheckpointVersion = 7;
+inline constexpr uint32_t kCheckpointVersion = 8;
 // The oldest format version ParseCheckpoint still reads.
 inline constexpr uint32_t kOldestCheckpointVersion = 1;
 inline constexpr char kCheckpointFileName[] = "checkpoint.hwckpt";
@@ -143,9 +154,17 @@ struct CheckpointSignature {
   int64_t staleness_bound = 0;
   int64_t backup_workers = 0;
   int64_t average_every = 0;
-  // local_sgd's outer optimizer (plain averaging in the other modes and in files of version 6 or
-  // older): its momentum buffer is part of the state, and its values shaped the parameters.
+  // local_sgd's and async_local_sgd's outer optimizer (plain averaging in the other modes and
+  // in files of version 6 or older; async_local_sgd's average_every above is its H): its
+  // momentum buffer is part of the state, and its values shaped the parameters.
   OuterOptimizer outer;
+  // async_local_sgd's delayed Nesterov period N and dynamic local updates (0 and false in the
+  // other modes and in files of version 7 or older; sync/async_local_sgd.h).
+  int64_t delayed_nesterov = 0;
+  bool dynamic_local_updates = false;
+  // local_sgd's Streaming DiLoCo options (sync/streaming.h; the defaults in the other modes and
+  // in files of version 7 or older): they place the exchanges the replicas are between.
+  StreamingOptions streaming;
 };
 
 struct Checkpoint {
@@ -164,6 +183,9 @@ struct Checkpoint {
   std::vector<uint64_t> optimizer_steps;
   // [P] the weights' moving average (TrainerOptions::ema_decay), or empty: none.
   std::vector<float> ema;
+  // The policy's own state (PolicyState::mode_state, sync/mode_state.h): every buffer [P].
+  // Empty in the modes that keep none and in files of version 7 or older.
+  ModeState mode_state;
   // The format version of the file it was read from, and the one SerializeCheckpoint writes:
   // kCheckpointVersion for every checkpoint this build captures; 1 for an old file (whose
   // signature has no dataset). Writing version 1 exists for the migration's tests.

@@ -51,6 +51,7 @@ absl::StatusOr<Checkpoint> CaptureState(const CheckpointSignature& signature,
   c.global_step = static_cast<int64_t>(state.global_step);
   c.optimizer_state = std::move(state.optimizer_state);
   c.optimizer_steps = std::move(state.optimizer_steps);
+  c.mode_state = std::move(state.mode_state);
   c.next_step = next_step;
   int64_t epoch = std::numeric_limits<int64_t>::max();
   for (size_t w = 0; w < next_step.size(); ++w) {
@@ -67,6 +68,7 @@ absl::Status RestoreState(const Checkpoint& checkpoint, UpdatePolicy& policy) {
   state.params = checkpoint.params;
   state.optimizer_state = checkpoint.optimizer_state;
   state.optimizer_steps = checkpoint.optimizer_steps;
+  state.mode_state = checkpoint.mode_state;
   // One process: the workers' positions (ssp's clocks). A job's holds every rank's, and its
   // policies (sync, async) do not pace the workers by them.
   if (checkpoint.signature.num_ranks == 1) state.worker_steps = checkpoint.next_step;

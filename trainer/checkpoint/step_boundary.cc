@@ -75,6 +75,7 @@ absl::StatusOr<bool> StepBoundary::AtBoundary(int worker, int64_t next_step, int
   switch (options_.mode) {
     case Mode::kAsync:
     case Mode::kLocked:  // async's cut: a worker parks between two steps, never holding the lock
+    case Mode::kAsyncLocalSgd:  // anywhere in its round: the policy saves the round's state
       return AsyncBoundary(worker, next_step, global_step);
     case Mode::kSsp:
       if (checkpoints) return AsyncBoundary(worker, next_step, global_step);
