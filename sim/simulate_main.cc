@@ -51,8 +51,8 @@ ABSL_FLAG(int32_t, workers, 64, "simulated workers W, in [1, 4096]");
 ABSL_FLAG(std::string, model, "mlp", "logreg, mlp or cnn");
 ABSL_FLAG(std::string, hidden, "256,256", "mlp hidden layer sizes, comma-separated (mlp only)");
 ABSL_FLAG(int64_t, batch_size, 32,
-          "examples per step: per worker in async, ssp, locked and round_robin, the global batch "
-          "in sync, backup and local_sgd");
+          "examples per step: per worker in async, ssp, locked, round_robin and async_local_sgd, "
+          "the global batch in sync, backup and local_sgd");
 ABSL_FLAG(int64_t, epochs, 1, "passes over the training set");
 ABSL_FLAG(bool, drop_last, false,
           "leave out each epoch's short last batch (per worker in async and ssp), as train's");

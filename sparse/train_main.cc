@@ -60,7 +60,8 @@ ABSL_FLAG(std::string, mode, "async", hogwild::kModeFlagHelp);
 ABSL_FLAG(int32_t, workers, static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())),
           "worker threads, in [1, 256]; default: one per hardware thread");
 ABSL_FLAG(int32_t, batch_size, 1,
-          "examples (mf: ratings) per update: per worker (async, locked, round_robin, ssp) or "
+          "examples (mf: ratings) per update: per worker (async, locked, round_robin, ssp, "
+          "async_local_sgd) or "
           "global (sync, backup, local_sgd); 1 is the paper's");
 ABSL_FLAG(int32_t, epochs, 5, "passes over the training set (mf: 20 unless given)");
 ABSL_FLAG(double, lr, 0.5, "step size of the first epoch, > 0 (mf: 0.02 unless given)");

@@ -147,7 +147,12 @@ void AsyncLocalSgd::PushAndPull(int worker) {
 }
 
 absl::Status AsyncLocalSgd::DoWorkerDone(int worker) {
-  if (workers_[worker].since_pull > 0) PushAndPull(worker);
+  PerWorker& w = workers_[worker];
+  if (w.since_pull > 0) PushAndPull(worker);
+  // A finished worker's last pull goes stale while the others push on: if it steps again (a
+  // finished run resumed with more epochs), it pulls theta afresh, as at its first step.
+  std::lock_guard<std::mutex> lock(mu_);
+  w.started = false;
   return absl::OkStatus();
 }
 
@@ -206,17 +211,19 @@ absl::Status AsyncLocalSgd::DoCheckModeState(const ModeState& state) const {
   const size_t w = workers_.size();
   const size_t buffers = 2 * w + (options_.outer.has_momentum() ? 1 : 0) +
                          (options_.delayed_nesterov > 1 ? 1 : 0);
-  auto refuse = [](const std::string& what) {
+  auto refuse = [](const std::string& what, bool layout) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot resume: the async_local_sgd state in the checkpoint ", what,
-        "; resume with the checkpoint's workers, outer optimizer and delayed_nesterov"));
+        layout ? "; resume with the checkpoint's workers, outer optimizer and delayed_nesterov"
+               : ": the file is damaged or was not written by this version; start afresh "
+                 "(overwrite_checkpoint) or resume from another checkpoint"));
   };
   if (state.buffers.size() != buffers || state.counters.size() != 1 + kCountersPerWorker * w ||
       state.seconds.size() != 2 * w) {
     return refuse(absl::StrFormat(
         "has %d buffers, %d counters and %d times, this run needs %d, %d and %d",
         state.buffers.size(), state.counters.size(), state.seconds.size(), buffers,
-        1 + kCountersPerWorker * w, 2 * w));
+        1 + kCountersPerWorker * w, 2 * w), /*layout=*/true);
   }
   const int64_t pushes = state.counters[0];
   int64_t sum = 0;
@@ -229,11 +236,12 @@ absl::Status AsyncLocalSgd::DoCheckModeState(const ModeState& state) const {
         (started == 0 ? since_pull == 0 : round_steps >= 1 && since_pull < round_steps) &&
         std::isfinite(state.seconds[2 * i]) && state.seconds[2 * i] >= 0.0 &&
         std::isfinite(state.seconds[2 * i + 1]) && state.seconds[2 * i + 1] >= 0.0;
-    if (!consistent) return refuse(absl::StrFormat("is inconsistent for worker %d", i));
+    if (!consistent) return refuse(absl::StrFormat("is inconsistent for worker %d", i), /*layout=*/false);
     sum += c[4];
   }
   if (pushes < 0 || sum != pushes) {
-    return refuse(absl::StrFormat("counts %d pushes, its workers %d", pushes, sum));
+    return refuse(absl::StrFormat("counts %d pushes, its workers %d", pushes, sum),
+                  /*layout=*/false);
   }
   return absl::OkStatus();
 }

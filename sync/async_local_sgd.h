@@ -51,7 +51,9 @@
 //             its pull, the steps of its round, the pushes at its pull, its own pushes
 //   seconds   [2W]: per worker its time per local step over its last round (0: none) and the
 //             time its round in progress has taken so far (0 at a round's start)
-// A resume with one worker continues bitwise; with several, every worker's round continues
+// A worker that is done (WorkerDone: its partial round pushed) counts as not started, so if it
+// steps again (a finished run resumed with more epochs) it pulls the theta of then, not of its
+// last push. A resume with one worker continues bitwise; with several, every worker's round continues
 // from its exact state and the interleaving of the pushes is new. The exchange counts
 // (UpdatePolicy::communication) start at 0 on resume.
 #ifndef HOGWILD_SYNC_ASYNC_LOCAL_SGD_H_

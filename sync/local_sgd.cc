@@ -230,8 +230,12 @@ absl::Status LocalSgd::DoCheckModeState(const ModeState& state) const {
   if (consistent) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrFormat(
       "cannot resume: the Streaming DiLoCo state in the checkpoint (%d replicas, %d counters) "
-      "does not fit %d workers at one local step; resume with the checkpoint's workers",
-      state.buffers.size(), state.counters.size(), w));
+      "does not fit %d workers at one local step; %s",
+      state.buffers.size(), state.counters.size(), w,
+      state.buffers.size() != w
+          ? "resume with the checkpoint's workers"
+          : "the file is damaged or was not written by this version; start afresh "
+            "(overwrite_checkpoint) or resume from another checkpoint"));
 }
 
 void LocalSgd::DoRestoreModeState(const ModeState& state) {

@@ -177,6 +177,42 @@ TEST(AsyncLocalSgd, OneWorkerIsInnerStepsThenTheOuterStepBitwise) {
   EXPECT_EQ(policy.global_step(), 7u);
 }
 
+// A worker that is done pushes its partial round and no longer holds its pull: while another
+// worker pushes on, its saved state says not started, and if it steps again (a finished run
+// resumed with more epochs) it starts from theta as it is then, with staleness 0.
+TEST(AsyncLocalSgd, AFinishedWorkerPullsAfreshIfItStepsAgain) {
+  const std::vector<float> target = {1.0f, -2.0f};
+  ParameterStore store(2);
+  AsyncLocalSgd policy(&store, 2, SgdOptions{}, AsyncLocalSgdOptions{.average_every = 2});
+  auto step = [&](int w) {
+    auto at = policy.BeginStep(w);
+    ASSERT_TRUE(at.ok()) << at.status();
+    const std::vector<float> g = QuadraticGradient(*at, target);
+    auto stats = policy.FinishStep(w, DeviceSpan<const float>(g.data(), g.size()), 0.1f);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+  };
+  for (int i = 0; i < 3; ++i) step(0);
+  ASSERT_TRUE(policy.WorkerDone(0).ok());
+  EXPECT_EQ(policy.worker_pushes(0), 2);
+  for (int i = 0; i < 4; ++i) step(1);
+  auto saved = policy.SaveState();
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_EQ(saved->mode_state.counters[1 + 0], 0) << "the finished worker 0 counts as started";
+  EXPECT_EQ(saved->mode_state.counters[1 + 5 + 0], 1);
+
+  std::vector<float> theta(2);
+  ASSERT_TRUE(policy.ReadParams(absl::MakeSpan(theta)).ok());
+  auto at = policy.BeginStep(0);
+  ASSERT_TRUE(at.ok()) << at.status();
+  const std::vector<float> begun(at->data(), at->data() + 2);
+  EXPECT_EQ(CountBitwiseDifferences(begun, theta), 0)
+      << "worker 0 stepped from its pull before worker 1's pushes";
+  const std::vector<float> g = QuadraticGradient(*at, target);
+  auto stats = policy.FinishStep(0, DeviceSpan<const float>(g.data(), g.size()), 0.1f);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->staleness, 0u);
+}
+
 // H = 1, outer lr 1, no momentum: each push adds the worker's one SGD step to theta, so one
 // worker is SGD, bitwise (theta, still its anchor, becomes its replica exactly).
 TEST(AsyncLocalSgd, OneLocalStepWithPlainOuterStepIsSgdBitwise) {

@@ -648,9 +648,9 @@ TEST(Resume, AnotherModeOptionIsRefusedNamingBothValues) {
        "another --checkpoint_dir"},
       {Mode::kAsyncLocalSgd, 2, [](TrainerOptions&) {},
        [](TrainerOptions& t) { t.dynamic_local_updates = true; },
-       "checkpoint.hwckpt: cannot resume: --dynamic_local_updates differs: the checkpoint has 0, "
-       "this run 1; the checkpoint's state was built with its value; resume with "
-       "--dynamic_local_updates=0 or use another --checkpoint_dir"},
+       "checkpoint.hwckpt: cannot resume: --dynamic_local_updates differs: the checkpoint has "
+       "false, this run true; the checkpoint's state was built with its value; resume with "
+       "--dynamic_local_updates=false or use another --checkpoint_dir"},
       {Mode::kLocalSgd, 2,
        [](TrainerOptions& t) {
          t.average_every = 4;

@@ -435,7 +435,7 @@ TEST(Checkpoint, SignatureMismatchNamesTheField) {
        [](CheckpointSignature& s) { s.outer.lr = 0.7f; }},
       {"--outer_momentum differs: the checkpoint has 0.9, this run 0",
        [](CheckpointSignature& s) { s.outer.momentum = 0.9f; }},
-      {"--outer_nesterov differs: the checkpoint has 1, this run 0",
+      {"--outer_nesterov differs: the checkpoint has true, this run false",
        [](CheckpointSignature& s) { s.outer.nesterov = true; }},
   };
   EXPECT_TRUE(CheckSignature(base, base, "c").ok());

@@ -245,9 +245,9 @@ class BadInput(unittest.TestCase):
             message = self.refuses(ValueError, [], self.x, self.y, mode="local_sgd", epochs=2,
                                    checkpoint_dir=tmp, resume=True, **{**diloco, "outer_lr": 0.5})
         self.assertEqual(message, f"{tmp}/checkpoint.hwckpt: cannot resume: outer_lr differs: the "
-                         "checkpoint has 0.7, this run 0.5; the checkpoint's parameters and "
-                         "outer state were built with its value; resume with outer_lr=0.7 or "
-                         "use another checkpoint_dir")
+                         "checkpoint has 0.7, this run 0.5; the checkpoint's state was built "
+                         "with its value; resume with outer_lr=0.7 or use another "
+                         "checkpoint_dir")
 
     def test_a_previous_log_is_not_replaced(self):
         with tempfile.TemporaryDirectory() as tmp:

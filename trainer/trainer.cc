@@ -477,6 +477,7 @@ absl::Status RestoreResumed(const PreparedRun& run, const RankInJob& job, const 
                   CheckpointPath(options.checkpoint_dir), resumed.format_version,
                   train.name.empty() ? "this training set" : train.name);
   }
+  absl::Status restored;
   if (TakesJobCut(options, job) &&
       resumed.optimizer_state.size() == static_cast<size_t>(job.num_ranks) * options.num_workers) {
     // An async job's checkpoint holds every worker's momentum, rank-major: this rank's slice.
@@ -484,9 +485,14 @@ absl::Status RestoreResumed(const PreparedRun& run, const RankInJob& job, const 
     const auto first =
         resumed.optimizer_state.begin() + static_cast<ptrdiff_t>(job.rank) * options.num_workers;
     mine.optimizer_state.assign(first, first + options.num_workers);
-    HOGWILD_RETURN_IF_ERROR(RestoreState(mine, policy));
+    restored = RestoreState(mine, policy);
   } else {
-    HOGWILD_RETURN_IF_ERROR(RestoreState(resumed, policy));
+    restored = RestoreState(resumed, policy);
+  }
+  if (!restored.ok()) {
+    // The policy's refusal does not know the file: name it, as the checks above do.
+    return absl::Status(restored.code(), absl::StrCat(CheckpointPath(options.checkpoint_dir),
+                                                      ": ", restored.message()));
   }
   if (resumed.ema.empty() != (options.ema_decay == 0.0f)) {
     return absl::FailedPreconditionError(absl::StrFormat(

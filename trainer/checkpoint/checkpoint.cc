@@ -577,40 +577,44 @@ absl::Status CheckSignature(const CheckpointSignature& e, const CheckpointSignat
                    absl::StrCat("resume in the checkpoint's mode (--mode=", ModeName(f.mode),
                                 ") or use another --checkpoint_dir"));
   }
-  // The mode's own option (the modes are equal here; each option is 0 outside its mode).
+  // The mode's own options (the modes are equal here; each option is 0 outside its mode). A
+  // double holds every value exactly: the int64 options are far below 2^53, the rest are floats.
+  enum class Kind { kInt, kBool, kFloat };
   const struct {
     const char* flag;
-    int64_t found, expected;
+    double found, expected;
+    Kind kind;
   } mode_options[] = {
-      {"--staleness_bound", f.staleness_bound, e.staleness_bound},
-      {"--backup_workers", f.backup_workers, e.backup_workers},
-      {"--average_every", f.average_every, e.average_every},
-      {"--delayed_nesterov", f.delayed_nesterov, e.delayed_nesterov},
-      {"--dynamic_local_updates", f.dynamic_local_updates ? 1 : 0, e.dynamic_local_updates ? 1 : 0},
-      {"--fragments", f.streaming.fragments, e.streaming.fragments},
-      {"--overlap_steps", f.streaming.overlap_steps, e.streaming.overlap_steps}};
+      {"--staleness_bound", double(f.staleness_bound), double(e.staleness_bound), Kind::kInt},
+      {"--backup_workers", double(f.backup_workers), double(e.backup_workers), Kind::kInt},
+      {"--average_every", double(f.average_every), double(e.average_every), Kind::kInt},
+      {"--delayed_nesterov", double(f.delayed_nesterov), double(e.delayed_nesterov), Kind::kInt},
+      {"--dynamic_local_updates", double(f.dynamic_local_updates),
+       double(e.dynamic_local_updates), Kind::kBool},
+      {"--fragments", double(f.streaming.fragments), double(e.streaming.fragments), Kind::kInt},
+      {"--overlap_steps", double(f.streaming.overlap_steps), double(e.streaming.overlap_steps),
+       Kind::kInt},
+      {"--outer_lr", f.outer.lr, e.outer.lr, Kind::kFloat},
+      {"--outer_momentum", f.outer.momentum, e.outer.momentum, Kind::kFloat},
+      {"--outer_nesterov", double(f.outer.nesterov), double(e.outer.nesterov), Kind::kBool},
+      {"--mix_alpha", f.streaming.mix_alpha, e.streaming.mix_alpha, Kind::kFloat}};
   for (const auto& o : mode_options) {
     if (o.found == o.expected) continue;
-    return differs(o.flag, absl::StrCat(o.found), absl::StrCat(o.expected),
+    auto text = [&o](double v) -> std::string {
+      switch (o.kind) {
+        case Kind::kInt:
+          return absl::StrCat(static_cast<int64_t>(v));
+        case Kind::kBool:
+          return v != 0.0 ? "true" : "false";
+        case Kind::kFloat:
+          break;
+      }
+      return absl::StrFormat("%g", v);
+    };
+    return differs(o.flag, text(o.found), text(o.expected),
                    absl::StrFormat("the checkpoint's state was built with its value; resume with "
-                                   "%s=%d or use another --checkpoint_dir",
-                                   o.flag, o.found));
-  }
-  const struct {
-    const char* flag;
-    float found, expected;
-  } outer_options[] = {
-      {"--outer_lr", f.outer.lr, e.outer.lr},
-      {"--outer_momentum", f.outer.momentum, e.outer.momentum},
-      {"--outer_nesterov", f.outer.nesterov ? 1.0f : 0.0f, e.outer.nesterov ? 1.0f : 0.0f},
-      {"--mix_alpha", f.streaming.mix_alpha, e.streaming.mix_alpha}};
-  for (const auto& o : outer_options) {
-    if (o.found == o.expected) continue;
-    return differs(o.flag, absl::StrFormat("%g", o.found), absl::StrFormat("%g", o.expected),
-                   absl::StrFormat("the checkpoint's parameters and outer state were built "
-                                   "with its value; resume with %s=%g or use another "
-                                   "--checkpoint_dir",
-                                   o.flag, o.found));
+                                   "%s=%s or use another --checkpoint_dir",
+                                   o.flag, text(o.found)));
   }
   if (f.num_ranks != e.num_ranks) {
     const std::string hint =

@@ -641,8 +641,8 @@ int Main(int argc, char** argv) {
   hogwild::QuietStderr quiet_before_mpi(!hogwild::MpiCluster::SpeaksBeforeInit());
   absl::SetProgramUsageMessage(
       "Trains a classifier with data-parallel SGD under any update policy (--mode=async, the "
-      "default, or sync, ssp, backup, local_sgd, locked, round_robin; --config=sync makes sync "
-      "the default).\n  bazel run //trainer:train -- --epochs=5");
+      "default, or sync, ssp, backup, local_sgd, locked, round_robin, async_local_sgd, or the "
+      "presets diloco and streaming_diloco; --config=sync makes sync the default).\n  bazel run //trainer:train -- --epochs=5");
   // argv as given, for the hand-over to train_gpu.
   std::vector<char*> original_argv(argv, argv + argc);
   original_argv.push_back(nullptr);
