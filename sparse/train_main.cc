@@ -37,6 +37,7 @@
 #include "sparse/matrix_factorization.h"
 #include "sparse/ratings.h"
 #include "sparse/sparse_checkpoint.h"
+#include "sparse/mail_corpus.h"
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
 #include "sparse/synthetic_flags.h"
@@ -48,7 +49,9 @@
 #include "trainer/metrics/convergence_log.h"
 
 ABSL_FLAG(std::string, dataset, "synthetic",
-          "'synthetic' (the RCV1-like set, sparse/synthetic.h) or a LIBSVM file (plain or .gz); "
+          "'synthetic' (the RCV1-like set, sparse/synthetic.h), 'spam' (the SpamAssassin corpus, "
+          "tools/setup.sh --spam) or a directory of mails laid out like it (sparse/mail_corpus.h), "
+          "or a LIBSVM file (plain or .gz); "
           "with --model=mf: 'movielens' (tools/setup.sh --movielens) or a user,item,rating CSV");
 ABSL_FLAG(std::string, test, "", "a LIBSVM test file (plain or .gz); empty: none");
 ABSL_FLAG(int64_t, num_features, 0,
@@ -116,6 +119,19 @@ absl::StatusOr<Data> Load(uint64_t seed) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--%s applies to --dataset=synthetic only", flag));
     }
+  }
+  if (dataset == "spam" || std::filesystem::is_directory(dataset)) {
+    if (!test_path.empty() || options.num_features != 0) {
+      return absl::InvalidArgumentError(
+          "--test and --num_features apply to LIBSVM files; a mail corpus has its own test split "
+          "and 2^18 hashed features");
+    }
+    const std::string dir = dataset == "spam" ? kSpamAssassinDir : dataset;
+    HOGWILD_ASSIGN_OR_RETURN(MailSplit split, ReadMailCorpus(dir));
+    out.train = std::move(split.train);
+    out.test = std::move(split.test);
+    out.name = dataset == "spam" ? "spam" : dir;
+    return out;
   }
   HOGWILD_ASSIGN_OR_RETURN(out.train, ReadLibsvmFile(dataset, options));
   out.name = dataset;

