@@ -19,6 +19,8 @@ enum class Cell {
   kNoGpuPolicy,
   kOneProcess,
   kCpuOnly,
+  kSparseOnly,
+  kNotSimulated,
   kNoSuchCell,  // a value cast from an integer that names no workload, mode or substrate
 };
 constexpr int kNumCells = static_cast<int>(Cell::kNoSuchCell) + 1;
@@ -35,6 +37,11 @@ const char* Why(Cell cell) {
       return "the sparse trainers run in one process";
     case Cell::kCpuOnly:
       return "the sparse trainers run on CPU threads only";
+    case Cell::kSparseOnly:
+      return "it schedules per-example updates by the coordinates they touch, and a network's "
+             "step touches every parameter (sparse/cyclades.h)";
+    case Cell::kNotSimulated:
+      return "the simulator has no conflict-graph scheduler (sparse/cyclades.h runs on threads)";
     case Cell::kNoSuchCell:
       return "no such workload, mode or substrate";
   }
@@ -57,6 +64,8 @@ constexpr Cell kNoMpi = Cell::kNotAcrossProcesses;
 constexpr Cell kNoGpu = Cell::kNoGpuPolicy;
 constexpr Cell kOneProc = Cell::kOneProcess;
 constexpr Cell kCpuOnly = Cell::kCpuOnly;
+constexpr Cell kSparseOnly = Cell::kSparseOnly;
+constexpr Cell kNoSim = Cell::kNotSimulated;
 
 // The table: one row per workload and mode. Flipping a cell (a new policy, a new substrate for a
 // workload, checkpoints for a mode) is an edit of its row.
@@ -71,6 +80,7 @@ constexpr Row kTable[] = {
     {kDense,  Mode::kLocked,     true,  {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
     {kDense,  Mode::kRoundRobin, false, {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
     {kDense,  Mode::kAsyncLocalSgd, true,  {kRuns,   kRuns,     kNoMpi,    kNoGpu}},
+    {kDense,  Mode::kCyclades,   false, {kSparseOnly, kSparseOnly, kSparseOnly, kSparseOnly}},
     {kSparse, Mode::kAsync,      true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kSync,       true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kSsp,        true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
@@ -79,6 +89,7 @@ constexpr Row kTable[] = {
     {kSparse, Mode::kLocked,     true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kRoundRobin, true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kAsyncLocalSgd, true,  {kRuns,   kRuns,     kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kCyclades,   true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
     {kMf,     Mode::kAsync,      true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kSync,       true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kSsp,        true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
@@ -87,6 +98,7 @@ constexpr Row kTable[] = {
     {kMf,     Mode::kLocked,     true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kRoundRobin, true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kAsyncLocalSgd, true,  {kRuns,   kRuns,     kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kCyclades,   true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
 };
 // clang-format on
 

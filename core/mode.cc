@@ -23,6 +23,8 @@ const char* ModeName(Mode mode) {
       return "round_robin";
     case Mode::kAsyncLocalSgd:
       return "async_local_sgd";
+    case Mode::kCyclades:
+      return "cyclades";
   }
   return "unknown";  // a value cast from an integer that names no mode
 }
@@ -33,7 +35,7 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "unknown mode \"%s\"; the modes are async, sync, ssp, backup, local_sgd, locked, "
-      "round_robin and async_local_sgd",
+      "round_robin, async_local_sgd and cyclades",
       name));
 }
 

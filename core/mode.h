@@ -27,13 +27,32 @@
 
 namespace hogwild {
 
-enum class Mode { kAsync, kSync, kSsp, kBackup, kLocalSgd, kLocked, kRoundRobin, kAsyncLocalSgd };
+// kCyclades (Pan et al., NIPS 2016) is a scheduler of the sparse workloads' per-example updates,
+// not an update policy: sparse/cyclades.h.
+enum class Mode {
+  kAsync,
+  kSync,
+  kSsp,
+  kBackup,
+  kLocalSgd,
+  kLocked,
+  kRoundRobin,
+  kAsyncLocalSgd,
+  kCyclades
+};
 
-inline constexpr Mode kAllModes[] = {Mode::kAsync,      Mode::kSync,         Mode::kSsp,
-                                     Mode::kBackup,     Mode::kLocalSgd,     Mode::kLocked,
-                                     Mode::kRoundRobin, Mode::kAsyncLocalSgd};
+inline constexpr Mode kAllModes[] = {Mode::kAsync,      Mode::kSync,          Mode::kSsp,
+                                     Mode::kBackup,     Mode::kLocalSgd,      Mode::kLocked,
+                                     Mode::kRoundRobin, Mode::kAsyncLocalSgd, Mode::kCyclades};
 
-// "async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin", "async_local_sgd": the
+// The modes that are update policies (sync/update_policy.h, sync/policy_factory.h): every mode
+// but kCyclades.
+inline constexpr Mode kPolicyModes[] = {Mode::kAsync,      Mode::kSync,    Mode::kSsp,
+                                        Mode::kBackup,     Mode::kLocalSgd, Mode::kLocked,
+                                        Mode::kRoundRobin, Mode::kAsyncLocalSgd};
+
+// "async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin", "async_local_sgd",
+// "cyclades": the
 // spelling of the build flag, the checkpoint file and the log; "unknown" for a value that names
 // no mode. Pure.
 const char* ModeName(Mode mode);

@@ -120,6 +120,13 @@ class MfExamples {
            scratch_.data());
   }
   void Prefetch(const int64_t* /*order*/, int64_t /*k*/, int64_t /*end*/) const {}
+  // CYCLADES: a rating's coordinates are its user's and its item's factor rows.
+  template <typename F>
+  void ForEachCoordinate(int64_t r, F&& f) const {
+    f(int64_t{train_->users[r]});
+    f(train_->num_users + train_->items[r]);
+  }
+  int64_t num_coordinates() const { return train_->num_users + train_->num_items; }
 
  private:
   int64_t UserRow(int64_t r) const { return static_cast<int64_t>(train_->users[r]) * k_; }

@@ -17,6 +17,16 @@ absl::Status ValidateSparseBatch(Mode mode, int64_t batch_size, int64_t num_exam
         absl::StrFormat("--batch_size=%d is out of range [1, %d] (the training set's %s)",
                         batch_size, num_examples, what));
   }
+  if (mode == Mode::kCyclades) {
+    if (batch_size < num_workers) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--batch_size=%d is out of range [%d, %d] in cyclades mode: it is the updates each "
+          "round samples and splits into conflict-free components over the workers (at least "
+          "one per worker; thousands keep the rounds' barriers cheap)",
+          batch_size, num_workers, num_examples));
+    }
+    return absl::OkStatus();
+  }
   // Outside the global-batch modes the batch is per worker, drawn from the worker's shard: a
   // larger one would be cut to the shard without a word (as //trainer:train refuses it).
   if (const int64_t largest_shard = (num_examples + num_workers - 1) / num_workers;
@@ -121,6 +131,7 @@ std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
 }
 
 int64_t SparseEpochUpdates(const SparseWorkerPlan& plan, int64_t n) {
+  if (plan.mode == Mode::kCyclades) return n;  // one update per example
   const int64_t batch = plan.batch_size;
   if (SplitsGlobalBatch(plan.mode)) return (n + batch - 1) / batch;
   int64_t updates = 0;

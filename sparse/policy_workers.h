@@ -18,7 +18,10 @@
 //   contiguous part [B w / W, B (w + 1) / W) of each (possibly empty), scaled by 1 / B: summed
 //   over the workers, the gradient of the whole batch (the scaling of sync/update_policy.h);
 // - local_sgd: sync's split (every worker the same number of local steps, sync/local_sgd.h),
-//   each part's gradient the mean over its own examples (the local minibatch).
+//   each part's gradient the mean over its own examples (the local minibatch);
+// - cyclades: no policy; rounds of batch_size examples of the order, each example's update
+//   applied alone by the worker its conflict-free component went to (sparse/cyclades.h,
+//   RunCycladesEpoch below).
 //
 // Async with batch 1 is the Hogwild! paper's Algorithm 1 (Niu, Recht, Ré, Wright, NIPS 2011):
 // the same walk, but each example's step is the workload's fused step on the live array
@@ -39,6 +42,8 @@
 #ifndef HOGWILD_SPARSE_POLICY_WORKERS_H_
 #define HOGWILD_SPARSE_POLICY_WORKERS_H_
 
+#include <algorithm>
+#include <barrier>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -51,6 +56,7 @@
 #include "core/mode.h"
 #include "core/status_macros.h"
 #include "kernels/functors.h"
+#include "sparse/cyclades.h"
 #include "sync/locked.h"
 #include "sync/parameter_store.h"
 #include "sync/policy_factory.h"
@@ -81,7 +87,8 @@ SparseWorkerPlan PlanOf(const Options& options) {
 // Checks a sparse run's batch size against its N examples, W and mode: batch_size in [1, N];
 // per worker (async, locked, round_robin, ssp) at most the largest shard ceil(N / W), which
 // would otherwise be cut to the shard without a word; global in local_sgd at least W (each
-// worker its own part of every batch). `what` names the examples ("examples", "ratings").
+// worker its own part of every batch); the round's sampled updates in cyclades, at least W.
+// `what` names the examples ("examples", "ratings").
 // Errors: kInvalidArgument naming --batch_size, its value and the range. Pure.
 absl::Status ValidateSparseBatch(Mode mode, int64_t batch_size, int64_t num_examples,
                                  int num_workers, const char* what);
@@ -102,13 +109,15 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& options, in
 // refused; "" in the modes without options. Pure.
 std::string ModeOptionsLayer(Mode mode, const ModeOptions& options);
 
-// Whether the plan takes the fused batch-1 path (async and locked, batch 1).
+// Whether the plan takes the fused per-example path (async and locked with batch 1; cyclades,
+// whose batch is the round's sampled updates, each applied alone).
 inline bool UsesFusedPath(const SparseWorkerPlan& plan) {
-  return (plan.mode == Mode::kAsync || plan.mode == Mode::kLocked) && plan.batch_size == 1;
+  return ((plan.mode == Mode::kAsync || plan.mode == Mode::kLocked) && plan.batch_size == 1) ||
+         plan.mode == Mode::kCyclades;
 }
 
 // The updates one epoch of N examples applies: the workers' batches (the split above; async's
-// fused path: N), or one per global batch (sync, backup, local_sgd). Pure.
+// fused path and cyclades: N), or one per global batch (sync, backup, local_sgd). Pure.
 int64_t SparseEpochUpdates(const SparseWorkerPlan& plan, int64_t num_examples);
 
 // The workers' gradients ([W], each [P]), or none for the fused path. Errors:
@@ -148,6 +157,44 @@ absl::Status ForEachWorkerStep(const SparseWorkerPlan& plan, int64_t n, int w, S
 // (when not null) and is returned (the kCancelled of the workers it released are not).
 absl::Status RunWorkerThreads(int num_workers, UpdatePolicy* policy,
                               const std::function<absl::Status(int)>& body);
+
+// One epoch of CYCLADES (sparse/cyclades.h): rounds of plan.batch_size examples of the order,
+// each planned into conflict-free components dealt to the workers, each worker's share applied
+// with the fused step on the live array, a barrier between rounds. Worker 0 plans round r + 1
+// after its share of round r; the barrier orders every write of a round before the next round's
+// reads, so the epoch equals sequential SGD over SerialOrder of its rounds, bitwise.
+template <typename Workload>
+absl::Status RunCycladesEpoch(const SparseWorkerPlan& plan, const Workload& workload,
+                              float* shared, absl::Span<const int64_t> order, float lr) {
+  const int64_t n = static_cast<int64_t>(order.size());
+  const int64_t batch = plan.batch_size;
+  const int64_t num_rounds = (n + batch - 1) / batch;
+  if (num_rounds == 0) return absl::OkStatus();
+  CycladesPlanner planner(workload.num_coordinates(), plan.num_workers);
+  auto plan_round = [&](int64_t r, CycladesRound& out) {
+    const int64_t lo = r * batch;
+    planner.Plan(order.subspan(lo, std::min(n, lo + batch) - lo),
+                 [&](int64_t id, auto&& f) { workload.ForEachCoordinate(id, f); }, out);
+  };
+  CycladesRound rounds[2];  // round r's plan in rounds[r % 2]: worker 0 writes the other
+  plan_round(0, rounds[0]);
+  std::barrier round_end(plan.num_workers);
+  const SgdMomentumFn sgd{.lr = lr, .momentum = 0.0f, .weight_decay = plan.weight_decay};
+  return RunWorkerThreads(plan.num_workers, nullptr, [&](int w) {
+    Workload mine = workload;
+    for (int64_t r = 0; r < num_rounds; ++r) {
+      const std::vector<int64_t>& mine_now = rounds[r % 2].per_worker[w];
+      const int64_t size = static_cast<int64_t>(mine_now.size());
+      for (int64_t k = 0; k < size; ++k) {
+        mine.Prefetch(mine_now.data(), k, size);
+        mine.FusedStep(sgd, mine_now[k], shared);
+      }
+      if (w == 0 && r + 1 < num_rounds) plan_round(r + 1, rounds[(r + 1) % 2]);
+      round_end.arrive_and_wait();
+    }
+    return absl::OkStatus();
+  });
+}
 
 // The policy of `plan` over `store`: CreateUpdatePolicy with plain SGD and the plan's weight
 // decay and mode options.
@@ -207,6 +254,10 @@ absl::Status RunSparseWorker(const SparseWorkerPlan& plan, Workload& workload,
 //   void FusedStep(const SgdMomentumFn& sgd, int64_t i, float* shared);
 //   // Async batch 1: before the step of order[k], with k < end (the shard's end).
 //   void Prefetch(const int64_t* order, int64_t k, int64_t end);
+//   // cyclades: the coordinates example i's update reads and writes (sparse/cyclades.h), each
+//   // c in [0, num_coordinates()) passed to f(c).
+//   template <typename F> void ForEachCoordinate(int64_t i, F&& f) const;
+//   int64_t num_coordinates() const;
 // `communication`, when given, gains the epoch policy's (UpdatePolicy::communication: its
 // exchanges and bytes added, its last outer step's norm when it made one): the policy is made
 // afresh for every epoch, so the run's totals are the sum over its epochs.
@@ -218,6 +269,9 @@ absl::Status RunSparseEpoch(const SparseWorkerPlan& plan, const Workload& worklo
                             CommunicationStats* communication = nullptr) {
   using internal::StepPath;
   float* shared = store.unsafe_values().data();
+  if (plan.mode == Mode::kCyclades) {
+    return internal::RunCycladesEpoch(plan, workload, shared, order, lr);
+  }
   if (UsesFusedPath(plan) && plan.mode == Mode::kAsync) {
     return internal::RunWorkerThreads(plan.num_workers, nullptr, [&](int w) {
       Workload mine = workload;

@@ -40,6 +40,12 @@ class LinearExamples {
   void FusedStep(const SgdMomentumFn& sgd, int64_t i, float* shared) const {
     SparseSgdStep(model_, sgd, *data_, i, shared);
   }
+  // CYCLADES: an example's coordinates are its features.
+  template <typename F>
+  void ForEachCoordinate(int64_t i, F&& f) const {
+    for (int32_t c : data_->row_indices(i)) f(c);
+  }
+  int64_t num_coordinates() const { return data_->num_features; }
   // The rows are visited in a random order, so the next row's first cache lines are a memory
   // miss the hardware prefetcher cannot foresee; ask for them one step ahead. Two steps ahead
   // for the row offset, one for the row itself (which needs the offset). Always inlined: a

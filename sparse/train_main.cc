@@ -332,7 +332,8 @@ absl::Status Run(const StopOnSignals& stop) {
     stand_in.row_offsets.assign(examples + 1, 0);
     stand_in.labels.assign(examples, 1.0f);
     SparseTrainOptions ranges = options;
-    ranges.batch_size = SplitsGlobalBatch(options.mode) ? examples : 1;
+    ranges.batch_size =
+        SplitsGlobalBatch(options.mode) || options.mode == Mode::kCyclades ? examples : 1;
     HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(ranges, stand_in, nullptr));
   }
   HOGWILD_RETURN_IF_ERROR(CheckLogPath());

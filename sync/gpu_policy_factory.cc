@@ -42,6 +42,7 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
     case Mode::kLocked:
     case Mode::kRoundRobin:
     case Mode::kAsyncLocalSgd:
+    case Mode::kCyclades:
       break;  // refused by the capabilities table
   }
   return absl::InternalError(absl::StrFormat(

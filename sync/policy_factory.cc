@@ -80,6 +80,8 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
       return std::make_unique<Locked>(store, placement.num_cpu_workers, options);
     case Mode::kRoundRobin:
       return std::make_unique<RoundRobin>(store, placement.num_cpu_workers, options);
+    case Mode::kCyclades:
+      break;  // refused by the capabilities table: a scheduler of sparse updates, no policy
   }
   return absl::InternalError(absl::StrFormat(
       "no update policy for mode %s although the capabilities table (core/capabilities.h) runs it",

@@ -81,7 +81,7 @@ absl::StatusOr<double> TrainSparseLinear(Mode mode, float lr) {
   absl::StatusOr<sparse::SparseTrainResult> result =
       sparse::TrainSparse({.mode = mode,
                            .num_workers = 2,
-                           .batch_size = SplitsGlobalBatch(mode) ? 8 : 1,
+                           .batch_size = SplitsGlobalBatch(mode) || mode == Mode::kCyclades ? 8 : 1,
                            .epochs = 2,
                            .lr = lr},
                           *data, nullptr);
@@ -116,7 +116,7 @@ absl::StatusOr<double> TrainMf(Mode mode, float lr) {
       sparse::TrainMatrixFactorization({.rank = 4,
                                         .mode = mode,
                                         .num_workers = 2,
-                                        .batch_size = SplitsGlobalBatch(mode) ? 4 : 1,
+                                        .batch_size = SplitsGlobalBatch(mode) || mode == Mode::kCyclades ? 4 : 1,
                                         .epochs = 2,
                                         .lr = lr,
                                         .weight_decay = 0.0f},

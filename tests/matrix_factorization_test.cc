@@ -154,7 +154,8 @@ std::vector<float> SequentialMf(const MfOptions& o, const Ratings& ratings, int 
 
 TEST(MatrixFactorization, OneWorkerIsSequentialSgdBitwise) {
   const Ratings ratings = Planted(40, 30, 0.3, 1);
-  for (Mode mode : kAllModes) {
+  // cyclades applies a round's components largest first: tests/cyclades_test.cc.
+  for (Mode mode : kPolicyModes) {
     for (int batch : {1, 5}) {
       SCOPED_TRACE(::testing::Message() << ModeName(mode) << " batch " << batch);
       const MfOptions options{.rank = 5,
@@ -254,12 +255,16 @@ TEST(MatrixFactorization, EveryModeRecoversAPlantedLowRankMatrix) {
     // worker per step (sync, backup, local_sgd: a global batch of 16), at 8 times the rate for
     // the mean of 8 ratings, and an eighth of the weight decay, which a step applies once to
     // each coordinate it touches.
+    // cyclades applies each rating alone, in rounds of 64.
     const bool global = SplitsGlobalBatch(mode);
-    const int per_worker = mode == Mode::kAsync || mode == Mode::kLocked ? 1 : 8;
+    const int per_worker =
+        mode == Mode::kAsync || mode == Mode::kLocked || mode == Mode::kCyclades ? 1 : 8;
     const MfOptions options{.rank = 8,
                             .mode = mode,
                             .num_workers = 2,
-                            .batch_size = global ? 2 * per_worker : per_worker,
+                            .batch_size = mode == Mode::kCyclades ? 64
+                                          : global                ? 2 * per_worker
+                                                                  : per_worker,
                             .epochs = 20,
                             .lr = 0.02f * per_worker,
                             .weight_decay = 0.02f / per_worker};

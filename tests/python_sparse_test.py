@@ -343,7 +343,7 @@ class TrainMf(unittest.TestCase):
                 self.assertIn("test ratings: rating 3", str(caught.exception))
         for keywords, needle in (({"mode": "hogwild"},
                                   'unknown mode "hogwild"; the modes are async, sync, ssp, '
-                                  "backup, local_sgd, locked, round_robin and async_local_sgd"),
+                                  "backup, local_sgd, locked, round_robin, async_local_sgd and cyclades"),
                                  ({"rank": 0}, "rank=0"), ({"lr": 0.0}, "lr=0")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:

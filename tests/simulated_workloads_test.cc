@@ -152,7 +152,7 @@ TEST(SimulatedWorkloads, OneWorkerIsSequentialSgdUnderEveryPolicy) {
         for (size_t j = 0; j < expected.size(); ++j) expected[j] -= kLr * grad[j];
       }
     }
-    for (Mode mode : kAllModes) {
+    for (Mode mode : kPolicyModes) {
       SCOPED_TRACE(ModeName(mode));
       options = Options(mode, 1, kBatch, kLr);
       if (mode == Mode::kBackup) options.trainer.backup_workers = 0;

@@ -24,10 +24,12 @@ small=(--examples=3000 --features=2000 --nnz=20)
 "$make_synthetic" "${small[@]}" --first_example=3000 --examples=500 --out="$dir/test.svm" >/dev/null ||
   fail "make_synthetic test"
 
-for mode in async sync ssp backup local_sgd locked round_robin async_local_sgd; do
-  # local_sgd splits each global batch into the workers' local batches: one example each.
+for mode in async sync ssp backup local_sgd locked round_robin async_local_sgd cyclades; do
+  # local_sgd splits each global batch into the workers' local batches: one example each;
+  # cyclades samples rounds of updates.
   batch=1
   [[ $mode == local_sgd ]] && batch=2
+  [[ $mode == cyclades ]] && batch=300
   out=$("$train" --dataset="$dir/train.svm.gz" --test="$dir/test.svm" --mode=$mode --workers=2 \
     --batch_size=$batch --epochs=3 --lr_decay=0.9 --log="$dir/$mode.csv" 2>&1) ||
     fail "$mode: exit $?: $out"
@@ -170,7 +172,7 @@ expect_one_line_error "bad ratings line" "bad.csv:3: item id 'x'" "$train" --mod
   --dataset="$dir/bad.csv"
 
 expect_one_line_error "workers" "--workers=0" "$train" --workers=0
-expect_one_line_error "mode" "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin and async_local_sgd" "$train" --mode=hogwild
+expect_one_line_error "mode" "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin, async_local_sgd and cyclades" "$train" --mode=hogwild
 expect_one_line_error "model" "--model=mlp" "$train" --model=mlp
 expect_one_line_error "lr" "--lr=-1" "$train" --lr=-1
 expect_one_line_error "lr_decay" "--lr_decay=2" "$train" --lr_decay=2

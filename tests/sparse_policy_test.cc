@@ -144,7 +144,7 @@ std::vector<std::pair<std::string, SgdOptions>> FallbackOptions() {
 }
 
 TEST(SparsePolicy, OneWorkerSparseStepsAreTheDenseStepsBitwiseInEveryMode) {
-  for (Mode mode : kAllModes) {
+  for (Mode mode : kPolicyModes) {
     const PolicyRun sparse = RunOneWorker(mode, SgdOptions{}, true);
     const PolicyRun dense = RunOneWorker(mode, SgdOptions{}, false);
     ExpectSameRun(sparse, dense, ModeName(mode));
@@ -155,7 +155,7 @@ TEST(SparsePolicy, OneWorkerSparseStepsAreTheDenseStepsBitwiseInEveryMode) {
 }
 
 TEST(SparsePolicy, OtherOptimizersClippingAndMovingStatisticsTakeTheDenseStepBitwise) {
-  for (Mode mode : kAllModes) {
+  for (Mode mode : kPolicyModes) {
     for (const auto& [name, options] : FallbackOptions()) {
       const PolicyRun sparse = RunOneWorker(mode, options, true);
       const PolicyRun dense = RunOneWorker(mode, options, false);
@@ -187,7 +187,7 @@ TEST(SparsePolicy, WeightDecayReachesTheTouchedCoordinatesOnlyOutsideNoDecay) {
   for (int64_t j = 0; j < kParams; ++j) exempt_touched += touched[j] && j >= 4 && j < 9;
   ASSERT_GT(exempt_touched, 0);
   const std::vector<float> initial = Values(*InitialStore());
-  for (Mode mode : kAllModes) {
+  for (Mode mode : kPolicyModes) {
     const PolicyRun sparse = RunOneWorker(mode, options, true);
     EXPECT_EQ(CountBitwiseDifferences(sparse.params, expected), 0) << ModeName(mode);
     int untouched = 0;

@@ -53,7 +53,7 @@ TEST(SparsePolicyWorkers, AWorkersErrorReleasesThePeersWaitingForItAndIsReturned
 }
 
 TEST(SparsePolicyWorkers, EveryExampleIsInExactlyOneStepOfOneWorker) {
-  for (Mode mode : kAllModes) {
+  for (Mode mode : kPolicyModes) {
     for (int workers : {1, 3, 7}) {
       for (int64_t batch : {1, 4, 7}) {
         const int64_t n = 23;

@@ -467,8 +467,9 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
     x, test_x: CSR matrices [N, D] (scipy.sparse.csr_matrix or any object with indptr, indices,
       data and shape), column indices increasing within a row; y, test_y: [N] labels, > 0 the
       positive class, anything else the negative one.
-    mode: "async" (Hogwild!), "sync", "ssp", "backup", "local_sgd", "locked", "round_robin" or
-      "async_local_sgd"; staleness_bound (ssp only, default 3), backup_workers (backup only,
+    mode: "async" (Hogwild!), "sync", "ssp", "backup", "local_sgd", "locked", "round_robin",
+      "async_local_sgd" or "cyclades" (conflict-free rounds of batch_size updates, each round's
+      conflict graph's components dealt to the workers; docs/modes.md); staleness_bound (ssp only, default 3), backup_workers (backup only,
       default 0), average_every (local_sgd and async_local_sgd only, default 8), outer_lr,
       outer_momentum, outer_nesterov (local_sgd and async_local_sgd only, default plain
       averaging; DiLoCo's outer step is outer_lr=0.7, outer_momentum=0.9, outer_nesterov=True),
@@ -477,7 +478,7 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
       only; each epoch ends with every worker's last push): the modes' options, as train()'s;
       workers:
       threads (default: one per core); batch_size: examples per update (per worker; global in
-      sync, backup and local_sgd); lr: the first epoch's step, times lr_decay after each;
+      sync, backup and local_sgd; in cyclades the updates of a round, at least workers); lr: the first epoch's step, times lr_decay after each;
       weight_decay: L2 on the touched coordinates.
     checkpoint_dir, resume, overwrite_checkpoint: a checkpoint after every epoch, as the
       command's flags. The GIL is released while training; Ctrl-C stops the run after the

@@ -48,8 +48,9 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers);
 inline constexpr char kModeFlagHelp[] =
     "the update policy: async (Hogwild!), sync (tower averaging), ssp (async within a staleness "
     "bound), backup (sync without the slowest workers), local_sgd (periodic averaging), locked "
-    "(one lock around every step), round_robin (updates applied in the workers' turn) or "
-    "async_local_sgd (each worker pushes its local steps when done); or the presets diloco "
+    "(one lock around every step), round_robin (updates applied in the workers' turn), "
+    "async_local_sgd (each worker pushes its local steps when done) or cyclades (sparse "
+    "workloads: conflict-free rounds of --batch_size updates); or the presets diloco "
     "(local_sgd with DiLoCo's outer optimizer) and streaming_diloco (diloco with 2 fragments, "
     "1-step overlap, mixing 0.5)";
 
