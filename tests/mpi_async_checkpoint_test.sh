@@ -80,7 +80,7 @@ check "3 ranks on a 2-rank checkpoint: one error line naming both counts" \
   test "$(grep -c '^error:.*rank count differs: the checkpoint has 2, this run 3' "$tmp/ranks.err")" -eq 1
 
 # SIGTERM to rank 1 alone.
-long=(--mode=async --workers=1 --train_examples=20000 --hidden=1024 --epochs=300)
+long=(--mode=async --workers=1 --train_examples=20000 --hidden=1024 --epochs=100000)
 mpirun --allow-run-as-root --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo \
   -np 2 "$probe" "${long[@]}" --stop_on_signals --checkpoint_dir="$tmp/c" >"$tmp/term.log" 2>&1 &
 job=$!

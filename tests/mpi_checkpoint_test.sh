@@ -72,7 +72,7 @@ check "sync --batch_size=1 across 2 ranks: no directory created" test ! -e "$tmp
 # that signals the processes may): every rank stops at the same step boundary and rank 0 writes
 # the checkpoint. Rank 1 alone: every rank exits 143 as one process does, so mpirun does too;
 # to mpirun: Open MPI's mpirun ends with its own status 1 after forwarding a signal.
-long=(--mode=sync --workers=1 --train_examples=20000 --hidden=1024 --epochs=300)
+long=(--mode=sync --workers=1 --train_examples=20000 --hidden=1024 --epochs=100000)
 # rank_pid <mpirun pid> <rank>: the process of that rank (found by its environment).
 rank_pid() {
   local pid

@@ -26,7 +26,7 @@ descendants() {
   done
 }
 
-long=(--workers=1 --train_examples=20000 --hidden=1024 --epochs=300)
+long=(--workers=1 --train_examples=20000 --hidden=1024 --epochs=100000)
 
 for mode in async sync; do
   for step in 1 40; do
@@ -43,7 +43,8 @@ for mode in async sync; do
   done
   # Killed once training runs, by construction: the test waits for rank 1's first step (the
   # probe's --started_dir marker) before it counts the delay, so the kill neither lands in a job
-  # still starting on a busy machine nor after its end (300 epochs: minutes), whatever the load.
+  # still starting on a busy machine nor after its end, whatever the load (100,000 epochs: hours
+  # on any machine; 300 were over 2 s after the first step on a fast CI machine).
   for delay in 0 2; do
     label="$mode: rank 1 killed ${delay}s after its first step"
     started="$tmp/started_${mode}_$delay"
