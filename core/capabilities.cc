@@ -21,6 +21,7 @@ enum class Cell {
   kCpuOnly,
   kSparseOnly,
   kNotSimulated,
+  kLinearOnly,
   kNoSuchCell,  // a value cast from an integer that names no workload, mode or substrate
 };
 constexpr int kNumCells = static_cast<int>(Cell::kNoSuchCell) + 1;
@@ -41,7 +42,11 @@ const char* Why(Cell cell) {
       return "it schedules per-example updates by the coordinates they touch, and a network's "
              "step touches every parameter (sparse/cyclades.h)";
     case Cell::kNotSimulated:
-      return "the simulator has no conflict-graph scheduler (sparse/cyclades.h runs on threads)";
+      return "the simulator runs the update policies on float32 parameters, and this mode runs on "
+             "the sparse trainers' threads only (sparse/cyclades.h, sparse/buckwild.h)";
+    case Cell::kLinearOnly:
+      return "its fixed-point model is the sparse linear models' weights (sparse/buckwild.h); "
+             "networks and factor matrices stay float32";
     case Cell::kNoSuchCell:
       return "no such workload, mode or substrate";
   }
@@ -66,6 +71,7 @@ constexpr Cell kOneProc = Cell::kOneProcess;
 constexpr Cell kCpuOnly = Cell::kCpuOnly;
 constexpr Cell kSparseOnly = Cell::kSparseOnly;
 constexpr Cell kNoSim = Cell::kNotSimulated;
+constexpr Cell kLinear = Cell::kLinearOnly;
 
 // The table: one row per workload and mode. Flipping a cell (a new policy, a new substrate for a
 // workload, checkpoints for a mode) is an edit of its row.
@@ -81,6 +87,7 @@ constexpr Row kTable[] = {
     {kDense,  Mode::kRoundRobin, false, {kRuns,      kRuns,     kNoMpi,    kNoGpu}},
     {kDense,  Mode::kAsyncLocalSgd, true,  {kRuns,   kRuns,     kNoMpi,    kNoGpu}},
     {kDense,  Mode::kCyclades,   false, {kSparseOnly, kSparseOnly, kSparseOnly, kSparseOnly}},
+    {kDense,  Mode::kBuckwild,   false, {kLinear,    kLinear,   kLinear,   kLinear}},
     {kSparse, Mode::kAsync,      true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kSync,       true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kSsp,        true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
@@ -90,6 +97,7 @@ constexpr Row kTable[] = {
     {kSparse, Mode::kRoundRobin, true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kAsyncLocalSgd, true,  {kRuns,   kRuns,     kOneProc,  kCpuOnly}},
     {kSparse, Mode::kCyclades,   true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kSparse, Mode::kBuckwild,   true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
     {kMf,     Mode::kAsync,      true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kSync,       true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kSsp,        true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
@@ -99,6 +107,7 @@ constexpr Row kTable[] = {
     {kMf,     Mode::kRoundRobin, true,  {kRuns,      kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kAsyncLocalSgd, true,  {kRuns,   kRuns,     kOneProc,  kCpuOnly}},
     {kMf,     Mode::kCyclades,   true,  {kRuns,      kNoSim,    kOneProc,  kCpuOnly}},
+    {kMf,     Mode::kBuckwild,   true,  {kLinear,    kLinear,   kLinear,   kLinear}},
 };
 // clang-format on
 

@@ -25,6 +25,8 @@ const char* ModeName(Mode mode) {
       return "async_local_sgd";
     case Mode::kCyclades:
       return "cyclades";
+    case Mode::kBuckwild:
+      return "buckwild";
   }
   return "unknown";  // a value cast from an integer that names no mode
 }
@@ -35,7 +37,7 @@ absl::StatusOr<Mode> ParseMode(absl::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "unknown mode \"%s\"; the modes are async, sync, ssp, backup, local_sgd, locked, "
-      "round_robin, async_local_sgd and cyclades",
+      "round_robin, async_local_sgd, cyclades and buckwild",
       name));
 }
 

@@ -19,6 +19,9 @@
 //               split; each worker trains its own replica and, every average_every local steps,
 //               pushes its pseudo-gradient to the shared parameters through the outer optimizer
 //               at once, without waiting for the others, and pulls the result
+//   cyclades    (sparse workloads) conflict-free rounds of per-example updates (sparse/cyclades.h)
+//   buckwild    (sparse linear models) Hogwild! with the model in 8- or 16-bit fixed point and
+//               stochastic rounding (sparse/buckwild.h)
 #ifndef HOGWILD_CORE_MODE_H_
 #define HOGWILD_CORE_MODE_H_
 
@@ -27,8 +30,9 @@
 
 namespace hogwild {
 
-// kCyclades (Pan et al., NIPS 2016) is a scheduler of the sparse workloads' per-example updates,
-// not an update policy: sparse/cyclades.h.
+// kCyclades (Pan et al., NIPS 2016) and kBuckwild (De Sa et al., NIPS 2015) run the sparse
+// workloads' per-example updates (a schedule of them; a fixed-point model), not update policies:
+// sparse/cyclades.h, sparse/buckwild.h.
 enum class Mode {
   kAsync,
   kSync,
@@ -38,23 +42,24 @@ enum class Mode {
   kLocked,
   kRoundRobin,
   kAsyncLocalSgd,
-  kCyclades
+  kCyclades,
+  kBuckwild
 };
 
 inline constexpr Mode kAllModes[] = {Mode::kAsync,      Mode::kSync,          Mode::kSsp,
                                      Mode::kBackup,     Mode::kLocalSgd,      Mode::kLocked,
-                                     Mode::kRoundRobin, Mode::kAsyncLocalSgd, Mode::kCyclades};
+                                     Mode::kRoundRobin, Mode::kAsyncLocalSgd, Mode::kCyclades,
+                                     Mode::kBuckwild};
 
 // The modes that are update policies (sync/update_policy.h, sync/policy_factory.h): every mode
-// but kCyclades.
+// but kCyclades and kBuckwild.
 inline constexpr Mode kPolicyModes[] = {Mode::kAsync,      Mode::kSync,    Mode::kSsp,
                                         Mode::kBackup,     Mode::kLocalSgd, Mode::kLocked,
                                         Mode::kRoundRobin, Mode::kAsyncLocalSgd};
 
 // "async", "sync", "ssp", "backup", "local_sgd", "locked", "round_robin", "async_local_sgd",
-// "cyclades": the
-// spelling of the build flag, the checkpoint file and the log; "unknown" for a value that names
-// no mode. Pure.
+// "cyclades", "buckwild": the spelling of the build flag, the checkpoint file and the log;
+// "unknown" for a value that names no mode. Pure.
 const char* ModeName(Mode mode);
 
 // The inverse of ModeName. Errors: kInvalidArgument naming the value and the allowed ones.

@@ -175,6 +175,10 @@ TrainerOptions OptionsFromDict(py::dict options, std::map<std::string, std::stri
                  .mix_alpha = TakeFloat32(options, "mix_alpha")};
   o.delayed_nesterov = TakeAs<int64_t>(options, "delayed_nesterov");
   o.dynamic_local_updates = TakeAs<bool>(options, "dynamic_local_updates");
+  // Buckwild!'s, which only the sparse linear models read: the library refuses mode "buckwild"
+  // for networks, and __init__.py a value given in another mode.
+  Take(options, "fixed_point_bits");
+  Take(options, "fixed_point_range");
   o.seed = TakeAs<uint64_t>(options, "seed");
   o.eval_every_steps = TakeAs<int64_t>(options, "eval_every_steps");
   o.eval_every_epochs = TakeAs<double>(options, "eval_every_epochs");

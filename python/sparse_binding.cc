@@ -88,7 +88,9 @@ void ReadSharedOptions(const py::dict& options, Options& o) {
                                   .overlap_steps = Get<int64_t>(options, "overlap_steps"),
                                   .mix_alpha = Get<float>(options, "mix_alpha")},
                     .delayed_nesterov = Get<int64_t>(options, "delayed_nesterov"),
-                    .dynamic_local_updates = Get<bool>(options, "dynamic_local_updates")};
+                    .dynamic_local_updates = Get<bool>(options, "dynamic_local_updates"),
+                    .fixed_point_bits = GetInt(options, "fixed_point_bits"),
+                    .fixed_point_range = Get<float>(options, "fixed_point_range")};
   o.checkpoint = {.dir = Get<std::string>(options, "checkpoint_dir"),
                   .resume = Get<bool>(options, "resume"),
                   .overwrite = Get<bool>(options, "overwrite_checkpoint")};
@@ -242,6 +244,8 @@ void AddSparseBindings(py::module_& m) {
         d["mix_alpha"] = defaults.streaming.mix_alpha;
         d["delayed_nesterov"] = defaults.delayed_nesterov;
         d["dynamic_local_updates"] = defaults.dynamic_local_updates;
+        d["fixed_point_bits"] = defaults.fixed_point_bits;
+        d["fixed_point_range"] = defaults.fixed_point_range;
         return d;
       },
       "The defaults of the modes' options (sync/mode_options.h's ModeOptions), as a dict.");

@@ -239,6 +239,7 @@ absl::StatusOr<SimResult> SimulateWorkload(const SimOptions& options, const Work
       end = RunAsyncOrSsp(ctx);
       break;
     case Mode::kCyclades:
+    case Mode::kBuckwild:
       break;  // refused by the capabilities table: "unknown mode" is never reached
   }
   HOGWILD_RETURN_IF_ERROR(end.status());

@@ -244,9 +244,10 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
                              .on_epoch = options.on_epoch};
   const MfExamples ratings(&train, k, mean);
   const int64_t epoch_updates = SparseEpochUpdates(plan, train.size());
-  auto run_epoch = [&](const std::vector<int64_t>& order, float lr) -> absl::StatusOr<int64_t> {
-    HOGWILD_RETURN_IF_ERROR(
-        RunSparseEpoch(plan, ratings, *store, order, lr, gradients, &totals.communication));
+  auto run_epoch = [&](const std::vector<int64_t>& order, float lr,
+                       int epoch) -> absl::StatusOr<int64_t> {
+    HOGWILD_RETURN_IF_ERROR(RunSparseEpoch(plan, ratings, *store, order, lr, epoch, gradients,
+                                           &totals.communication));
     return totals.updates + epoch_updates;
   };
   // The join ordered every worker's writes before the evaluation's plain reads.

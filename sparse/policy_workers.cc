@@ -27,6 +27,12 @@ absl::Status ValidateSparseBatch(Mode mode, int64_t batch_size, int64_t num_exam
     }
     return absl::OkStatus();
   }
+  if (mode == Mode::kBuckwild && batch_size != 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--batch_size=%d: buckwild mode steps one example at a time (the Hogwild! paper's "
+        "Algorithm 1 in fixed point); leave --batch_size out or set it to 1",
+        batch_size));
+  }
   // Outside the global-batch modes the batch is per worker, drawn from the worker's shard: a
   // larger one would be cut to the shard without a word (as //trainer:train refuses it).
   if (const int64_t largest_shard = (num_examples + num_workers - 1) / num_workers;
@@ -89,6 +95,16 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& o, int num_
         "(--mode=async_local_sgd)",
         ModeName(mode)));
   }
+  if ((o.fixed_point_bits != defaults.fixed_point_bits ||
+       o.fixed_point_range != defaults.fixed_point_range) &&
+      mode != Mode::kBuckwild) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the fixed-point model (--fixed_point_bits, --fixed_point_range) has no effect in %s "
+        "mode; it is for buckwild mode (--mode=buckwild)",
+        ModeName(mode)));
+  }
+  HOGWILD_RETURN_IF_ERROR(ValidateFixedPointFormat(
+      FixedPointFormat{.bits = o.fixed_point_bits, .range = o.fixed_point_range}));
   HOGWILD_RETURN_IF_ERROR(CheckOuterOptimizer(o.outer, "--outer_"));
   HOGWILD_RETURN_IF_ERROR(
       CheckDelayedNesterov(o.delayed_nesterov, o.outer, "--delayed_nesterov", "--outer_momentum"));
@@ -125,13 +141,16 @@ std::string ModeOptionsLayer(Mode mode, const ModeOptions& o) {
           "delayed_nesterov=%d dynamic_local_updates=%d",
           o.average_every, o.outer.lr, o.outer.momentum, o.outer.nesterov ? 1 : 0,
           o.delayed_nesterov, o.dynamic_local_updates ? 1 : 0);
+    case Mode::kBuckwild:
+      return absl::StrFormat("fixed_point_bits=%d fixed_point_range=%g", o.fixed_point_bits,
+                             o.fixed_point_range);
     default:
       return "";
   }
 }
 
 int64_t SparseEpochUpdates(const SparseWorkerPlan& plan, int64_t n) {
-  if (plan.mode == Mode::kCyclades) return n;  // one update per example
+  if (plan.mode == Mode::kCyclades || plan.mode == Mode::kBuckwild) return n;  // one per example
   const int64_t batch = plan.batch_size;
   if (SplitsGlobalBatch(plan.mode)) return (n + batch - 1) / batch;
   int64_t updates = 0;

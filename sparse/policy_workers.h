@@ -21,7 +21,9 @@
 //   each part's gradient the mean over its own examples (the local minibatch);
 // - cyclades: no policy; rounds of batch_size examples of the order, each example's update
 //   applied alone by the worker its conflict-free component went to (sparse/cyclades.h,
-//   RunCycladesEpoch below).
+//   RunCycladesEpoch below);
+// - buckwild: no policy; async's split with batch 1, each update the workload's fixed-point step
+//   on an 8- or 16-bit copy of the model (sparse/buckwild.h, RunBuckwildEpoch below).
 //
 // Async with batch 1 is the Hogwild! paper's Algorithm 1 (Niu, Recht, Ré, Wright, NIPS 2011):
 // the same walk, but each example's step is the workload's fused step on the live array
@@ -47,15 +49,18 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
 #include "absl/types/span.h"
 #include "core/mode.h"
 #include "core/status_macros.h"
 #include "kernels/functors.h"
+#include "sparse/buckwild.h"
 #include "sparse/cyclades.h"
 #include "sync/locked.h"
 #include "sync/parameter_store.h"
@@ -72,6 +77,7 @@ struct SparseWorkerPlan {
   int64_t batch_size = 1;  // >= 1; per worker or global (the split above)
   ModeOptions mode_options;
   float weight_decay = 0.0f;  // >= 0
+  uint64_t seed = 1;          // the run's: buckwild's rounding draws (sparse/buckwild.h)
 };
 
 // The plan of a trainer's options (SparseTrainOptions, MfOptions: the fields of the same names).
@@ -81,13 +87,15 @@ SparseWorkerPlan PlanOf(const Options& options) {
                           .num_workers = options.num_workers,
                           .batch_size = options.batch_size,
                           .mode_options = options.mode_options,
-                          .weight_decay = options.weight_decay};
+                          .weight_decay = options.weight_decay,
+                          .seed = options.seed};
 }
 
 // Checks a sparse run's batch size against its N examples, W and mode: batch_size in [1, N];
 // per worker (async, locked, round_robin, ssp) at most the largest shard ceil(N / W), which
 // would otherwise be cut to the shard without a word; global in local_sgd at least W (each
-// worker its own part of every batch); the round's sampled updates in cyclades, at least W.
+// worker its own part of every batch); the round's sampled updates in cyclades, at least W; 1 in
+// buckwild.
 // `what` names the examples ("examples", "ratings").
 // Errors: kInvalidArgument naming --batch_size, its value and the range. Pure.
 absl::Status ValidateSparseBatch(Mode mode, int64_t batch_size, int64_t num_examples,
@@ -97,7 +105,8 @@ absl::Status ValidateSparseBatch(Mode mode, int64_t batch_size, int64_t num_exam
 // staleness_bound in [0, kMaxStalenessBound], backup_workers in [0, W - 1], average_every in
 // [1, kMaxAverageEvery], the outer optimizer's (CheckOuterOptimizer, named --outer_*),
 // Streaming DiLoCo's (CheckStreamingOptions without the model's size, named --fragments, ...),
-// and that an option other than its default is one the mode reads.
+// buckwild's fixed-point format (ValidateFixedPointFormat), and that an option other than its
+// default is one the mode reads.
 // Errors: kInvalidArgument naming the flag, its value and the range or the mode that reads it.
 // Pure.
 absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& options, int num_workers);
@@ -105,19 +114,19 @@ absl::Status ValidateSparseModeOptions(Mode mode, const ModeOptions& options, in
 // The mode option a checkpoint's signature records ("staleness_bound=3" in ssp mode,
 // "backup_workers=1" in backup, "average_every=8" in local_sgd, followed there by the outer
 // optimizer's values when it is not plain averaging and Streaming DiLoCo's when they are not the
-// defaults), so that a resume with another value is
-// refused; "" in the modes without options. Pure.
+// defaults; "fixed_point_bits=8 fixed_point_range=8" in buckwild), so that a resume with another
+// value is refused; "" in the modes without options. Pure.
 std::string ModeOptionsLayer(Mode mode, const ModeOptions& options);
 
 // Whether the plan takes the fused per-example path (async and locked with batch 1; cyclades,
-// whose batch is the round's sampled updates, each applied alone).
+// whose batch is the round's sampled updates, each applied alone; buckwild).
 inline bool UsesFusedPath(const SparseWorkerPlan& plan) {
   return ((plan.mode == Mode::kAsync || plan.mode == Mode::kLocked) && plan.batch_size == 1) ||
-         plan.mode == Mode::kCyclades;
+         plan.mode == Mode::kCyclades || plan.mode == Mode::kBuckwild;
 }
 
 // The updates one epoch of N examples applies: the workers' batches (the split above; async's
-// fused path and cyclades: N), or one per global batch (sync, backup, local_sgd). Pure.
+// fused path, cyclades and buckwild: N), or one per global batch (sync, backup, local_sgd). Pure.
 int64_t SparseEpochUpdates(const SparseWorkerPlan& plan, int64_t num_examples);
 
 // The workers' gradients ([W], each [P]), or none for the fused path. Errors:
@@ -196,6 +205,49 @@ absl::Status RunCycladesEpoch(const SparseWorkerPlan& plan, const Workload& work
   });
 }
 
+// One epoch of Buckwild! (sparse/buckwild.h) for a workload with a fixed-point step: the store
+// converted to plan.mode_options' fixed-point format (a T per parameter, T int8_t or int16_t),
+// async's data split with batch 1, each worker's updates by workload.FixedPointStep with its own
+// StochasticRounder (seeded by the plan's seed and (epoch, worker), so a 1-worker run is
+// deterministic), and the result converted back into the store after the join. Errors:
+// kResourceExhausted when the fixed-point copy ([P] T) cannot be allocated.
+template <typename T, typename Workload>
+absl::Status RunBuckwildEpoch(const SparseWorkerPlan& plan, const Workload& workload,
+                              absl::Span<float> store, absl::Span<const int64_t> order, float lr,
+                              int epoch) {
+  const FixedPointFormat format{.bits = plan.mode_options.fixed_point_bits,
+                                .range = plan.mode_options.fixed_point_range};
+  std::unique_ptr<T[]> fixed;
+  try {
+    fixed.reset(new T[store.size()]);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cannot allocate the %d-bit model of %d parameters", format.bits,
+                        static_cast<int64_t>(store.size())));
+  }
+  ToFixedPoint<T>(format, store, fixed.get());
+  const int64_t n = static_cast<int64_t>(order.size());
+  HOGWILD_RETURN_IF_ERROR(RunWorkerThreads(plan.num_workers, nullptr, [&](int w) {
+    Workload mine = workload;
+    StochasticRounder rounder(plan.seed, (static_cast<uint64_t>(epoch) << 16) + w);
+    const int64_t end = n * (w + 1) / plan.num_workers;
+    for (int64_t k = n * w / plan.num_workers; k < end; ++k) {
+      mine.Prefetch(order.data(), k, end);
+      mine.FixedPointStep(format, lr, plan.weight_decay, order[k], fixed.get(), rounder);
+    }
+    return absl::OkStatus();
+  }));
+  FromFixedPoint<T>(format, fixed.get(), store);
+  return absl::OkStatus();
+}
+
+// Whether the workload has Buckwild!'s fixed-point step (the sparse linear models).
+template <typename Workload>
+constexpr bool kHasFixedPointStep =
+    requires(const Workload& w, int8_t* q, StochasticRounder& r) {
+      w.FixedPointStep(FixedPointFormat{}, 0.0f, 0.0f, int64_t{0}, q, r);
+    };
+
 // The policy of `plan` over `store`: CreateUpdatePolicy with plain SGD and the plan's weight
 // decay and mode options.
 absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateSparsePolicy(const SparseWorkerPlan& plan,
@@ -258,6 +310,11 @@ absl::Status RunSparseWorker(const SparseWorkerPlan& plan, Workload& workload,
 //   // c in [0, num_coordinates()) passed to f(c).
 //   template <typename F> void ForEachCoordinate(int64_t i, F&& f) const;
 //   int64_t num_coordinates() const;
+//   // buckwild, where the workload has it (kHasFixedPointStep): example i's step on the shared
+//   // fixed-point model `fixed` (T int8_t or int16_t; sparse/buckwild.h FixedPointSgdStep).
+//   template <typename T> void FixedPointStep(const FixedPointFormat& format, float lr,
+//       float weight_decay, int64_t i, T* fixed, StochasticRounder& rounder) const;
+// `epoch` (0-based) seeds buckwild's rounding draws with the plan's seed.
 // `communication`, when given, gains the epoch policy's (UpdatePolicy::communication: its
 // exchanges and bytes added, its last outer step's norm when it made one): the policy is made
 // afresh for every epoch, so the run's totals are the sum over its epochs.
@@ -265,12 +322,25 @@ absl::Status RunSparseWorker(const SparseWorkerPlan& plan, Workload& workload,
 template <typename Workload>
 absl::Status RunSparseEpoch(const SparseWorkerPlan& plan, const Workload& workload,
                             ParameterStore& store, absl::Span<const int64_t> order, float lr,
-                            absl::Span<const std::unique_ptr<SparseGradient>> gradients,
+                            int epoch, absl::Span<const std::unique_ptr<SparseGradient>> gradients,
                             CommunicationStats* communication = nullptr) {
   using internal::StepPath;
   float* shared = store.unsafe_values().data();
   if (plan.mode == Mode::kCyclades) {
     return internal::RunCycladesEpoch(plan, workload, shared, order, lr);
+  }
+  if (plan.mode == Mode::kBuckwild) {
+    if constexpr (internal::kHasFixedPointStep<Workload>) {
+      return plan.mode_options.fixed_point_bits == 8
+                 ? internal::RunBuckwildEpoch<int8_t>(plan, workload, store.unsafe_values(),
+                                                      order, lr, epoch)
+                 : internal::RunBuckwildEpoch<int16_t>(plan, workload, store.unsafe_values(),
+                                                       order, lr, epoch);
+    } else {
+      return absl::InternalError(
+          "buckwild mode reached a workload without a fixed-point step although the "
+          "capabilities table (core/capabilities.h) refuses it");
+    }
   }
   if (UsesFusedPath(plan) && plan.mode == Mode::kAsync) {
     return internal::RunWorkerThreads(plan.num_workers, nullptr, [&](int w) {

@@ -15,6 +15,7 @@
 #include "core/splitmix64.h"
 #include "core/status_macros.h"
 #include "kernels/functors.h"
+#include "sparse/buckwild.h"
 #include "sparse/policy_workers.h"
 #include "sparse/sparse_sgd.h"
 #include "sync/parameter_store.h"
@@ -39,6 +40,11 @@ class LinearExamples {
   }
   void FusedStep(const SgdMomentumFn& sgd, int64_t i, float* shared) const {
     SparseSgdStep(model_, sgd, *data_, i, shared);
+  }
+  template <typename T>
+  void FixedPointStep(const FixedPointFormat& format, float lr, float weight_decay, int64_t i,
+                      T* fixed, StochasticRounder& rounder) const {
+    FixedPointSgdStep(model_, format, lr, weight_decay, *data_, i, fixed, rounder);
   }
   // CYCLADES: an example's coordinates are its features.
   template <typename F>
@@ -166,8 +172,8 @@ absl::Status CheckSparseEpochFinite(absl::Span<const float> params, const Sparse
 
 absl::Status RunSparseEpochs(
     const SparseEpochLoop& loop, int first_epoch, absl::Span<const float> params,
-    const std::function<absl::StatusOr<int64_t>(const std::vector<int64_t>& order, float lr)>&
-        run_epoch,
+    const std::function<absl::StatusOr<int64_t>(const std::vector<int64_t>& order, float lr,
+                                                int epoch)>& run_epoch,
     const std::function<void(SparseEpochReport& report)>& evaluate, SparseRunTotals& totals) {
   std::vector<int64_t> order(static_cast<size_t>(loop.examples));
   for (int epoch = first_epoch; epoch < loop.epochs; ++epoch) {
@@ -179,7 +185,7 @@ absl::Status RunSparseEpochs(
     const float lr = static_cast<float>(static_cast<double>(loop.lr) *
                                         std::pow(static_cast<double>(loop.lr_decay), epoch));
     const auto start = std::chrono::steady_clock::now();
-    HOGWILD_ASSIGN_OR_RETURN(totals.updates, run_epoch(order, lr));
+    HOGWILD_ASSIGN_OR_RETURN(totals.updates, run_epoch(order, lr, epoch));
     totals.train_time_s +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     totals.examples += loop.examples;
@@ -237,9 +243,10 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
                              .on_epoch = options.on_epoch};
   const LinearExamples examples(options.model, &train);
   const int64_t epoch_updates = SparseEpochUpdates(plan, train.num_examples());
-  auto run_epoch = [&](const std::vector<int64_t>& order, float lr) -> absl::StatusOr<int64_t> {
-    HOGWILD_RETURN_IF_ERROR(
-        RunSparseEpoch(plan, examples, *store, order, lr, gradients, &totals.communication));
+  auto run_epoch = [&](const std::vector<int64_t>& order, float lr,
+                       int epoch) -> absl::StatusOr<int64_t> {
+    HOGWILD_RETURN_IF_ERROR(RunSparseEpoch(plan, examples, *store, order, lr, epoch, gradients,
+                                           &totals.communication));
     return totals.updates + epoch_updates;
   };
   // The join ordered every worker's writes before the evaluation's plain reads.

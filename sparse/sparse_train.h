@@ -127,7 +127,7 @@ absl::Status CheckSparseEpochFinite(absl::Span<const float> params, const Sparse
 // first_epoch .. loop.epochs - 1, each with its order of [0, loop.examples) (the identity,
 // shuffled by std::shuffle with std::mt19937_64(SplitMix64(seed) + epoch) when shuffle) and its
 // learning rate (lr * lr_decay^epoch in double, rounded to float). For each: `run_epoch(order,
-// lr)` starts and joins the workers (timed as training) and returns the updates applied so far
+// lr, epoch)` (epoch 0-based) starts and joins the workers (timed as training) and returns the updates applied so far
 // (or an error, which ends the loop and is returned);
 // then the report (examples and updates so far, `evaluate` fills its losses from `params` ([P],
 // read after the join)), CheckSparseEpochFinite, the checkpoint (with loop.checkpoint_dir) and
@@ -154,8 +154,8 @@ struct SparseRunTotals {
 };
 absl::Status RunSparseEpochs(
     const SparseEpochLoop& loop, int first_epoch, absl::Span<const float> params,
-    const std::function<absl::StatusOr<int64_t>(const std::vector<int64_t>& order, float lr)>&
-        run_epoch,
+    const std::function<absl::StatusOr<int64_t>(const std::vector<int64_t>& order, float lr,
+                                                int epoch)>& run_epoch,
     const std::function<void(SparseEpochReport& report)>& evaluate, SparseRunTotals& totals);
 
 // Trains from zero weights, or from the checkpoint in options.checkpoint.dir with

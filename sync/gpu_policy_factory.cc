@@ -43,6 +43,7 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateGpuUpdatePolicy(
     case Mode::kRoundRobin:
     case Mode::kAsyncLocalSgd:
     case Mode::kCyclades:
+    case Mode::kBuckwild:
       break;  // refused by the capabilities table
   }
   return absl::InternalError(absl::StrFormat(

@@ -23,6 +23,10 @@ struct ModeOptions {
   // Nesterov, CheckDelayedNesterov), and whether each worker's round length follows its speed.
   int64_t delayed_nesterov = 1;
   bool dynamic_local_updates = false;
+  // buckwild (sparse/buckwild.h): the fixed-point model's width (8 or 16 bits) and range R (the
+  // weights representable are [-R, R - R / 2^(bits - 1)]).
+  int fixed_point_bits = 8;
+  float fixed_point_range = 8.0f;
 };
 
 }  // namespace hogwild

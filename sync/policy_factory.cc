@@ -81,7 +81,8 @@ absl::StatusOr<std::unique_ptr<UpdatePolicy>> CreateUpdatePolicy(Mode mode, Para
     case Mode::kRoundRobin:
       return std::make_unique<RoundRobin>(store, placement.num_cpu_workers, options);
     case Mode::kCyclades:
-      break;  // refused by the capabilities table: a scheduler of sparse updates, no policy
+    case Mode::kBuckwild:
+      break;  // refused by the capabilities table: the sparse trainers' own loops, no policy
   }
   return absl::InternalError(absl::StrFormat(
       "no update policy for mode %s although the capabilities table (core/capabilities.h) runs it",

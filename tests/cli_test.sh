@@ -324,7 +324,7 @@ else
   failures=$((failures + 1))
 fi
 expect_one_line_error "--mode=hogwild" \
-  "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin, async_local_sgd and cyclades; or the presets diloco and streaming_diloco" \
+  "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin, async_local_sgd, cyclades and buckwild; or the presets diloco and streaming_diloco" \
   "$train" --mode=hogwild --data_dir="$tiny_dir"
 
 # An error about a flag a preset set says so (nobody typed --fragments here).

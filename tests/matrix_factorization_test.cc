@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "core/capabilities.h"
 #include "core/splitmix64.h"
 #include "core/text_lines.h"
 #include "gtest/gtest.h"
@@ -250,6 +251,10 @@ TEST(MatrixFactorization, EveryModeRecoversAPlantedLowRankMatrix) {
   const RatingsSplit split = SplitRatings(Planted(300, 200, 0.3, 2), 1);
   ASSERT_GT(split.test.size(), 1000);
   for (Mode mode : kAllModes) {
+    // buckwild's fixed-point model is the linear models' (its refusal: capabilities_matrix_test).
+    if (!CheckSupported(WorkloadKind::kMatrixFactorization, mode, Substrate::kThreads).ok()) {
+      continue;
+    }
     // Async and locked take the paper's one rating per step. The modes that wait for each other
     // (a barrier, a turn or the staleness bound: a thread hand-over each) take 8 ratings per
     // worker per step (sync, backup, local_sgd: a global batch of 16), at 8 times the rate for

@@ -45,7 +45,7 @@ class TrainSparse(unittest.TestCase):
     def test_learns_the_planted_model_in_every_mode(self):
         test_x, test_y = planted(n=500, seed=1)
         for model in ("logreg", "svm"):
-            for mode in ("async", "sync", "locked", "round_robin"):
+            for mode in ("async", "sync", "locked", "round_robin", "buckwild"):
                 with self.subTest(model=model, mode=mode):
                     r = hogwild.train_sparse(self.x, self.y, test_x, test_y, model=model,
                                              mode=mode, workers=2, epochs=3, lr=0.1,
@@ -181,7 +181,9 @@ class TrainSparse(unittest.TestCase):
                  "updates); give outer_momentum, e.g. 0.9 with Nesterov"),
                 ({"mode": "sync", "dynamic_local_updates": True},
                  "dynamic_local_updates has no effect with mode='sync'; it is for "
-                 "mode='async_local_sgd'")):
+                 "mode='async_local_sgd'"),
+                ({"mode": "async", "fixed_point_bits": 16},
+                 "fixed_point_bits has no effect with mode='async'; it is for mode='buckwild'")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:
                     hogwild.train_sparse(self.x, self.y, workers=2, batch_size=8, epochs=1,
@@ -343,7 +345,7 @@ class TrainMf(unittest.TestCase):
                 self.assertIn("test ratings: rating 3", str(caught.exception))
         for keywords, needle in (({"mode": "hogwild"},
                                   'unknown mode "hogwild"; the modes are async, sync, ssp, '
-                                  "backup, local_sgd, locked, round_robin, async_local_sgd and cyclades"),
+                                  "backup, local_sgd, locked, round_robin, async_local_sgd, cyclades and buckwild"),
                                  ({"rank": 0}, "rank=0"), ({"lr": 0.0}, "lr=0")):
             with self.subTest(**{k: str(v) for k, v in keywords.items()}):
                 with self.assertRaises(ValueError) as caught:

@@ -24,7 +24,7 @@ small=(--examples=3000 --features=2000 --nnz=20)
 "$make_synthetic" "${small[@]}" --first_example=3000 --examples=500 --out="$dir/test.svm" >/dev/null ||
   fail "make_synthetic test"
 
-for mode in async sync ssp backup local_sgd locked round_robin async_local_sgd cyclades; do
+for mode in async sync ssp backup local_sgd locked round_robin async_local_sgd cyclades buckwild; do
   # local_sgd splits each global batch into the workers' local batches: one example each;
   # cyclades samples rounds of updates.
   batch=1
@@ -133,6 +133,15 @@ expect_one_line_error "streaming overlap out of range" \
 expect_one_line_error "staleness bound in async mode" \
   "error: --staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" \
   "$train" --staleness_bound=1
+expect_one_line_error "fixed-point width in async mode" \
+  "error: --fixed_point_bits has no effect in async mode; it is for buckwild mode (--mode=buckwild)" \
+  "$train" --fixed_point_bits=16
+expect_one_line_error "fixed-point width out of range" \
+  "error: --fixed_point_bits=4 is not a model width of buckwild mode: 8 or 16" \
+  "$train" --mode=buckwild --fixed_point_bits=4
+expect_one_line_error "buckwild for matrix factorization" \
+  "error: --mode: buckwild is not available for matrix factorization on threads: its fixed-point model is the sparse linear models' weights (sparse/buckwild.h); networks and factor matrices stay float32; use async, sync, ssp, backup, local_sgd, locked, round_robin, async_local_sgd or cyclades, or train sparse linear models with buckwild" \
+  "$train" --model=mf --mode=buckwild
 # Typed at its default value it is refused all the same (as //trainer:train refuses it).
 expect_one_line_error "default staleness bound in async mode" \
   "error: --staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" \
@@ -172,7 +181,7 @@ expect_one_line_error "bad ratings line" "bad.csv:3: item id 'x'" "$train" --mod
   --dataset="$dir/bad.csv"
 
 expect_one_line_error "workers" "--workers=0" "$train" --workers=0
-expect_one_line_error "mode" "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin, async_local_sgd and cyclades" "$train" --mode=hogwild
+expect_one_line_error "mode" "--mode: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin, async_local_sgd, cyclades and buckwild" "$train" --mode=hogwild
 expect_one_line_error "model" "--model=mlp" "$train" --model=mlp
 expect_one_line_error "lr" "--lr=-1" "$train" --lr=-1
 expect_one_line_error "lr_decay" "--lr_decay=2" "$train" --lr_decay=2

@@ -32,7 +32,7 @@ expect_error() {
   expect_one_line_error "study $*" "$want" "$study" --data_dir="$empty_dir" --out_dir="$tmp/bad_out" --plot=false "$@"
 }
 
-expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin, async_local_sgd and cyclades" \
+expect_error "--modes: unknown mode \"hogwild\"; the modes are async, sync, ssp, backup, local_sgd, locked, round_robin, async_local_sgd, cyclades and buckwild" \
   --modes=async,hogwild
 expect_error "--workers=" --workers=two
 expect_error "--seeds=" --seeds=-1

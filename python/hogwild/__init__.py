@@ -123,7 +123,8 @@ _LOCAL_ROUNDS = ("local_sgd", "async_local_sgd")
 
 def _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
                   outer_momentum, outer_nesterov, fragments=None, overlap_steps=None,
-                  mix_alpha=None, delayed_nesterov=None, dynamic_local_updates=None):
+                  mix_alpha=None, delayed_nesterov=None, dynamic_local_updates=None,
+                  fixed_point_bits=None, fixed_point_range=None):
     """The mode options of train(), train_sparse() and train_mf(), None meaning the default; as
     on the command line, one given for a mode that does not read it is refused by name. Their
     ranges are the library's (its errors name the keywords)."""
@@ -139,7 +140,9 @@ def _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr
             ("overlap_steps", overlap_steps, ("local_sgd",), _int),
             ("mix_alpha", mix_alpha, ("local_sgd",), _float),
             ("delayed_nesterov", delayed_nesterov, ("async_local_sgd",), _int),
-            ("dynamic_local_updates", dynamic_local_updates, ("async_local_sgd",), _bool)):
+            ("dynamic_local_updates", dynamic_local_updates, ("async_local_sgd",), _bool),
+            ("fixed_point_bits", fixed_point_bits, ("buckwild",), _int),
+            ("fixed_point_range", fixed_point_range, ("buckwild",), _float)):
         if value is not None and mode not in readers:
             raise ValueError(f"{name} has no effect with mode={mode!r}; it is for "
                              + " or ".join(f"mode={reader!r}" for reader in readers))
@@ -459,8 +462,8 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
                  shuffle=True, staleness_bound=None, backup_workers=None, average_every=None,
                  outer_lr=None, outer_momentum=None, outer_nesterov=None, fragments=None,
                  overlap_steps=None, mix_alpha=None, delayed_nesterov=None,
-                 dynamic_local_updates=None, checkpoint_dir=None, resume=False,
-                 overwrite_checkpoint=False):
+                 dynamic_local_updates=None, fixed_point_bits=None, fixed_point_range=None,
+                 checkpoint_dir=None, resume=False, overwrite_checkpoint=False):
     """Trains sparse logistic regression (model="logreg") or a linear SVM ("svm") with Hogwild!
     SGD, the library behind `bazel run //sparse:train` (docs/workloads.md, "Sparse workloads").
 
@@ -468,8 +471,11 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
       data and shape), column indices increasing within a row; y, test_y: [N] labels, > 0 the
       positive class, anything else the negative one.
     mode: "async" (Hogwild!), "sync", "ssp", "backup", "local_sgd", "locked", "round_robin",
-      "async_local_sgd" or "cyclades" (conflict-free rounds of batch_size updates, each round's
-      conflict graph's components dealt to the workers; docs/modes.md); staleness_bound (ssp only, default 3), backup_workers (backup only,
+      "async_local_sgd", "cyclades" (conflict-free rounds of batch_size updates, each round's
+      conflict graph's components dealt to the workers; docs/modes.md) or "buckwild" (Hogwild!
+      with the weights in fixed point, fixed_point_bits 8 or 16 (default 8) over the range
+      fixed_point_range (default 8), stochastic rounding; batch_size 1); staleness_bound (ssp
+      only, default 3), backup_workers (backup only,
       default 0), average_every (local_sgd and async_local_sgd only, default 8), outer_lr,
       outer_momentum, outer_nesterov (local_sgd and async_local_sgd only, default plain
       averaging; DiLoCo's outer step is outer_lr=0.7, outer_momentum=0.9, outer_nesterov=True),
@@ -491,7 +497,8 @@ def train_sparse(x, y, test_x=None, test_y=None, *, model="logreg", mode="async"
     mode = _str("mode", mode)
     mode_options = _mode_options(mode, staleness_bound, backup_workers, average_every, outer_lr,
                                  outer_momentum, outer_nesterov, fragments, overlap_steps,
-                                 mix_alpha, delayed_nesterov, dynamic_local_updates)
+                                 mix_alpha, delayed_nesterov, dynamic_local_updates,
+                                 fixed_point_bits, fixed_point_range)
     indptr, indices, values, labels, dim = _csr("x", x, y, None)
     test = None
     if test_x is not None:

@@ -49,6 +49,12 @@ ABSL_FLAG(bool, dynamic_local_updates, false,
           "async_local_sgd only: each worker's round is --average_every x (the fastest worker's "
           "time per step / its own) local steps, at least 1, so slow workers push sooner (Liu et "
           "al. 2024's DyLU)");
+ABSL_FLAG(int32_t, fixed_point_bits, 8,
+          "buckwild only (--mode=buckwild): the model's width in bits, 8 or 16 (fixed point with "
+          "stochastic rounding; De Sa et al. 2015's Buckwild!)");
+ABSL_FLAG(double, fixed_point_range, 8.0,
+          "buckwild only: the largest |weight| the fixed-point model holds, R in (0, 65536]; its "
+          "step is R / 2^(bits - 1) (8 bits, R 8: 1/16)");
 
 namespace hogwild {
 
@@ -68,7 +74,9 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
                     {"overlap_steps", Mode::kLocalSgd, false},
                     {"mix_alpha", Mode::kLocalSgd, false},
                     {"delayed_nesterov", Mode::kAsyncLocalSgd, false},
-                    {"dynamic_local_updates", Mode::kAsyncLocalSgd, false}};
+                    {"dynamic_local_updates", Mode::kAsyncLocalSgd, false},
+                    {"fixed_point_bits", Mode::kBuckwild, false},
+                    {"fixed_point_range", Mode::kBuckwild, false}};
   for (const auto& [flag, reader, local_rounds] : mode_flags) {
     const bool reads = local_rounds ? HasLocalRounds(mode) : mode == reader;
     if (!reads && absl::flags_internal::WasPresentOnCommandLine(flag)) {
@@ -191,6 +199,10 @@ ModeOptions ModeOptionsFromFlags(const ModeOptions& defaults) {
   if (given("delayed_nesterov")) o.delayed_nesterov = absl::GetFlag(FLAGS_delayed_nesterov);
   if (given("dynamic_local_updates")) {
     o.dynamic_local_updates = absl::GetFlag(FLAGS_dynamic_local_updates);
+  }
+  if (given("fixed_point_bits")) o.fixed_point_bits = absl::GetFlag(FLAGS_fixed_point_bits);
+  if (given("fixed_point_range")) {
+    o.fixed_point_range = static_cast<float>(absl::GetFlag(FLAGS_fixed_point_range));
   }
   return o;
 }

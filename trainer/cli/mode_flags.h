@@ -4,7 +4,8 @@
 // --backup_workers (backup), --average_every and the outer optimizer's --outer_lr,
 // --outer_momentum and --outer_nesterov (local_sgd, async_local_sgd), Streaming DiLoCo's
 // --fragments, --overlap_steps and --mix_alpha (local_sgd), --delayed_nesterov and
-// --dynamic_local_updates (async_local_sgd). Their defaults are
+// --dynamic_local_updates (async_local_sgd), --fixed_point_bits and --fixed_point_range
+// (buckwild). Their defaults are
 // sync/policy_factory.h's ModeOptions'; their ranges are checked by each command's library
 // (TrainerOptions, ValidateSparseModeOptions).
 #ifndef HOGWILD_TRAINER_CLI_MODE_FLAGS_H_
@@ -34,6 +35,8 @@ ABSL_DECLARE_FLAG(bool, dynamic_local_updates);
 ABSL_DECLARE_FLAG(int32_t, fragments);
 ABSL_DECLARE_FLAG(int64_t, overlap_steps);
 ABSL_DECLARE_FLAG(double, mix_alpha);
+ABSL_DECLARE_FLAG(int32_t, fixed_point_bits);
+ABSL_DECLARE_FLAG(double, fixed_point_range);
 
 namespace hogwild {
 
@@ -49,8 +52,9 @@ inline constexpr char kModeFlagHelp[] =
     "the update policy: async (Hogwild!), sync (tower averaging), ssp (async within a staleness "
     "bound), backup (sync without the slowest workers), local_sgd (periodic averaging), locked "
     "(one lock around every step), round_robin (updates applied in the workers' turn), "
-    "async_local_sgd (each worker pushes its local steps when done) or cyclades (sparse "
-    "workloads: conflict-free rounds of --batch_size updates); or the presets diloco "
+    "async_local_sgd (each worker pushes its local steps when done), cyclades (sparse "
+    "workloads: conflict-free rounds of --batch_size updates) or buckwild (sparse linear "
+    "models: Hogwild! with an 8- or 16-bit fixed-point model); or the presets diloco "
     "(local_sgd with DiLoCo's outer optimizer) and streaming_diloco (diloco with 2 fragments, "
     "1-step overlap, mixing 0.5)";
 
