@@ -46,34 +46,44 @@ void CycladesPlanner::Touch(int32_t example, int64_t coordinate) {
 }
 
 void CycladesPlanner::EndRound(absl::Span<const int64_t> examples, CycladesRound& out) {
+  // The components as one flat array (a counting sort by component, the order kept within each),
+  // so that a round allocates nothing once the buffers have grown.
   const int32_t size = static_cast<int32_t>(examples.size());
   component_.assign(static_cast<size_t>(size), -1);
-  std::vector<std::vector<int64_t>> components;
+  sizes_.clear();
   for (int32_t j = 0; j < size; ++j) {
     const int32_t root = Find(j);
     if (component_[root] < 0) {
-      component_[root] = static_cast<int32_t>(components.size());
-      components.emplace_back();
+      component_[root] = static_cast<int32_t>(sizes_.size());
+      sizes_.push_back(0);
     }
-    components[component_[root]].push_back(examples[j]);
+    component_[j] = component_[root];  // a root's is its own: set above
+    ++sizes_[component_[j]];
   }
+  const size_t num_components = sizes_.size();
+  starts_.assign(num_components + 1, 0);
+  for (size_t k = 0; k < num_components; ++k) starts_[k + 1] = starts_[k] + sizes_[k];
+  members_.resize(static_cast<size_t>(size));
+  fill_.assign(starts_.begin(), starts_.end() - 1);
+  for (int32_t j = 0; j < size; ++j) members_[fill_[component_[j]]++] = examples[j];
   // Largest first (ties: the earlier component), each to the least loaded worker.
-  std::vector<size_t> by_size(components.size());
-  std::iota(by_size.begin(), by_size.end(), size_t{0});
-  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {
-    return components[a].size() > components[b].size();
-  });
-  out.per_worker.assign(static_cast<size_t>(num_workers_), {});
-  std::vector<size_t> load(static_cast<size_t>(num_workers_), 0);
-  for (size_t k : by_size) {
-    const size_t w = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    out.per_worker[w].insert(out.per_worker[w].end(), components[k].begin(),
-                             components[k].end());
-    load[w] += components[k].size();
+  by_size_.resize(num_components);
+  std::iota(by_size_.begin(), by_size_.end(), int32_t{0});
+  std::stable_sort(by_size_.begin(), by_size_.end(),
+                   [&](int32_t a, int32_t b) { return sizes_[a] > sizes_[b]; });
+  out.per_worker.resize(static_cast<size_t>(num_workers_));
+  for (std::vector<int64_t>& list : out.per_worker) list.clear();
+  load_.assign(static_cast<size_t>(num_workers_), 0);
+  for (int32_t k : by_size_) {
+    const size_t w =
+        static_cast<size_t>(std::min_element(load_.begin(), load_.end()) - load_.begin());
+    out.per_worker[w].insert(out.per_worker[w].end(), members_.begin() + starts_[k],
+                             members_.begin() + starts_[k + 1]);
+    load_[w] += sizes_[k];
   }
-  out.components = static_cast<int64_t>(components.size());
-  out.largest_component =
-      by_size.empty() ? 0 : static_cast<int64_t>(components[by_size.front()].size());
+  out.components = static_cast<int64_t>(num_components);
+  out.largest_component = num_components == 0 ? 0 : sizes_[by_size_.front()];
+  out.busiest_worker = *std::max_element(load_.begin(), load_.end());
 }
 
 std::vector<int64_t> SerialOrder(const std::vector<CycladesRound>& rounds) {

@@ -34,6 +34,25 @@ struct CycladesRound {
   std::vector<std::vector<int64_t>> per_worker;  // [W]
   int64_t components = 0;                        // connected components of the round's graph
   int64_t largest_component = 0;                 // examples in the largest
+  int64_t busiest_worker = 0;  // examples of the most loaded worker: the round's critical path
+};
+
+// A run's plans summed over its rounds, to explain its rate: with B the round's examples, the
+// rounds' mean components, mean largest component over B, and mean busiest worker's share
+// (busiest_worker / B; 1 / W is perfect balance, 1 a serial round).
+struct CycladesStats {
+  int64_t rounds = 0;
+  int64_t examples = 0;  // summed over the rounds
+  int64_t components = 0;
+  int64_t largest_component = 0;
+  int64_t busiest_worker = 0;
+  void Add(const CycladesRound& round, int64_t round_examples) {
+    ++rounds;
+    examples += round_examples;
+    components += round.components;
+    largest_component += round.largest_component;
+    busiest_worker += round.busiest_worker;
+  }
 };
 
 // Plans rounds over a workload of `num_coordinates` coordinates for `num_workers` workers.
@@ -67,7 +86,12 @@ class CycladesPlanner {
   std::vector<int32_t> stamp_;        // [num_coordinates]: the round that last touched it
   std::vector<int32_t> owner_;        // [num_coordinates]: the example of that round
   std::vector<int32_t> parent_;       // [B]: the union-find forest over the round's examples
-  std::vector<int32_t> component_;    // [B]: scratch
+  std::vector<int32_t> component_;    // [B]: each example's component, scratch
+  // The round's components, reused from round to round: their sizes, starts in members_ (the
+  // examples grouped by component), a fill cursor, the size order and the workers' loads.
+  std::vector<int64_t> sizes_, starts_, fill_, load_;
+  std::vector<int64_t> members_;
+  std::vector<int32_t> by_size_;
 };
 
 // The serial order a planned epoch equals: its rounds' lists concatenated, worker by worker.

@@ -171,10 +171,13 @@ absl::Status RunWorkerThreads(int num_workers, UpdatePolicy* policy,
 // each planned into conflict-free components dealt to the workers, each worker's share applied
 // with the fused step on the live array, a barrier between rounds. Worker 0 plans round r + 1
 // after its share of round r; the barrier orders every write of a round before the next round's
-// reads, so the epoch equals sequential SGD over SerialOrder of its rounds, bitwise.
+// reads, so the epoch equals sequential SGD over SerialOrder of its rounds, bitwise. `stats`,
+// when given, gains every round's plan (written by the caller and worker 0 only; read it after
+// the return).
 template <typename Workload>
 absl::Status RunCycladesEpoch(const SparseWorkerPlan& plan, const Workload& workload,
-                              float* shared, absl::Span<const int64_t> order, float lr) {
+                              float* shared, absl::Span<const int64_t> order, float lr,
+                              CycladesStats* stats = nullptr) {
   const int64_t n = static_cast<int64_t>(order.size());
   const int64_t batch = plan.batch_size;
   const int64_t num_rounds = (n + batch - 1) / batch;
@@ -182,8 +185,10 @@ absl::Status RunCycladesEpoch(const SparseWorkerPlan& plan, const Workload& work
   CycladesPlanner planner(workload.num_coordinates(), plan.num_workers);
   auto plan_round = [&](int64_t r, CycladesRound& out) {
     const int64_t lo = r * batch;
-    planner.Plan(order.subspan(lo, std::min(n, lo + batch) - lo),
+    const int64_t size = std::min(n, lo + batch) - lo;
+    planner.Plan(order.subspan(lo, size),
                  [&](int64_t id, auto&& f) { workload.ForEachCoordinate(id, f); }, out);
+    if (stats != nullptr) stats->Add(out, size);
   };
   CycladesRound rounds[2];  // round r's plan in rounds[r % 2]: worker 0 writes the other
   plan_round(0, rounds[0]);
@@ -314,7 +319,8 @@ absl::Status RunSparseWorker(const SparseWorkerPlan& plan, Workload& workload,
 //   // fixed-point model `fixed` (T int8_t or int16_t; sparse/buckwild.h FixedPointSgdStep).
 //   template <typename T> void FixedPointStep(const FixedPointFormat& format, float lr,
 //       float weight_decay, int64_t i, T* fixed, StochasticRounder& rounder) const;
-// `epoch` (0-based) seeds buckwild's rounding draws with the plan's seed.
+// `epoch` (0-based) seeds buckwild's rounding draws with the plan's seed. `cyclades`, when
+// given, gains a cyclades epoch's plans (CycladesStats).
 // `communication`, when given, gains the epoch policy's (UpdatePolicy::communication: its
 // exchanges and bytes added, its last outer step's norm when it made one): the policy is made
 // afresh for every epoch, so the run's totals are the sum over its epochs.
@@ -323,11 +329,12 @@ template <typename Workload>
 absl::Status RunSparseEpoch(const SparseWorkerPlan& plan, const Workload& workload,
                             ParameterStore& store, absl::Span<const int64_t> order, float lr,
                             int epoch, absl::Span<const std::unique_ptr<SparseGradient>> gradients,
-                            CommunicationStats* communication = nullptr) {
+                            CommunicationStats* communication = nullptr,
+                            CycladesStats* cyclades = nullptr) {
   using internal::StepPath;
   float* shared = store.unsafe_values().data();
   if (plan.mode == Mode::kCyclades) {
-    return internal::RunCycladesEpoch(plan, workload, shared, order, lr);
+    return internal::RunCycladesEpoch(plan, workload, shared, order, lr, cyclades);
   }
   if (plan.mode == Mode::kBuckwild) {
     if constexpr (internal::kHasFixedPointStep<Workload>) {

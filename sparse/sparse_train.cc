@@ -195,7 +195,8 @@ absl::Status RunSparseEpochs(
                              .examples = totals.examples,
                              .updates = totals.updates,
                              .run_updates = totals.updates - totals.resumed_updates,
-                             .communication = totals.communication};
+                             .communication = totals.communication,
+                             .cyclades = totals.cyclades};
     evaluate(report);
     HOGWILD_RETURN_IF_ERROR(CheckSparseEpochFinite(params, report, loop.loss_name));
     totals.epochs.push_back(report);
@@ -246,7 +247,7 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
   auto run_epoch = [&](const std::vector<int64_t>& order, float lr,
                        int epoch) -> absl::StatusOr<int64_t> {
     HOGWILD_RETURN_IF_ERROR(RunSparseEpoch(plan, examples, *store, order, lr, epoch, gradients,
-                                           &totals.communication));
+                                           &totals.communication, &totals.cyclades));
     return totals.updates + epoch_updates;
   };
   // The join ordered every worker's writes before the evaluation's plain reads.

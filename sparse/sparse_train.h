@@ -39,6 +39,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/mode.h"
+#include "sparse/cyclades.h"
 #include "sparse/linear_loss.h"
 #include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_dataset.h"
@@ -71,6 +72,8 @@ struct SparseEpochReport {
   // What the workers communicated so far in this call (the log's exchanges, bytes_per_worker and
   // outer_step_norm columns): the epochs' policies' CommunicationStats summed.
   CommunicationStats communication;
+  // cyclades: the rounds' plans so far in this call (sparse/cyclades.h); zero in other modes.
+  CycladesStats cyclades;
 };
 
 struct SparseTrainOptions {
@@ -150,6 +153,7 @@ struct SparseRunTotals {
   int64_t updates = 0;
   int64_t resumed_updates = 0;  // the updates of the checkpoint resumed from (run_updates' base)
   CommunicationStats communication;  // the epochs' policies', summed (RunSparseEpoch)
+  CycladesStats cyclades;            // cyclades' plans, summed (RunSparseEpoch)
   std::vector<SparseEpochReport> epochs;
 };
 absl::Status RunSparseEpochs(

@@ -189,6 +189,18 @@ absl::Status StopIfAsked(const StopOnSignals& stop, const SparseEpochReport& r) 
 
 // The summary's opening: what this run did, "done: 3 epochs, " or, resumed, "done: epochs 7 to 8
 // of 8, resumed after epoch 6 from DIR: ". The counts and times that follow are this run's.
+// cyclades' plans, for the summary (what bounds its rate: a round is as long as its busiest
+// worker's share); "" in the other modes.
+std::string FormatCyclades(const CycladesStats& s, int num_workers) {
+  if (s.rounds == 0) return "";
+  const double examples = static_cast<double>(s.examples);
+  return absl::StrFormat(
+      "; cyclades rounds: %.1f components each, the largest %.0f%% of the round, the busiest "
+      "worker %.0f%% (%.0f%% balanced)",
+      static_cast<double>(s.components) / s.rounds, 100.0 * s.largest_component / examples,
+      100.0 * s.busiest_worker / examples, 100.0 / num_workers);
+}
+
 std::string DoneHead(int epochs, int resumed_epochs, const std::string& dir) {
   if (resumed_epochs == 0) {
     return absl::StrFormat("done: %d epoch%s, ", epochs, epochs == 1 ? "" : "s");
@@ -287,13 +299,14 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   if (log != nullptr) HOGWILD_RETURN_IF_ERROR(log->Close());
   absl::PrintF(
       "%s%d updates in %.3f s of SGD (%.0f updates/s); test RMSE %.4f against %.4f for the "
-      "global mean %.3f%s\n",
+      "global mean %.3f%s%s\n",
       DoneHead(options.epochs, result.resumed_epochs, options.checkpoint.dir),
       result.epochs.back().run_updates, result.train_time_s,
       result.epochs.back().run_updates / result.train_time_s, *result.epochs.back().test_loss,
       GlobalMeanRmse(result.mean, split.test), result.mean,
       FormatExchanges(result.epochs.back().communication.exchanges,
-                      result.epochs.back().communication.bytes_per_worker));
+                      result.epochs.back().communication.bytes_per_worker),
+      FormatCyclades(result.epochs.back().cyclades, options.num_workers));
   return absl::OkStatus();
 }
 
@@ -376,7 +389,7 @@ absl::Status Run(const StopOnSignals& stop) {
   const SparseEpochReport& last = result.epochs.back();
   absl::PrintF(
       "%s%d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s); final train %s %.6f, "
-      "accuracy %.4f%s%s\n",
+      "accuracy %.4f%s%s%s\n",
       DoneHead(options.epochs, result.resumed_epochs, options.checkpoint.dir), last.run_updates,
       result.train_time_s, last.run_updates / result.train_time_s,
       static_cast<double>(result.examples -
@@ -386,7 +399,8 @@ absl::Status Run(const StopOnSignals& stop) {
       last.test_loss ? absl::StrFormat("; test %s %.6f, accuracy %.4f", loss_name, *last.test_loss,
                                        *last.test_accuracy)
                      : "",
-      FormatExchanges(last.communication.exchanges, last.communication.bytes_per_worker));
+      FormatExchanges(last.communication.exchanges, last.communication.bytes_per_worker),
+      FormatCyclades(last.cyclades, options.num_workers));
   return absl::OkStatus();
 }
 

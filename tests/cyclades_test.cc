@@ -111,6 +111,7 @@ TEST(CycladesPlanner, ComponentsAreTheConflictGraphsAndNeverShareACoordinate) {
     }
     EXPECT_EQ(seen, std::vector<int>(round, 1));
     EXPECT_EQ(plan.largest_component, *std::max_element(sizes.begin(), sizes.end()));
+    EXPECT_EQ(plan.busiest_worker, static_cast<int64_t>(max_load));
     // Greedy largest-first: no worker ends more than one largest component above another.
     EXPECT_LE(max_load - min_load, static_cast<size_t>(plan.largest_component));
     // No coordinate in two workers' lists.
@@ -201,6 +202,30 @@ TEST(Cyclades, TrainingIsSequentialSgdInThePlansOrderBitwise) {
       }
     }
   }
+}
+
+TEST(Cyclades, TheRunReportsItsPlans) {
+  // A round of 6 examples in 3 components of sizes 3, 2, 1 over 2 workers: {3} and {2, 1}.
+  SparseDataset data;
+  data.num_features = 4;
+  data.row_offsets = {0, 1, 2, 3, 4, 5, 6};
+  data.indices = {0, 0, 0, 1, 1, 2};
+  data.values.assign(6, 1.0f);
+  data.labels = {1, -1, 1, -1, 1, -1};
+  const SparseTrainOptions o{.mode = Mode::kCyclades,
+                             .num_workers = 2,
+                             .batch_size = 6,
+                             .epochs = 3,
+                             .shuffle = false};
+  absl::StatusOr<SparseTrainResult> r = TrainSparse(o, data, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const CycladesStats& s = r->epochs.back().cyclades;
+  EXPECT_EQ(s.rounds, 3);
+  EXPECT_EQ(s.examples, 18);
+  EXPECT_EQ(s.components, 9);
+  EXPECT_EQ(s.largest_component, 9);
+  EXPECT_EQ(s.busiest_worker, 9);
+  EXPECT_EQ(r->epochs.front().cyclades.rounds, 1);  // the report holds the run so far
 }
 
 TEST(Cyclades, TheRoundMustGiveEveryWorkerAnUpdate) {
