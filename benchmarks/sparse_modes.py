@@ -32,9 +32,10 @@ import re
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
+
+from sparse_vs_sklearn import fit_sklearn, log_loss  # one SGDClassifier setting for both
 
 DATASETS = {
     # name: (train flags, epochs, lr, loss name, scikit-learn's LIBSVM export flags or None)
@@ -96,19 +97,8 @@ def export_libsvm(make_synthetic, flags, path, test_path):
 
 
 def run_sklearn(x, y, xt, yt, epochs, lr, seed):
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import SGDClassifier
-    import warnings
-    model = SGDClassifier(loss="log_loss", learning_rate="constant", eta0=lr, penalty=None,
-                          fit_intercept=False, max_iter=epochs, tol=None, shuffle=True,
-                          random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        start = time.perf_counter()
-        model.fit(x, y)
-        seconds = time.perf_counter() - start
-    margins = model.decision_function(x)
-    loss = float(np.mean(np.logaddexp(0.0, -y * margins)))
+    model, seconds = fit_sklearn(x, y, epochs, seed, lr)
+    loss = log_loss(model.decision_function(x), y)
     test = float(np.mean(np.sign(model.decision_function(xt)) == yt)) if xt is not None else None
     return epochs * x.shape[0] / seconds, loss, test, None
 

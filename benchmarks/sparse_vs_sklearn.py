@@ -45,11 +45,13 @@ def run_ours(binary, mode, workers, epochs):
     return float(done.group(1)), float(done.group(2))
 
 
-def run_sklearn(x, y, epochs, seed):
+def fit_sklearn(x, y, epochs, seed, lr=0.5):
+    """The paper's setting in SGDClassifier (constant step, no regularization, no intercept);
+    returns the fitted model and the seconds fit() took. Also used by sparse_modes.py."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import SGDClassifier
     import warnings
-    model = SGDClassifier(loss="log_loss", learning_rate="constant", eta0=0.5, penalty=None,
+    model = SGDClassifier(loss="log_loss", learning_rate="constant", eta0=lr, penalty=None,
                           fit_intercept=False, max_iter=epochs, tol=None, shuffle=True,
                           random_state=seed)
     with warnings.catch_warnings():
@@ -57,6 +59,11 @@ def run_sklearn(x, y, epochs, seed):
         start = time.perf_counter()
         model.fit(x, y)
         seconds = time.perf_counter() - start
+    return model, seconds
+
+
+def run_sklearn(x, y, epochs, seed):
+    model, seconds = fit_sklearn(x, y, epochs, seed)
     return epochs * x.shape[0] / seconds, log_loss(model.decision_function(x), y)
 
 
