@@ -2,12 +2,16 @@
 // the conflict graph on random graphs (no coordinate shared across workers, every example once,
 // the order kept within a component, the load balanced to within the largest component), and the
 // trainer's cyclades epochs equal sequential SGD over the order the plan reports, bitwise, for
-// both linear models with 1 to 4 workers, shuffled epochs, a decaying rate and weight decay.
+// both linear models with 1 to 4 workers, shuffled epochs, a decaying rate and weight decay;
+// a run resumed from a checkpoint equals the whole run with 3 workers, and the run reports its
+// plans (rounds, components, busiest worker).
 #include "sparse/cyclades.h"
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
+#include <string>
 #include <random>
 #include <set>
 #include <vector>
@@ -202,6 +206,28 @@ TEST(Cyclades, TrainingIsSequentialSgdInThePlansOrderBitwise) {
       }
     }
   }
+}
+
+TEST(Cyclades, ResumesBitwiseWithSeveralWorkers) {
+  // Serially equivalent, so deterministic with any worker count: a run stopped after 2 epochs
+  // and resumed equals the run of 4.
+  const SparseDataset data = Synthetic(600, 300, 6);
+  const std::string dir = ::testing::TempDir() + "/cyclades_resume";
+  std::filesystem::remove_all(dir);
+  const SparseTrainOptions o{
+      .mode = Mode::kCyclades, .num_workers = 3, .batch_size = 50, .epochs = 4, .lr_decay = 0.7f};
+  absl::StatusOr<SparseTrainResult> straight = TrainSparse(o, data, nullptr);
+  ASSERT_TRUE(straight.ok()) << straight.status();
+  SparseTrainOptions first = o;
+  first.epochs = 2;
+  first.checkpoint.dir = dir;
+  ASSERT_TRUE(TrainSparse(first, data, nullptr).ok());
+  SparseTrainOptions rest = o;
+  rest.checkpoint = {.dir = dir, .resume = true};
+  absl::StatusOr<SparseTrainResult> resumed = TrainSparse(rest, data, nullptr);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->resumed_epochs, 2);
+  EXPECT_EQ(resumed->weights, straight->weights);
 }
 
 TEST(Cyclades, TheRunReportsItsPlans) {
