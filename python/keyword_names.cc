@@ -87,6 +87,8 @@ std::string WithKeywordNames(absl::string_view message) {
       {"LrSchedule::warmup_steps", "lr_warmup_steps"},
       {"LrSchedule::reference_batch", "lr_reference_batch"},
       {"LrSchedule::scaling=none", "lr_scaling='none'"},
+      // Last: a prefix of TrainerOptions::model.* above.
+      {"TrainerOptions::mode", "mode"},
   };
   // Flags that some loaders name (trainer/data/mnist.h, trainer/device.h, a checkpoint that
   // does not match: trainer/checkpoint/checkpoint.h), longer first.

@@ -107,6 +107,17 @@ py::dict EpochToDict(const sparse::SparseEpochReport& r) {
   d["train_accuracy"] = r.train_accuracy;
   d["test_loss"] = r.test_loss ? py::object(py::float_(*r.test_loss)) : py::none();
   d["test_accuracy"] = r.test_accuracy ? py::object(py::float_(*r.test_accuracy)) : py::none();
+  if (r.cyclades.rounds > 0) {
+    py::dict c;
+    c["rounds"] = r.cyclades.rounds;
+    c["examples"] = r.cyclades.examples;
+    c["components"] = r.cyclades.components;
+    c["largest_component"] = r.cyclades.largest_component;
+    c["busiest_worker"] = r.cyclades.busiest_worker;
+    d["cyclades"] = c;
+  } else {
+    d["cyclades"] = py::none();
+  }
   return d;
 }
 

@@ -32,6 +32,7 @@
 #include "absl/strings/str_format.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
+#include "sparse/buckwild.h"
 #include "sparse/epoch_log.h"
 #include "sparse/libsvm_reader.h"
 #include "sparse/matrix_factorization.h"
@@ -64,8 +65,8 @@ ABSL_FLAG(int32_t, workers, static_cast<int32_t>(std::max(1u, std::thread::hardw
           "worker threads, in [1, 256]; default: one per hardware thread");
 ABSL_FLAG(int32_t, batch_size, 1,
           "examples (mf: ratings) per update: per worker (async, locked, round_robin, ssp, "
-          "async_local_sgd) or "
-          "global (sync, backup, local_sgd); 1 is the paper's");
+          "async_local_sgd) or global (sync, backup, local_sgd); 1 is the paper's (buckwild: "
+          "only 1); cyclades: the updates of a round, at least --workers (e.g. 1000)");
 ABSL_FLAG(int32_t, epochs, 5, "passes over the training set (mf: 20 unless given)");
 ABSL_FLAG(double, lr, 0.5, "step size of the first epoch, > 0 (mf: 0.02 unless given)");
 ABSL_FLAG(double, lr_decay, 1.0,
@@ -132,6 +133,16 @@ absl::StatusOr<Data> Load(uint64_t seed) {
     out.test = std::move(split.test);
     out.name = dataset == "spam" ? "spam" : dir;
     return out;
+  }
+  if (dataset == "movielens") {
+    return absl::InvalidArgumentError(
+        "--dataset=movielens is a set of ratings: train it with --model=mf");
+  }
+  if (!std::filesystem::exists(dataset)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--dataset=%s: no such file or directory; give 'synthetic', 'spam', a directory of spam "
+        "and ham mail folders or a LIBSVM file",
+        dataset));
   }
   HOGWILD_ASSIGN_OR_RETURN(out.train, ReadLibsvmFile(dataset, options));
   out.name = dataset;
@@ -268,6 +279,12 @@ absl::Status RunMatrixFactorization(const StopOnSignals& stop) {
   HOGWILD_ASSIGN_OR_RETURN(options.checkpoint, CheckpointFlags());
   std::string path = absl::GetFlag(FLAGS_dataset);
   if (!Given("dataset") || path == "movielens") path = kMovieLensPath;
+  if (path == "synthetic" || path == "spam") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--dataset=%s is a set for --model=logreg or svm; --model=mf reads 'movielens' or a "
+        "user,item,rating CSV file",
+        path));
+  }
   HOGWILD_ASSIGN_OR_RETURN(Ratings all, ReadRatingsFile(path));
   const RatingsSplit split = SplitRatings(all, options.seed);
   // The batch needs the ratings: checked before anything is printed or written.
@@ -357,10 +374,19 @@ absl::Status Run(const StopOnSignals& stop) {
   const SparseDataset* test = data.test ? &*data.test : nullptr;
   HOGWILD_RETURN_IF_ERROR(ValidateSparseOptions(options, data.train, test));
   absl::PrintF(
-      "sparse: %s, %s mode, %d worker%s, batch %d, %s (%d examples x %d features, %.1f non-zeros "
-      "per example%s)\n",
-      LinearModelName(options.model), ModeName(options.mode), options.num_workers,
-      options.num_workers == 1 ? "" : "s", options.batch_size, data.name, data.train.num_examples(),
+      "sparse: %s, %s mode%s, %d worker%s, batch %d, %s (%d examples x %d features, %.1f "
+      "non-zeros per example%s)\n",
+      LinearModelName(options.model), ModeName(options.mode),
+      options.mode == Mode::kBuckwild
+          ? absl::StrFormat(" (%d-bit fixed point, range %g, step %g)",
+                            options.mode_options.fixed_point_bits,
+                            options.mode_options.fixed_point_range,
+                            FixedPointFormat{.bits = options.mode_options.fixed_point_bits,
+                                             .range = options.mode_options.fixed_point_range}
+                                .step())
+          : "",
+      options.num_workers, options.num_workers == 1 ? "" : "s", options.batch_size, data.name,
+      data.train.num_examples(),
       data.train.num_features, static_cast<double>(data.train.nnz()) / data.train.num_examples(),
       test ? absl::StrFormat("; test: %d examples", test->num_examples()) : "");
   std::fflush(stdout);

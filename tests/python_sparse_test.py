@@ -154,6 +154,15 @@ class TrainSparse(unittest.TestCase):
         ssp = hogwild.train_sparse(self.x, self.y, mode="ssp", workers=2, epochs=2,
                                    staleness_bound=0)
         self.assertEqual(ssp.examples, 2 * 2000)
+        self.assertIsNone(ssp.epochs[-1]["cyclades"])
+        # cyclades reports its rounds' plans: 20 rounds of 100 per epoch, so far in the run.
+        cyclades = hogwild.train_sparse(self.x, self.y, mode="cyclades", workers=2,
+                                        batch_size=100, epochs=2)
+        plans = cyclades.epochs[-1]["cyclades"]
+        self.assertEqual((plans["rounds"], plans["examples"]), (40, 4000))
+        self.assertGreaterEqual(2 * plans["busiest_worker"], plans["examples"])
+        self.assertLessEqual(plans["largest_component"], plans["busiest_worker"])
+        self.assertGreaterEqual(plans["components"], plans["rounds"])
         backup = hogwild.train_sparse(self.x, self.y, mode="backup", workers=2, batch_size=8,
                                       epochs=2, backup_workers=1)
         self.assertLess(backup.epochs[-1]["train_loss"], backup.epochs[0]["train_loss"] + 1e-9)

@@ -134,7 +134,7 @@ expect_one_line_error "staleness bound in async mode" \
   "error: --staleness_bound has no effect in async mode; it is for ssp mode (--mode=ssp)" \
   "$train" --staleness_bound=1
 expect_one_line_error "fixed-point width in async mode" \
-  "error: --fixed_point_bits has no effect in async mode; it is for buckwild mode (--mode=buckwild)" \
+  "error: --fixed_point_bits has no effect in async mode; it is for buckwild mode of the sparse linear models (//sparse:train --mode=buckwild)" \
   "$train" --fixed_point_bits=16
 expect_one_line_error "fixed-point width out of range" \
   "error: --fixed_point_bits=4 is not a model width of buckwild mode: 8 or 16" \

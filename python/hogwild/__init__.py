@@ -415,7 +415,10 @@ class SparseTrainResult:
       weights: float32 [D], the trained linear model (margin = x . weights).
       epochs: one dict per epoch this call trained (epoch, lr, train_time_s, examples, updates,
         train_loss, train_accuracy, test_loss, test_accuracy; the test ones None without a
-        test set); the losses are the whole set's mean log-loss (logreg) or hinge loss (svm).
+        test set; cyclades, with mode="cyclades", a dict of its rounds' plans so far: rounds,
+        examples, and the sums over the rounds of components, largest_component and
+        busiest_worker (the most loaded worker's examples), else None); the losses are the whole
+        set's mean log-loss (logreg) or hinge loss (svm).
       train_time_s: seconds of SGD (the workers' start to their join; evaluation excluded).
       examples, updates: all epochs', a resumed checkpoint's included.
       resumed_epochs: epochs done by the checkpoint this call resumed from, or 0.

@@ -79,6 +79,14 @@ absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
                     {"fixed_point_range", Mode::kBuckwild, false}};
   for (const auto& [flag, reader, local_rounds] : mode_flags) {
     const bool reads = local_rounds ? HasLocalRounds(mode) : mode == reader;
+    if (!reads && absl::flags_internal::WasPresentOnCommandLine(flag) &&
+        reader == Mode::kBuckwild) {
+      // The one mode some commands do not run at all (networks): say where it runs.
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s has no effect in %s mode; it is for buckwild mode of the sparse linear models "
+          "(//sparse:train --mode=buckwild)",
+          flag, ModeName(mode)));
+    }
     if (!reads && absl::flags_internal::WasPresentOnCommandLine(flag)) {
       return absl::InvalidArgumentError(
           local_rounds

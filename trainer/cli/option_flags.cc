@@ -77,6 +77,8 @@ absl::Status WithFlagNames(const absl::Status& status) {
       {"LrSchedule::warmup_steps", "--lr_warmup_steps"},
       {"LrSchedule::reference_batch", "--lr_reference_batch"},
       {"LrSchedule::scaling=none", "--lr_scaling=none"},
+      // Last: a prefix of TrainerOptions::model.* above.
+      {"TrainerOptions::mode", "--mode"},
   };
   std::string message(status.message());
   for (const auto& [field, flag] : kFlags) {
