@@ -107,6 +107,7 @@ py::dict EpochToDict(const sparse::SparseEpochReport& r) {
   d["train_accuracy"] = r.train_accuracy;
   d["test_loss"] = r.test_loss ? py::object(py::float_(*r.test_loss)) : py::none();
   d["test_accuracy"] = r.test_accuracy ? py::object(py::float_(*r.test_accuracy)) : py::none();
+  d["saturated_updates"] = r.saturated_updates;
   if (r.cyclades.rounds > 0) {
     py::dict c;
     c["rounds"] = r.cyclades.rounds;

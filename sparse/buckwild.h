@@ -120,12 +120,14 @@ T FixedLoad(const T* element) {
 // margin delta * sum_k q[idx_k] x_k read from `fixed`, the loss's slope s (linear_loss.h), and
 // for each coordinate j of the support, in index order, one load of q_j and one store of
 // sat(q_j + round~(-lr (s x_j + wd delta q_j) / delta)). Returns the example's loss at the margin
-// it read. `fixed` [D] of int8_t or int16_t; i in [0, N). Thread-safe concurrently with any
-// other FixedPointSgdStep on `fixed` (the contract above); `rounder` is the caller's own.
+// it read; adds to `saturated` the coordinates whose q_j + round~(...) left T's range (and were
+// clamped). `fixed` [D] of int8_t or int16_t; i in [0, N). Thread-safe concurrently with any
+// other FixedPointSgdStep on `fixed` (the contract above); `rounder` and `saturated` are the
+// caller's own.
 template <typename T>
 float FixedPointSgdStep(LinearModel model, const FixedPointFormat& format, float lr,
                         float weight_decay, const SparseDataset& data, int64_t i, T* fixed,
-                        StochasticRounder& rounder) {
+                        StochasticRounder& rounder, int64_t& saturated) {
   static_assert(std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t>);
   const int64_t begin = data.row_offsets[i];
   const int64_t end = data.row_offsets[i + 1];
@@ -139,14 +141,20 @@ float FixedPointSgdStep(LinearModel model, const FixedPointFormat& format, float
   // -lr (s x + wd delta q) / delta = c x + d q.
   const float c = -lr * ls.slope / delta;
   const float d = -lr * weight_decay;
+  constexpr float kLo = static_cast<float>(std::numeric_limits<T>::min());
+  constexpr float kHi = static_cast<float>(std::numeric_limits<T>::max());
+  int64_t clamped = 0;
   for (int64_t k = begin; k < end; ++k) {
     std::atomic_ref<T> element(fixed[idx[k]]);
     const T old_q = element.load(std::memory_order_relaxed);
+    const float sum = static_cast<float>(old_q) +
+                      rounder.Round(c * val[k] + d * static_cast<float>(old_q));
+    clamped += (sum < kLo) | (sum > kHi);
     // Stored even when unchanged: whether the rounding moved it is a coin flip, and a
     // mispredicted branch costs more than the store.
-    element.store(SaturatingAdd<T>(old_q, rounder.Round(c * val[k] + d * static_cast<float>(old_q))),
-                  std::memory_order_relaxed);
+    element.store(static_cast<T>(std::clamp(sum, kLo, kHi)), std::memory_order_relaxed);
   }
+  saturated += clamped;
   return ls.loss;
 }
 

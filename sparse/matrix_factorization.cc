@@ -247,7 +247,7 @@ absl::StatusOr<MfResult> TrainMatrixFactorization(const MfOptions& options, cons
   auto run_epoch = [&](const std::vector<int64_t>& order, float lr,
                        int epoch) -> absl::StatusOr<int64_t> {
     HOGWILD_RETURN_IF_ERROR(RunSparseEpoch(plan, ratings, *store, order, lr, epoch, gradients,
-                                           &totals.communication, &totals.cyclades));
+                                           &totals.stats));
     return totals.updates + epoch_updates;
   };
   // The join ordered every worker's writes before the evaluation's plain reads.

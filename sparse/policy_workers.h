@@ -91,6 +91,15 @@ SparseWorkerPlan PlanOf(const Options& options) {
                           .seed = options.seed};
 }
 
+// What an epoch reports beside the parameters, summed over epochs into a run's totals.
+struct SparseEpochStats {
+  // The epoch policy's exchanges and bytes (UpdatePolicy::communication), its last outer step's
+  // norm when it made one.
+  CommunicationStats communication;
+  CycladesStats cyclades;         // cyclades: the rounds' plans (sparse/cyclades.h)
+  int64_t saturated_updates = 0;  // buckwild: coordinate updates clamped at the range
+};
+
 // Checks a sparse run's batch size against its N examples, W and mode: batch_size in [1, N];
 // per worker (async, locked, round_robin, ssp) at most the largest shard ceil(N / W), which
 // would otherwise be cut to the shard without a word; global in local_sgd at least W (each
@@ -214,12 +223,13 @@ absl::Status RunCycladesEpoch(const SparseWorkerPlan& plan, const Workload& work
 // converted to plan.mode_options' fixed-point format (a T per parameter, T int8_t or int16_t),
 // async's data split with batch 1, each worker's updates by workload.FixedPointStep with its own
 // StochasticRounder (seeded by the plan's seed and (epoch, worker), so a 1-worker run is
-// deterministic), and the result converted back into the store after the join. Errors:
+// deterministic), and the result converted back into the store after the join; `saturated`
+// gains the coordinate updates clamped at the format's range. Errors:
 // kResourceExhausted when the fixed-point copy ([P] T) cannot be allocated.
 template <typename T, typename Workload>
 absl::Status RunBuckwildEpoch(const SparseWorkerPlan& plan, const Workload& workload,
                               absl::Span<float> store, absl::Span<const int64_t> order, float lr,
-                              int epoch) {
+                              int epoch, int64_t* saturated) {
   const FixedPointFormat format{.bits = plan.mode_options.fixed_point_bits,
                                 .range = plan.mode_options.fixed_point_range};
   std::unique_ptr<T[]> fixed;
@@ -232,25 +242,30 @@ absl::Status RunBuckwildEpoch(const SparseWorkerPlan& plan, const Workload& work
   }
   ToFixedPoint<T>(format, store, fixed.get());
   const int64_t n = static_cast<int64_t>(order.size());
+  std::vector<int64_t> clamped(static_cast<size_t>(plan.num_workers), 0);  // one per worker
   HOGWILD_RETURN_IF_ERROR(RunWorkerThreads(plan.num_workers, nullptr, [&](int w) {
     Workload mine = workload;
     StochasticRounder rounder(plan.seed, (static_cast<uint64_t>(epoch) << 16) + w);
+    int64_t mine_clamped = 0;
     const int64_t end = n * (w + 1) / plan.num_workers;
     for (int64_t k = n * w / plan.num_workers; k < end; ++k) {
       mine.Prefetch(order.data(), k, end);
-      mine.FixedPointStep(format, lr, plan.weight_decay, order[k], fixed.get(), rounder);
+      mine.FixedPointStep(format, lr, plan.weight_decay, order[k], fixed.get(), rounder,
+                          mine_clamped);
     }
+    clamped[static_cast<size_t>(w)] = mine_clamped;
     return absl::OkStatus();
   }));
   FromFixedPoint<T>(format, fixed.get(), store);
+  for (int64_t c : clamped) *saturated += c;
   return absl::OkStatus();
 }
 
 // Whether the workload has Buckwild!'s fixed-point step (the sparse linear models).
 template <typename Workload>
 constexpr bool kHasFixedPointStep =
-    requires(const Workload& w, int8_t* q, StochasticRounder& r) {
-      w.FixedPointStep(FixedPointFormat{}, 0.0f, 0.0f, int64_t{0}, q, r);
+    requires(const Workload& w, int8_t* q, StochasticRounder& r, int64_t& saturated) {
+      w.FixedPointStep(FixedPointFormat{}, 0.0f, 0.0f, int64_t{0}, q, r, saturated);
     };
 
 // The policy of `plan` over `store`: CreateUpdatePolicy with plain SGD and the plan's weight
@@ -318,31 +333,31 @@ absl::Status RunSparseWorker(const SparseWorkerPlan& plan, Workload& workload,
 //   // buckwild, where the workload has it (kHasFixedPointStep): example i's step on the shared
 //   // fixed-point model `fixed` (T int8_t or int16_t; sparse/buckwild.h FixedPointSgdStep).
 //   template <typename T> void FixedPointStep(const FixedPointFormat& format, float lr,
-//       float weight_decay, int64_t i, T* fixed, StochasticRounder& rounder) const;
-// `epoch` (0-based) seeds buckwild's rounding draws with the plan's seed. `cyclades`, when
-// given, gains a cyclades epoch's plans (CycladesStats).
-// `communication`, when given, gains the epoch policy's (UpdatePolicy::communication: its
-// exchanges and bytes added, its last outer step's norm when it made one): the policy is made
-// afresh for every epoch, so the run's totals are the sum over its epochs.
+//       float weight_decay, int64_t i, T* fixed, StochasticRounder& rounder,
+//       int64_t& saturated) const;
+// `epoch` (0-based) seeds buckwild's rounding draws with the plan's seed. `stats`, when given,
+// gains the epoch's (SparseEpochStats).
+// The policy is made afresh for every epoch, so a run's totals are the sums over its epochs.
 // Errors: the policy's (CreateUpdatePolicy's, a step's), after every worker has joined.
 template <typename Workload>
 absl::Status RunSparseEpoch(const SparseWorkerPlan& plan, const Workload& workload,
                             ParameterStore& store, absl::Span<const int64_t> order, float lr,
                             int epoch, absl::Span<const std::unique_ptr<SparseGradient>> gradients,
-                            CommunicationStats* communication = nullptr,
-                            CycladesStats* cyclades = nullptr) {
+                            SparseEpochStats* stats = nullptr) {
   using internal::StepPath;
   float* shared = store.unsafe_values().data();
+  SparseEpochStats ignored;
+  SparseEpochStats& out = stats != nullptr ? *stats : ignored;
   if (plan.mode == Mode::kCyclades) {
-    return internal::RunCycladesEpoch(plan, workload, shared, order, lr, cyclades);
+    return internal::RunCycladesEpoch(plan, workload, shared, order, lr, &out.cyclades);
   }
   if (plan.mode == Mode::kBuckwild) {
     if constexpr (internal::kHasFixedPointStep<Workload>) {
       return plan.mode_options.fixed_point_bits == 8
                  ? internal::RunBuckwildEpoch<int8_t>(plan, workload, store.unsafe_values(),
-                                                      order, lr, epoch)
+                                                      order, lr, epoch, &out.saturated_updates)
                  : internal::RunBuckwildEpoch<int16_t>(plan, workload, store.unsafe_values(),
-                                                       order, lr, epoch);
+                                                       order, lr, epoch, &out.saturated_updates);
     } else {
       return absl::InternalError(
           "buckwild mode reached a workload without a fixed-point step although the "
@@ -370,15 +385,11 @@ absl::Status RunSparseEpoch(const SparseWorkerPlan& plan, const Workload& worklo
     return internal::RunSparseWorker<StepPath::kPolicy>(plan, mine, order, lr, w, policy.get(),
                                                         gradients[w].get(), shared);
   }));
-  if (communication != nullptr) {
-    const CommunicationStats epoch = policy->communication();
-    communication->exchanges += epoch.exchanges;
-    communication->bytes_sent += epoch.bytes_sent;
-    communication->bytes_per_worker += epoch.bytes_per_worker;
-    if (epoch.last_outer_step_norm) {
-      communication->last_outer_step_norm = epoch.last_outer_step_norm;
-    }
-  }
+  const CommunicationStats made = policy->communication();
+  out.communication.exchanges += made.exchanges;
+  out.communication.bytes_sent += made.bytes_sent;
+  out.communication.bytes_per_worker += made.bytes_per_worker;
+  if (made.last_outer_step_norm) out.communication.last_outer_step_norm = made.last_outer_step_norm;
   return absl::OkStatus();
 }
 

@@ -43,8 +43,8 @@ class LinearExamples {
   }
   template <typename T>
   void FixedPointStep(const FixedPointFormat& format, float lr, float weight_decay, int64_t i,
-                      T* fixed, StochasticRounder& rounder) const {
-    FixedPointSgdStep(model_, format, lr, weight_decay, *data_, i, fixed, rounder);
+                      T* fixed, StochasticRounder& rounder, int64_t& saturated) const {
+    FixedPointSgdStep(model_, format, lr, weight_decay, *data_, i, fixed, rounder, saturated);
   }
   // CYCLADES: an example's coordinates are its features.
   template <typename F>
@@ -195,8 +195,9 @@ absl::Status RunSparseEpochs(
                              .examples = totals.examples,
                              .updates = totals.updates,
                              .run_updates = totals.updates - totals.resumed_updates,
-                             .communication = totals.communication,
-                             .cyclades = totals.cyclades};
+                             .communication = totals.stats.communication,
+                             .cyclades = totals.stats.cyclades,
+                             .saturated_updates = totals.stats.saturated_updates};
     evaluate(report);
     HOGWILD_RETURN_IF_ERROR(CheckSparseEpochFinite(params, report, loop.loss_name));
     totals.epochs.push_back(report);
@@ -247,7 +248,7 @@ absl::StatusOr<SparseTrainResult> TrainSparse(const SparseTrainOptions& options,
   auto run_epoch = [&](const std::vector<int64_t>& order, float lr,
                        int epoch) -> absl::StatusOr<int64_t> {
     HOGWILD_RETURN_IF_ERROR(RunSparseEpoch(plan, examples, *store, order, lr, epoch, gradients,
-                                           &totals.communication, &totals.cyclades));
+                                           &totals.stats));
     return totals.updates + epoch_updates;
   };
   // The join ordered every worker's writes before the evaluation's plain reads.

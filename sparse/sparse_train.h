@@ -41,6 +41,7 @@
 #include "core/mode.h"
 #include "sparse/cyclades.h"
 #include "sparse/linear_loss.h"
+#include "sparse/policy_workers.h"
 #include "sparse/sparse_checkpoint.h"
 #include "sparse/sparse_dataset.h"
 #include "sync/policy_factory.h"
@@ -74,6 +75,9 @@ struct SparseEpochReport {
   CommunicationStats communication;
   // cyclades: the rounds' plans so far in this call (sparse/cyclades.h); zero in other modes.
   CycladesStats cyclades;
+  // buckwild: the coordinate updates so far in this call clamped at the fixed-point model's
+  // range (sparse/buckwild.h); a large share says --fixed_point_range is too small.
+  int64_t saturated_updates = 0;
 };
 
 struct SparseTrainOptions {
@@ -152,8 +156,7 @@ struct SparseRunTotals {
   int64_t examples = 0;
   int64_t updates = 0;
   int64_t resumed_updates = 0;  // the updates of the checkpoint resumed from (run_updates' base)
-  CommunicationStats communication;  // the epochs' policies', summed (RunSparseEpoch)
-  CycladesStats cyclades;            // cyclades' plans, summed (RunSparseEpoch)
+  SparseEpochStats stats;  // the epochs', summed (RunSparseEpoch)
   std::vector<SparseEpochReport> epochs;
 };
 absl::Status RunSparseEpochs(

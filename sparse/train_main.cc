@@ -415,7 +415,7 @@ absl::Status Run(const StopOnSignals& stop) {
   const SparseEpochReport& last = result.epochs.back();
   absl::PrintF(
       "%s%d updates in %.3f s of SGD (%.0f updates/s, %.0f examples/s); final train %s %.6f, "
-      "accuracy %.4f%s%s%s\n",
+      "accuracy %.4f%s%s%s%s\n",
       DoneHead(options.epochs, result.resumed_epochs, options.checkpoint.dir), last.run_updates,
       result.train_time_s, last.run_updates / result.train_time_s,
       static_cast<double>(result.examples -
@@ -426,7 +426,16 @@ absl::Status Run(const StopOnSignals& stop) {
                                        *last.test_accuracy)
                      : "",
       FormatExchanges(last.communication.exchanges, last.communication.bytes_per_worker),
-      FormatCyclades(last.cyclades, options.num_workers));
+      FormatCyclades(last.cyclades, options.num_workers),
+      options.mode != Mode::kBuckwild
+          ? ""
+          : absl::StrFormat("; buckwild: %d of %d coordinate updates saturated at the range "
+                            "(%.3g%%)",
+                            last.saturated_updates,
+                            static_cast<int64_t>(result.epochs.size()) * data.train.nnz(),
+                            100.0 * static_cast<double>(last.saturated_updates) /
+                                (static_cast<double>(result.epochs.size()) *
+                                 static_cast<double>(data.train.nnz()))));
   return absl::OkStatus();
 }
 

@@ -106,10 +106,13 @@ template <typename T>
 void CheckOneStep(LinearModel model, int bits) {
   const SparseDataset data = Synthetic(20, 40, 6);
   const FixedPointFormat format{.bits = bits, .range = 2.0f};
-  const float lr = 0.8f, wd = 0.05f;
+  const float lr = bits == 8 ? 8.0f : 0.8f, wd = 0.05f;  // 8 bits: steps that reach the ends
   std::vector<T> q(40);
   std::mt19937 rng(9);
-  for (T& v : q) v = static_cast<T>(std::uniform_int_distribution<int>(-20, 20)(rng));
+  // 8 bits: anywhere in the range, so that some steps saturate.
+  const int spread = bits == 8 ? 127 : 20;
+  for (T& v : q) v = static_cast<T>(std::uniform_int_distribution<int>(-spread, spread)(rng));
+  int64_t saturated = 0, expected_saturated = 0;
   for (int64_t i = 0; i < 20; ++i) {
     std::vector<T> expected = q;
     const double delta = format.step();
@@ -125,12 +128,17 @@ void CheckOneStep(LinearModel model, int bits) {
                        delta;
       const double lower = std::floor(y);
       const double r = lower + (draws.Uniform() < y - lower ? 1.0 : 0.0);
-      expected[j] = static_cast<T>(std::clamp<double>(q[j] + r, std::numeric_limits<T>::min(),
-                                                      std::numeric_limits<T>::max()));
+      const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+      expected_saturated += q[j] + r < lo || q[j] + r > hi;
+      expected[j] = static_cast<T>(std::clamp<double>(q[j] + r, lo, hi));
     }
     StochasticRounder rounder(4, static_cast<uint64_t>(i));
-    FixedPointSgdStep<T>(model, format, lr, wd, data, i, q.data(), rounder);
+    FixedPointSgdStep<T>(model, format, lr, wd, data, i, q.data(), rounder, saturated);
     ASSERT_EQ(q, expected) << LinearModelName(model) << ", " << bits << " bits, example " << i;
+    ASSERT_EQ(saturated, expected_saturated);
+  }
+  if (bits == 8) {
+    EXPECT_GT(saturated, 0) << "the step's saturation went untested";
   }
 }
 
@@ -169,6 +177,21 @@ TEST(Buckwild, TrainsToWithinAStatedGapOfFloat) {
       }
     }
   }
+}
+
+TEST(Buckwild, ReportsTheUpdatesItSaturates) {
+  const SparseDataset data = Synthetic(3000, 800, 20);
+  SparseTrainOptions o{.mode = Mode::kBuckwild, .num_workers = 1, .epochs = 2};
+  absl::StatusOr<SparseTrainResult> roomy = TrainSparse(o, data, nullptr);
+  ASSERT_TRUE(roomy.ok()) << roomy.status();
+  o.mode_options.fixed_point_range = 0.25f;  // below the weights this set learns
+  absl::StatusOr<SparseTrainResult> cramped = TrainSparse(o, data, nullptr);
+  ASSERT_TRUE(cramped.ok()) << cramped.status();
+  EXPECT_EQ(roomy->epochs.back().saturated_updates, 0);
+  EXPECT_GT(cramped->epochs.back().saturated_updates, cramped->epochs.front().saturated_updates);
+  EXPECT_GT(cramped->epochs.front().saturated_updates, 0);
+  // Every weight within the range: the clamped ones at its ends.
+  for (float w : cramped->weights) ASSERT_LE(std::fabs(w), 0.25f);
 }
 
 TEST(Buckwild, OneWorkerIsDeterministicAndResumesBitwise) {

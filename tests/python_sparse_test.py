@@ -155,6 +155,13 @@ class TrainSparse(unittest.TestCase):
                                    staleness_bound=0)
         self.assertEqual(ssp.examples, 2 * 2000)
         self.assertIsNone(ssp.epochs[-1]["cyclades"])
+        self.assertEqual(ssp.epochs[-1]["saturated_updates"], 0)
+        # buckwild counts the coordinate updates its range clamped: none with room, some without.
+        roomy = hogwild.train_sparse(self.x, self.y, mode="buckwild", workers=1, epochs=2)
+        cramped = hogwild.train_sparse(self.x, self.y, mode="buckwild", workers=1, epochs=2,
+                                       fixed_point_range=0.05)
+        self.assertEqual(roomy.epochs[-1]["saturated_updates"], 0)
+        self.assertGreater(cramped.epochs[-1]["saturated_updates"], 0)
         # cyclades reports its rounds' plans: 20 rounds of 100 per epoch, so far in the run.
         cyclades = hogwild.train_sparse(self.x, self.y, mode="cyclades", workers=2,
                                         batch_size=100, epochs=2)

@@ -417,7 +417,8 @@ class SparseTrainResult:
         train_loss, train_accuracy, test_loss, test_accuracy; the test ones None without a
         test set; cyclades, with mode="cyclades", a dict of its rounds' plans so far: rounds,
         examples, and the sums over the rounds of components, largest_component and
-        busiest_worker (the most loaded worker's examples), else None); the losses are the whole
+        busiest_worker (the most loaded worker's examples), else None; saturated_updates,
+        buckwild's coordinate updates clamped at fixed_point_range so far); the losses are the whole
         set's mean log-loss (logreg) or hinge loss (svm).
       train_time_s: seconds of SGD (the workers' start to their join; evaluation excluded).
       examples, updates: all epochs', a resumed checkpoint's included.
