@@ -113,6 +113,10 @@ if ((want_movielens)) && [[ ! -s $movielens ]]; then
   "${sudo_cmd[@]}" install -m 0644 "$tmp_csv" "$movielens"
   rm -f "$tmp_csv"
 fi
+# Say where each requested data set is, whether it was installed now or found in place.
+((want_mnist)) && echo "setup: MNIST in /usr/local/share/datasets/mnist"
+((want_spam)) && echo "setup: the SpamAssassin corpus in $spam"
+((want_movielens)) && echo "setup: MovieLens ratings in $movielens"
 # The CUDA 13 toolkit (nvcc, cuBLAS, cuDNN 9, NCCL) is optional: Debian does not package that
 # version, so this script cannot install it. Where it is (at $CUDA_PATH, else /usr/local/cuda),
 # Bazel builds the GPU trainer too; where it is not, the CPU-only trainer (//tools:cuda.bzl).
