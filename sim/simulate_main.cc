@@ -13,8 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +35,7 @@
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "kernels/optimizer_name.h"
+#include "sim/calibration.h"
 #include "sim/simulator.h"
 #include "trainer/cli/argv_flags.h"
 #include "trainer/cli/async_flags.h"
@@ -75,6 +78,10 @@ ABSL_FLAG(double, jitter, 0.0,
           "log-normal sigma of the step time, in [0, 4] (0: every step takes --step_time_ms)");
 ABSL_FLAG(std::string, stragglers, "",
           "slowed workers as worker:factor pairs, e.g. 3:4,7:2.5 (factor in [1, 1000])");
+ABSL_FLAG(std::string, calibrate_from, "",
+          "instead of --step_time_ms, --jitter and --stragglers: fit them to the step times of a "
+          "real run's CSV convergence log written with --log_every=1 (sim/calibration.h); with "
+          "another --workers than the log's, its mean step time and jitter, no stragglers");
 ABSL_FLAG(double, allreduce_ms, 0.0,
           "sync, backup, local_sgd, async_local_sgd: all-reduce time added to each step "
           "(local_sgd: each averaging; async_local_sgd: each push and pull, which its worker "
@@ -202,15 +209,66 @@ absl::Status CheckStalenessCsv(const std::string& log_path) {
   return absl::OkStatus();
 }
 
+// --calibrate_from's time model for `num_workers` simulated workers (sim/calibration.h), printed
+// as the flags it stands for. Errors: the file's, the reader's and the fit's, naming the log; a
+// time flag given beside it.
+absl::StatusOr<hogwild::ComputeTimeOptions> Calibrate(const std::string& path, int num_workers) {
+  using namespace hogwild;
+  for (const char* flag : {"step_time_ms", "jitter", "stragglers"}) {
+    if (absl::flags_internal::WasPresentOnCommandLine(flag)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s and --calibrate_from both set the step times: give one of them", flag));
+    }
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--calibrate_from=%s: cannot open it: %s", path, std::strerror(errno)));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  HOGWILD_ASSIGN_OR_RETURN(const std::vector<std::vector<double>> times,
+                           StepTimesFromLog(text.str(), path));
+  absl::StatusOr<ComputeTimeOptions> fit = FitComputeTimes(times);
+  if (!fit.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--calibrate_from=", path, ": ", fit.status().message()));
+  }
+  const int logged = static_cast<int>(times.size());
+  if (logged != num_workers) {
+    // Other workers than the log's: no worker's own factor carries over; each takes the mean.
+    double sum = logged;
+    for (const auto& [w, factor] : fit->stragglers) sum += factor - 1.0;
+    fit->step_time_s *= sum / logged;
+    fit->stragglers.clear();
+  }
+  std::string stragglers;
+  for (const auto& [w, factor] : fit->stragglers) {
+    absl::StrAppendFormat(&stragglers, "%s%d:%.3f", stragglers.empty() ? "" : ",", w, factor);
+  }
+  int64_t steps = 0;
+  for (const std::vector<double>& worker : times) steps += static_cast<int64_t>(worker.size());
+  absl::PrintF("simulate: calibrated from %s (%d workers, %d step times): --step_time_ms=%.4g "
+               "--jitter=%.3f%s%s\n",
+               path, logged, steps, fit->step_time_s * 1000, fit->jitter,
+               stragglers.empty() ? "" : " --stragglers=", stragglers);
+  return *fit;
+}
+
 // The simulated times (--step_time_ms, --jitter, --stragglers, --allreduce_ms, --bandwidth_gbps,
 // --latency_ms) into `options`.
 absl::Status ParseTimeFlags(hogwild::SimOptions& options) {
   using namespace hogwild;
-  HOGWILD_ASSIGN_OR_RETURN(options.compute.step_time_s,
-                           Milliseconds("step_time_ms", absl::GetFlag(FLAGS_step_time_ms), false));
-  options.compute.jitter = absl::GetFlag(FLAGS_jitter);
-  if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
-    HOGWILD_ASSIGN_OR_RETURN(options.compute.stragglers, ParseSlowdown("stragglers", slow));
+  if (const std::string log = absl::GetFlag(FLAGS_calibrate_from); !log.empty()) {
+    HOGWILD_ASSIGN_OR_RETURN(options.compute, Calibrate(log, options.trainer.num_workers));
+  } else {
+    HOGWILD_ASSIGN_OR_RETURN(
+        options.compute.step_time_s,
+        Milliseconds("step_time_ms", absl::GetFlag(FLAGS_step_time_ms), false));
+    options.compute.jitter = absl::GetFlag(FLAGS_jitter);
+    if (const std::string slow = absl::GetFlag(FLAGS_stragglers); !slow.empty()) {
+      HOGWILD_ASSIGN_OR_RETURN(options.compute.stragglers, ParseSlowdown("stragglers", slow));
+    }
   }
   HOGWILD_ASSIGN_OR_RETURN(options.allreduce_time_s,
                            Milliseconds("allreduce_ms", absl::GetFlag(FLAGS_allreduce_ms), true));

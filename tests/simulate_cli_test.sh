@@ -148,6 +148,23 @@ expect_simulated_time() {
 expect_simulated_time async 0.04 --mode=async
 expect_simulated_time async_local_sgd 0.04 --mode=async_local_sgd --average_every=1
 expect_simulated_time async_local_sgd 0.06 --mode=async_local_sgd --average_every=1 --allreduce_ms=5
+# Calibrated from a log whose worker 0 steps every 125 ms and worker 1 every 250 ms: worker 1 is a
+# straggler of factor 2, without jitter, so its 4 steps end at 1 s.
+printf '%s\n' "wall_time_s,kind,worker" "0.5,train,0" "0.5,train,1" "0.625,train,0" \
+  "0.75,train,1" "0.75,train,0" "0.9,eval,-1" "1.0,train,1" >"$empty_dir/real.csv"
+expect_simulated_time async 1.00 --calibrate_from="$empty_dir/real.csv"
+out=$("$simulate" --data_dir="$tiny_dir" --model=logreg --workers=2 --batch_size=1 --epochs=2 \
+  --calibrate_from="$empty_dir/real.csv" 2>&1)
+if [[ $out == *"--step_time_ms=125 --jitter=0.000 --stragglers=1:2.000"* ]]; then
+  echo "ok:   --calibrate_from prints the fitted flags"
+else
+  echo "FAIL: --calibrate_from's fitted flags: $out"
+  failures=$((failures + 1))
+fi
+expect_error "--step_time_ms and --calibrate_from both set the step times: give one of them" \
+  --calibrate_from="$empty_dir/real.csv" --step_time_ms=5
+expect_error "--calibrate_from=$empty_dir/none.csv: cannot open it" \
+  --calibrate_from="$empty_dir/none.csv"
 # A lost standard output is an error that says so.
 if [[ -w /dev/full ]]; then
   "$simulate" "${tiny[@]}" >/dev/full 2>"$empty_dir/full.err"
