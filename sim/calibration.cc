@@ -86,15 +86,17 @@ absl::StatusOr<std::vector<std::vector<double>>> StepTimesFromLog(absl::string_v
     return -1;
   };
   const int time_col = column("wall_time_s"), kind_col = column("kind"),
-            worker_col = column("worker");
-  if (time_col < 0 || kind_col < 0 || worker_col < 0) {
+            worker_col = column("worker"), step_col = column("step");
+  if (time_col < 0 || kind_col < 0 || worker_col < 0 || step_col < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: not a CSV convergence log (no wall_time_s, kind or worker column in its first "
-        "line)",
+        "%s: not a CSV convergence log (no wall_time_s, kind, step or worker column in its "
+        "first line)",
         name));
   }
   std::vector<std::vector<double>> times;
   std::vector<double> last;  // [W]: the worker's last train row's time, NaN before its first
+  std::vector<int64_t> last_step;  // [W]: its global step
+  std::vector<int64_t> step_gaps;  // global steps between a worker's consecutive rows
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<absl::string_view> fields = absl::StrSplit(lines[i], ',');
     if (fields.size() < header.size()) {
@@ -104,19 +106,25 @@ absl::StatusOr<std::vector<std::vector<double>>> StepTimesFromLog(absl::string_v
     if (fields[kind_col] != "train") continue;
     double t = 0.0;
     int worker = 0;
+    int64_t step = 0;
     if (!absl::SimpleAtod(fields[time_col], &t) || !absl::SimpleAtoi(fields[worker_col], &worker) ||
-        worker < 0 || worker > 1 << 20) {
+        !absl::SimpleAtoi(fields[step_col], &step) || worker < 0 || worker > 1 << 20) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s:%d: wall_time_s '%s' or worker '%s' is not a number", name, i + 1,
-          fields[time_col], fields[worker_col]));
+          "%s:%d: wall_time_s '%s', step '%s' or worker '%s' is not a number", name, i + 1,
+          fields[time_col], fields[step_col], fields[worker_col]));
     }
     if (worker >= static_cast<int>(times.size())) {
       times.resize(static_cast<size_t>(worker) + 1);
       last.resize(static_cast<size_t>(worker) + 1, std::nan(""));
+      last_step.resize(static_cast<size_t>(worker) + 1, 0);
     }
     // The first row of a worker also holds the start-up: no step time from it.
-    if (!std::isnan(last[worker])) times[worker].push_back(t - last[worker]);
+    if (!std::isnan(last[worker])) {
+      times[worker].push_back(t - last[worker]);
+      step_gaps.push_back(step - last_step[worker]);
+    }
     last[worker] = t;
+    last_step[worker] = step;
   }
   if (times.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: no train rows", name));
@@ -126,6 +134,20 @@ absl::StatusOr<std::vector<std::vector<double>>> StepTimesFromLog(absl::string_v
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: worker %d has no train rows (workers 0 to %d do)", name, w,
                           last.size() - 1));
+    }
+  }
+  // Logged every step, a worker's consecutive rows are its step plus the others' apart: at most
+  // W global steps in the median (fewer where steps are global: sync). A log written every N
+  // steps has N times that: its row differences would be N steps' times.
+  if (!step_gaps.empty()) {
+    std::nth_element(step_gaps.begin(), step_gaps.begin() + step_gaps.size() / 2,
+                     step_gaps.end());
+    const int64_t median = step_gaps[step_gaps.size() / 2];
+    if (median > 2 * static_cast<int64_t>(last.size())) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: a worker's rows are %d global steps apart (median) with %d workers: the log was "
+          "not written every step; rerun the real run with --log_every=1",
+          name, median, last.size()));
     }
   }
   return times;

@@ -37,9 +37,10 @@ absl::StatusOr<ComputeTimeOptions> FitComputeTimes(
 // Each worker's step times from the text of a CSV convergence log (docs/convergence_log.md)
 // written with --log_every=1: for worker w in [0, W), the differences between its consecutive
 // train rows' wall_time_s, W = the largest worker + 1. `name` names the log in errors.
-// Errors: kInvalidArgument naming the log for a missing column (wall_time_s, kind, worker), a
-// row with fewer fields than the header or a field that is not a number, no train row, or a
-// worker in [0, W) without train rows. Pure.
+// Errors: kInvalidArgument naming the log for a missing column (wall_time_s, kind, step,
+// worker), a row with fewer fields than the header or a field that is not a number, no train
+// row, a worker in [0, W) without train rows, or rows further apart than every step (a worker's
+// consecutive rows more than 2 W global steps apart in the median: --log_every was not 1). Pure.
 absl::StatusOr<std::vector<std::vector<double>>> StepTimesFromLog(absl::string_view csv,
                                                                   absl::string_view name);
 

@@ -66,16 +66,28 @@ TEST(Calibration, RefusesWhatItCannotFit) {
                        {"a.csv: empty"});
   testing::ExpectError(StepTimesFromLog("x,y\n1,2\n", "a.csv").status(),
                        absl::StatusCode::kInvalidArgument, {"a.csv: not a CSV convergence log"});
-  testing::ExpectError(StepTimesFromLog("wall_time_s,kind,worker\n1,train\n", "a.csv").status(),
-                       absl::StatusCode::kInvalidArgument, {"a.csv:2: 2 fields, the header has 3"});
   testing::ExpectError(
-      StepTimesFromLog("wall_time_s,kind,worker\nabc,train,0\n", "a.csv").status(),
+      StepTimesFromLog("wall_time_s,kind,step,worker\n1,train,1\n", "a.csv").status(),
+      absl::StatusCode::kInvalidArgument, {"a.csv:2: 3 fields, the header has 4"});
+  testing::ExpectError(
+      StepTimesFromLog("wall_time_s,kind,step,worker\nabc,train,1,0\n", "a.csv").status(),
       absl::StatusCode::kInvalidArgument, {"a.csv:2: wall_time_s 'abc'", "is not a number"});
-  testing::ExpectError(StepTimesFromLog("wall_time_s,kind,worker\n1,eval,-1\n", "a.csv").status(),
-                       absl::StatusCode::kInvalidArgument, {"a.csv: no train rows"});
   testing::ExpectError(
-      StepTimesFromLog("wall_time_s,kind,worker\n1,train,1\n2,train,1\n", "a.csv").status(),
+      StepTimesFromLog("wall_time_s,kind,step,worker\n1,eval,1,-1\n", "a.csv").status(),
+      absl::StatusCode::kInvalidArgument, {"a.csv: no train rows"});
+  testing::ExpectError(
+      StepTimesFromLog("wall_time_s,kind,step,worker\n1,train,1,1\n2,train,2,1\n", "a.csv")
+          .status(),
       absl::StatusCode::kInvalidArgument, {"a.csv: worker 0 has no train rows"});
+  // One worker's rows 100 steps apart: a log written with --log_every=100.
+  testing::ExpectError(
+      StepTimesFromLog("wall_time_s,kind,step,worker\n1,train,100,0\n2,train,200,0\n"
+                       "3,train,300,0\n",
+                       "a.csv")
+          .status(),
+      absl::StatusCode::kInvalidArgument,
+      {"a.csv: a worker's rows are 100 global steps apart (median) with 1 workers: the log was "
+       "not written every step; rerun the real run with --log_every=1"});
   testing::ExpectError(FitComputeTimes({{0.1, 0.2}, {0.3}}).status(),
                        absl::StatusCode::kInvalidArgument,
                        {"worker 1 has 1 step times; calibration needs at least 2 per worker"});

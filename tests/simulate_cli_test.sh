@@ -150,8 +150,8 @@ expect_simulated_time async_local_sgd 0.04 --mode=async_local_sgd --average_ever
 expect_simulated_time async_local_sgd 0.06 --mode=async_local_sgd --average_every=1 --allreduce_ms=5
 # Calibrated from a log whose worker 0 steps every 125 ms and worker 1 every 250 ms: worker 1 is a
 # straggler of factor 2, without jitter, so its 4 steps end at 1 s.
-printf '%s\n' "wall_time_s,kind,worker" "0.5,train,0" "0.5,train,1" "0.625,train,0" \
-  "0.75,train,1" "0.75,train,0" "0.9,eval,-1" "1.0,train,1" >"$empty_dir/real.csv"
+printf '%s\n' "wall_time_s,kind,step,worker" "0.5,train,1,0" "0.5,train,2,1" "0.625,train,3,0" \
+  "0.75,train,4,1" "0.75,train,5,0" "0.9,eval,5,-1" "1.0,train,6,1" >"$empty_dir/real.csv"
 expect_simulated_time async 1.00 --calibrate_from="$empty_dir/real.csv"
 out=$("$simulate" --data_dir="$tiny_dir" --model=logreg --workers=2 --batch_size=1 --epochs=2 \
   --calibrate_from="$empty_dir/real.csv" 2>&1)
