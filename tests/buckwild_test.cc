@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <limits>
 #include <random>
 #include <string>
@@ -20,6 +19,7 @@
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
 #include "tests/expect_error.h"
+#include "tests/sparse_resume.h"
 
 namespace hogwild::sparse {
 namespace {
@@ -196,8 +196,6 @@ TEST(Buckwild, ReportsTheUpdatesItSaturates) {
 
 TEST(Buckwild, OneWorkerIsDeterministicAndResumesBitwise) {
   const SparseDataset data = Synthetic(3000, 800, 20);
-  const std::string dir = ::testing::TempDir() + "/buckwild_resume";
-  std::filesystem::remove_all(dir);
   SparseTrainOptions o{.mode = Mode::kBuckwild, .num_workers = 1, .epochs = 4, .lr_decay = 0.8f};
   o.mode_options.fixed_point_range = 4.0f;
   absl::StatusOr<SparseTrainResult> straight = TrainSparse(o, data, nullptr);
@@ -205,16 +203,8 @@ TEST(Buckwild, OneWorkerIsDeterministicAndResumesBitwise) {
   absl::StatusOr<SparseTrainResult> again = TrainSparse(o, data, nullptr);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->weights, straight->weights);
-  SparseTrainOptions first = o;
-  first.epochs = 2;
-  first.checkpoint.dir = dir;
-  ASSERT_TRUE(TrainSparse(first, data, nullptr).ok());
-  SparseTrainOptions rest = o;
-  rest.checkpoint = {.dir = dir, .resume = true};
-  absl::StatusOr<SparseTrainResult> resumed = TrainSparse(rest, data, nullptr);
-  ASSERT_TRUE(resumed.ok()) << resumed.status();
-  EXPECT_EQ(resumed->resumed_epochs, 2);
-  EXPECT_EQ(resumed->weights, straight->weights);
+  const SparseTrainOptions rest = testing::ExpectResumeIsBitwise(
+      o, data, /*first_epochs=*/2, ::testing::TempDir() + "/buckwild_resume");
   // Another width is another run: refused, naming both.
   SparseTrainOptions wider = rest;
   wider.mode_options.fixed_point_bits = 16;

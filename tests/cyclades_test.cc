@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <numeric>
 #include <string>
 #include <random>
@@ -24,6 +23,7 @@
 #include "sparse/sparse_train.h"
 #include "sparse/synthetic.h"
 #include "tests/expect_error.h"
+#include "tests/sparse_resume.h"
 
 namespace hogwild::sparse {
 namespace {
@@ -212,22 +212,10 @@ TEST(Cyclades, ResumesBitwiseWithSeveralWorkers) {
   // Serially equivalent, so deterministic with any worker count: a run stopped after 2 epochs
   // and resumed equals the run of 4.
   const SparseDataset data = Synthetic(600, 300, 6);
-  const std::string dir = ::testing::TempDir() + "/cyclades_resume";
-  std::filesystem::remove_all(dir);
   const SparseTrainOptions o{
       .mode = Mode::kCyclades, .num_workers = 3, .batch_size = 50, .epochs = 4, .lr_decay = 0.7f};
-  absl::StatusOr<SparseTrainResult> straight = TrainSparse(o, data, nullptr);
-  ASSERT_TRUE(straight.ok()) << straight.status();
-  SparseTrainOptions first = o;
-  first.epochs = 2;
-  first.checkpoint.dir = dir;
-  ASSERT_TRUE(TrainSparse(first, data, nullptr).ok());
-  SparseTrainOptions rest = o;
-  rest.checkpoint = {.dir = dir, .resume = true};
-  absl::StatusOr<SparseTrainResult> resumed = TrainSparse(rest, data, nullptr);
-  ASSERT_TRUE(resumed.ok()) << resumed.status();
-  EXPECT_EQ(resumed->resumed_epochs, 2);
-  EXPECT_EQ(resumed->weights, straight->weights);
+  testing::ExpectResumeIsBitwise(o, data, /*first_epochs=*/2,
+                                 ::testing::TempDir() + "/cyclades_resume");
 }
 
 TEST(Cyclades, TheRunReportsItsPlans) {
