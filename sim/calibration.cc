@@ -97,6 +97,7 @@ absl::StatusOr<std::vector<std::vector<double>>> StepTimesFromLog(absl::string_v
   std::vector<double> last;  // [W]: the worker's last train row's time, NaN before its first
   std::vector<int64_t> last_step;  // [W]: its global step
   std::vector<int64_t> step_gaps;  // global steps between a worker's consecutive rows
+  std::vector<int64_t> steps;      // every train row's global step
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<absl::string_view> fields = absl::StrSplit(lines[i], ',');
     if (fields.size() < header.size()) {
@@ -125,6 +126,7 @@ absl::StatusOr<std::vector<std::vector<double>>> StepTimesFromLog(absl::string_v
     }
     last[worker] = t;
     last_step[worker] = step;
+    steps.push_back(step);
   }
   if (times.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: no train rows", name));
@@ -136,18 +138,22 @@ absl::StatusOr<std::vector<std::vector<double>>> StepTimesFromLog(absl::string_v
                           last.size() - 1));
     }
   }
-  // Logged every step, a worker's consecutive rows are its step plus the others' apart: at most
-  // W global steps in the median (fewer where steps are global: sync). A log written every N
-  // steps has N times that: its row differences would be N steps' times.
+  // Logged every step, a run has a train row per worker step: at least one per global step (one
+  // in the async-like policies, whose every step is an update; W in sync, whose W workers' steps
+  // make one). A log written every N steps has 1/N of that, and its rows' differences would be N
+  // steps' times. (A sync log written every N <= 4W/3 steps still has that many rows and is not
+  // caught: its workers' rows share their steps as lockstep async workers' can, so the step
+  // column cannot tell the two apart.)
   if (!step_gaps.empty()) {
-    std::nth_element(step_gaps.begin(), step_gaps.begin() + step_gaps.size() / 2,
-                     step_gaps.end());
-    const int64_t median = step_gaps[step_gaps.size() / 2];
-    if (median > 2 * static_cast<int64_t>(last.size())) {
+    const auto [low, high] = std::minmax_element(steps.begin(), steps.end());
+    const int64_t span = *high - *low + 1;
+    if (static_cast<double>(steps.size()) < 0.75 * static_cast<double>(span)) {
+      std::nth_element(step_gaps.begin(), step_gaps.begin() + step_gaps.size() / 2,
+                       step_gaps.end());
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: a worker's rows are %d global steps apart (median) with %d workers: the log was "
-          "not written every step; rerun the real run with --log_every=1",
-          name, median, last.size()));
+          "%s: %d train rows over %d global steps, a worker's rows %d steps apart (median): the "
+          "log was not written every step; rerun the real run with --log_every=1",
+          name, steps.size(), span, step_gaps[step_gaps.size() / 2]));
     }
   }
   return times;

@@ -39,8 +39,8 @@ absl::StatusOr<ComputeTimeOptions> FitComputeTimes(
 // train rows' wall_time_s, W = the largest worker + 1. `name` names the log in errors.
 // Errors: kInvalidArgument naming the log for a missing column (wall_time_s, kind, step,
 // worker), a row with fewer fields than the header or a field that is not a number, no train
-// row, a worker in [0, W) without train rows, or rows further apart than every step (a worker's
-// consecutive rows more than 2 W global steps apart in the median: --log_every was not 1). Pure.
+// row, a worker in [0, W) without train rows, or a log not written every step (fewer train rows
+// than 3/4 of the global steps they span; a sync log written every N <= 4W/3 steps passes). Pure.
 absl::StatusOr<std::vector<std::vector<double>>> StepTimesFromLog(absl::string_view csv,
                                                                   absl::string_view name);
 

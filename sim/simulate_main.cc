@@ -220,6 +220,10 @@ absl::StatusOr<hogwild::ComputeTimeOptions> Calibrate(const std::string& path, i
           "--%s and --calibrate_from both set the step times: give one of them", flag));
     }
   }
+  if (std::filesystem::is_directory(path)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--calibrate_from=%s is a directory; give a real run's CSV convergence log", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::InvalidArgumentError(
@@ -248,10 +252,15 @@ absl::StatusOr<hogwild::ComputeTimeOptions> Calibrate(const std::string& path, i
   }
   int64_t steps = 0;
   for (const std::vector<double>& worker : times) steps += static_cast<int64_t>(worker.size());
-  absl::PrintF("simulate: calibrated from %s (%d workers, %d step times): --step_time_ms=%.4g "
-               "--jitter=%.3f%s%s\n",
-               path, logged, steps, fit->step_time_s * 1000, fit->jitter,
-               stragglers.empty() ? "" : " --stragglers=", stragglers);
+  absl::PrintF("simulate: calibrated from %s (%d worker%s, %d step times): --step_time_ms=%.4g "
+               "--jitter=%.3f%s%s%s\n",
+               path, logged, logged == 1 ? "" : "s", steps, fit->step_time_s * 1000, fit->jitter,
+               stragglers.empty() ? "" : " --stragglers=", stragglers,
+               logged == num_workers
+                   ? ""
+                   : absl::StrFormat(" (the logged workers' mean step time, without their "
+                                     "stragglers, for each of %d simulated workers)",
+                                     num_workers));
   return *fit;
 }
 

@@ -18,7 +18,8 @@ namespace {
 
 TEST(Calibration, RecoversTheModelsParameters) {
   for (const double jitter : {0.0, 0.3, 1.0}) {
-    const ComputeTimeOptions truth{.step_time_s = 0.010, .jitter = jitter, .stragglers = {{1, 2.5}}};
+    const ComputeTimeOptions truth{
+        .step_time_s = 0.010, .jitter = jitter, .stragglers = {{1, 2.5}}};
     ComputeTimeSampler sampler(truth, 3, /*seed=*/7);
     std::vector<std::vector<double>> times(3);
     for (int k = 0; k < 20000; ++k) {
@@ -86,8 +87,24 @@ TEST(Calibration, RefusesWhatItCannotFit) {
                        "a.csv")
           .status(),
       absl::StatusCode::kInvalidArgument,
-      {"a.csv: a worker's rows are 100 global steps apart (median) with 1 workers: the log was "
-       "not written every step; rerun the real run with --log_every=1"});
+      {"a.csv: 3 train rows over 201 global steps, a worker's rows 100 steps apart (median): the "
+       "log was not written every step; rerun the real run with --log_every=1"});
+  // Two async workers logging every second step: half as many rows as steps.
+  testing::ExpectError(
+      StepTimesFromLog("wall_time_s,kind,step,worker\n1,train,2,0\n1,train,4,1\n2,train,6,0\n"
+                       "2,train,8,1\n3,train,10,0\n3,train,12,1\n",
+                       "a.csv")
+          .status(),
+      absl::StatusCode::kInvalidArgument, {"6 train rows over 11 global steps"});
+  // Logged every step, both pass.
+  EXPECT_TRUE(StepTimesFromLog("wall_time_s,kind,step,worker\n1,train,1,0\n1,train,2,1\n"
+                               "2,train,3,0\n2,train,4,1\n3,train,5,0\n3,train,6,1\n",
+                               "a.csv")
+                  .ok());
+  EXPECT_TRUE(StepTimesFromLog("wall_time_s,kind,step,worker\n1,train,1,0\n1,train,1,1\n"
+                               "2,train,2,0\n2,train,2,1\n3,train,3,0\n3,train,3,1\n",
+                               "a.csv")
+                  .ok());
   testing::ExpectError(FitComputeTimes({{0.1, 0.2}, {0.3}}).status(),
                        absl::StatusCode::kInvalidArgument,
                        {"worker 1 has 1 step times; calibration needs at least 2 per worker"});
