@@ -82,12 +82,21 @@ class StochasticRounder {
   uint64_t state_;
 };
 
+// An integer-valued float clamped to T's range, as a T; `clamped` tells whether it was out of
+// it. Pure.
+template <typename T>
+T Saturate(float v, bool& clamped) {
+  constexpr float kLo = static_cast<float>(std::numeric_limits<T>::min());
+  constexpr float kHi = static_cast<float>(std::numeric_limits<T>::max());
+  clamped = (v < kLo) | (v > kHi);
+  return static_cast<T>(std::clamp(v, kLo, kHi));
+}
+
 // q + r clamped to T's range (r an integer-valued float, any magnitude). Pure.
 template <typename T>
 T SaturatingAdd(T q, float r) {
-  constexpr float kLo = static_cast<float>(std::numeric_limits<T>::min());
-  constexpr float kHi = static_cast<float>(std::numeric_limits<T>::max());
-  return static_cast<T>(std::clamp(static_cast<float>(q) + r, kLo, kHi));
+  bool clamped = false;
+  return Saturate<T>(static_cast<float>(q) + r, clamped);
 }
 
 // weights ([D] float32) into `fixed` ([D] T, T int8_t for 8 bits, int16_t for 16), each
@@ -141,18 +150,18 @@ float FixedPointSgdStep(LinearModel model, const FixedPointFormat& format, float
   // -lr (s x + wd delta q) / delta = c x + d q.
   const float c = -lr * ls.slope / delta;
   const float d = -lr * weight_decay;
-  constexpr float kLo = static_cast<float>(std::numeric_limits<T>::min());
-  constexpr float kHi = static_cast<float>(std::numeric_limits<T>::max());
   int64_t clamped = 0;
   for (int64_t k = begin; k < end; ++k) {
     std::atomic_ref<T> element(fixed[idx[k]]);
     const T old_q = element.load(std::memory_order_relaxed);
-    const float sum = static_cast<float>(old_q) +
-                      rounder.Round(c * val[k] + d * static_cast<float>(old_q));
-    clamped += (sum < kLo) | (sum > kHi);
+    bool out_of_range = false;
+    const T new_q = Saturate<T>(static_cast<float>(old_q) +
+                                    rounder.Round(c * val[k] + d * static_cast<float>(old_q)),
+                                out_of_range);
+    clamped += out_of_range;
     // Stored even when unchanged: whether the rounding moved it is a coin flip, and a
     // mispredicted branch costs more than the store.
-    element.store(static_cast<T>(std::clamp(sum, kLo, kHi)), std::memory_order_relaxed);
+    element.store(new_q, std::memory_order_relaxed);
   }
   saturated += clamped;
   return ls.loss;

@@ -3,8 +3,7 @@
 // step and beyond it), the fixed-point conversion round-trips exactly and saturates (the weights
 // being delta * q), one step equals a double-precision reference drawing the same numbers, the
 // model trains on the synthetic set to within a stated gap of float32 SGD (16 bits: 0.002 in
-// log-loss, 8 bits: 0.02; measured 0.00003 and 0.006 in logistic regression with one worker),
-// with 2 workers too, a resume continues a run bitwise, and bad options are refused by name.
+// log-loss, 8 bits: 0.02), with 2 workers too, a resume continues a run bitwise, and bad options are refused by name.
 #include "sparse/buckwild.h"
 
 #include <cmath>

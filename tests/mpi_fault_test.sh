@@ -43,8 +43,8 @@ for mode in async sync; do
   done
   # Killed once training runs, by construction: the test waits for rank 1's first step (the
   # probe's --started_dir marker) before it counts the delay, so the kill neither lands in a job
-  # still starting on a busy machine nor after its end, whatever the load (100,000 epochs: hours
-  # on any machine; 300 were over 2 s after the first step on a fast CI machine).
+  # still starting on a busy machine nor after its end, whatever the load or the machine's speed
+  # (100,000 epochs, which the kill always cuts short).
   for delay in 0 2; do
     label="$mode: rank 1 killed ${delay}s after its first step"
     started="$tmp/started_${mode}_$delay"

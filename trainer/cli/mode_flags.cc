@@ -59,42 +59,38 @@ ABSL_FLAG(double, fixed_point_range, 8.0,
 namespace hogwild {
 
 absl::Status RefuseUnreadModeFlags(Mode mode, int num_workers) {
-  // The modes that read each flag: one, or the two with local rounds (core/mode.h).
+  // Each flag, the mode that reads it (or both with local rounds), and what reads it as the
+  // refusal says it; buckwild's names its command, since the dense trainer has no buckwild.
+  constexpr char kLocalRounds[] =
+      "local_sgd and async_local_sgd modes (--mode=local_sgd or async_local_sgd)";
+  constexpr char kBuckwild[] =
+      "buckwild mode of the sparse linear models (//sparse:train --mode=buckwild)";
   const struct {
     const char* flag;
     Mode reader;
     bool local_rounds;
-  } mode_flags[] = {{"staleness_bound", Mode::kSsp, false},
-                    {"backup_workers", Mode::kBackup, false},
-                    {"average_every", Mode::kLocalSgd, true},
-                    {"outer_lr", Mode::kLocalSgd, true},
-                    {"outer_momentum", Mode::kLocalSgd, true},
-                    {"outer_nesterov", Mode::kLocalSgd, true},
-                    {"fragments", Mode::kLocalSgd, false},
-                    {"overlap_steps", Mode::kLocalSgd, false},
-                    {"mix_alpha", Mode::kLocalSgd, false},
-                    {"delayed_nesterov", Mode::kAsyncLocalSgd, false},
-                    {"dynamic_local_updates", Mode::kAsyncLocalSgd, false},
-                    {"fixed_point_bits", Mode::kBuckwild, false},
-                    {"fixed_point_range", Mode::kBuckwild, false}};
-  for (const auto& [flag, reader, local_rounds] : mode_flags) {
+    const char* readers;  // nullptr: "<reader> mode (--mode=<reader>)"
+  } mode_flags[] = {{"staleness_bound", Mode::kSsp, false, nullptr},
+                    {"backup_workers", Mode::kBackup, false, nullptr},
+                    {"average_every", Mode::kLocalSgd, true, kLocalRounds},
+                    {"outer_lr", Mode::kLocalSgd, true, kLocalRounds},
+                    {"outer_momentum", Mode::kLocalSgd, true, kLocalRounds},
+                    {"outer_nesterov", Mode::kLocalSgd, true, kLocalRounds},
+                    {"fragments", Mode::kLocalSgd, false, nullptr},
+                    {"overlap_steps", Mode::kLocalSgd, false, nullptr},
+                    {"mix_alpha", Mode::kLocalSgd, false, nullptr},
+                    {"delayed_nesterov", Mode::kAsyncLocalSgd, false, nullptr},
+                    {"dynamic_local_updates", Mode::kAsyncLocalSgd, false, nullptr},
+                    {"fixed_point_bits", Mode::kBuckwild, false, kBuckwild},
+                    {"fixed_point_range", Mode::kBuckwild, false, kBuckwild}};
+  for (const auto& [flag, reader, local_rounds, readers] : mode_flags) {
     const bool reads = local_rounds ? HasLocalRounds(mode) : mode == reader;
-    if (!reads && absl::flags_internal::WasPresentOnCommandLine(flag) &&
-        reader == Mode::kBuckwild) {
-      // The one mode some commands do not run at all (networks): say where it runs.
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--%s has no effect in %s mode; it is for buckwild mode of the sparse linear models "
-          "(//sparse:train --mode=buckwild)",
-          flag, ModeName(mode)));
-    }
     if (!reads && absl::flags_internal::WasPresentOnCommandLine(flag)) {
-      return absl::InvalidArgumentError(
-          local_rounds
-              ? absl::StrFormat("--%s has no effect in %s mode; it is for local_sgd and "
-                                "async_local_sgd modes (--mode=local_sgd or async_local_sgd)",
-                                flag, ModeName(mode))
-              : absl::StrFormat("--%s has no effect in %s mode; it is for %s mode (--mode=%s)",
-                                flag, ModeName(mode), ModeName(reader), ModeName(reader)));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s has no effect in %s mode; it is for %s", flag, ModeName(mode),
+          readers != nullptr
+              ? std::string(readers)
+              : absl::StrFormat("%s mode (--mode=%s)", ModeName(reader), ModeName(reader))));
     }
   }
   if (num_workers == 1 && absl::flags_internal::WasPresentOnCommandLine("staleness_bound")) {
